@@ -1,0 +1,54 @@
+# C13-L5 lesson kit. Two commands matter: `make site` and `make test` (both set everything up).
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+PY := .venv/bin/python
+SNAKEMAKE := .venv/bin/snakemake --cores 2
+QUIET := --quiet rules
+VENV_STAMP := .venv/.installed-$(shell sha256sum requirements.txt | cut -c1-16)
+export PYTHONHASHSEED := 0
+export SOURCE_DATE_EPOCH ?=
+
+.PHONY: site data publish test check-stale audit bench lint browser-deps clean
+
+site: data publish  ## build the lesson page (site/index.html) and publish fresh data into precomputed/
+	$(SNAKEMAKE) all $(QUIET)
+	@echo "site: $$(du -b site/index.html | cut -f1) bytes in site/index.html"
+
+data: $(VENV_STAMP)  ## regenerate every derived file under build/precomputed/
+	$(SNAKEMAKE) data $(QUIET)
+
+publish: $(VENV_STAMP)
+	$(PY) -m scripts.publish
+
+test: $(VENV_STAMP) browser-deps data check-stale  ## all tests, the audit and the linter
+	$(SNAKEMAKE) all $(QUIET)
+	$(PY) -m pytest
+	$(PY) -m scripts.audit
+	.venv/bin/ruff check .
+
+check-stale: $(VENV_STAMP)  ## fail when committed precomputed/ differs from a fresh build
+	$(PY) -m scripts.publish --check
+
+audit: $(VENV_STAMP)  ## check every number on the built page against its provenance (regenerates nothing)
+	$(PY) -m scripts.audit
+
+bench: $(VENV_STAMP)  ## measure the tiny model on this machine; adds or replaces its record in precomputed/bench/
+	$(PY) -m scripts.bench_kv_cache --out-dir precomputed/bench
+
+lint: $(VENV_STAMP)
+	.venv/bin/ruff check .
+
+$(VENV_STAMP): requirements.txt
+	@command -v python3.11 >/dev/null || { echo "error: python3.11 not found (the kit needs Python 3.11)"; exit 1; }
+	test -x $(PY) || python3.11 -m venv .venv
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	rm -f .venv/.installed-*
+	touch $@
+
+browser-deps:  ## Debian Chromium and CJK fonts for the browser tests (never `playwright install`)
+	@if [ ! -x /usr/bin/chromium ] || ! fc-list 2>/dev/null | grep -qi "Noto Sans CJK"; then \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-noto-cjk >/dev/null; fi
+
+clean:
+	rm -rf build site .snakemake

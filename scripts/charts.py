@@ -1,0 +1,59 @@
+"""Vega-Lite specs (via Altair) for the lesson's charts. Data arrive by name from the page's JS, so the
+specs hold no numbers of their own beyond the slider defaults they are given."""
+from __future__ import annotations
+
+import altair as alt
+
+FONT = "Noto Sans CJK SC, PingFang SC, Microsoft YaHei, sans-serif"
+
+
+def _config(chart: alt.TopLevelMixin, width: int = 560) -> dict:
+    spec = chart.properties(width="container" if width == 0 else width).configure(
+        font=FONT).configure_view(stroke=None).to_dict()
+    spec.pop("$schema", None)
+    return spec
+
+
+def frontier(batch: int, context_tokens: int, tpot_slo_ms: float) -> dict:
+    batch_p = alt.param(name="batch", value=batch)
+    ctx_p = alt.param(name="context_tokens", value=context_tokens)
+    slo_p = alt.param(name="tpot_slo_ms", value=tpot_slo_ms)
+    data = alt.Data(name="frontier")
+    x = alt.X("throughput_tok_s:Q", title="整机吞吐(token/s)")
+    y = alt.Y("step_ms:Q", title="每个用户的 TPOT(ms)", scale=alt.Scale(zero=False))
+    tips = [alt.Tooltip("batch:Q", title="batch"), alt.Tooltip("step_ms:Q", title="TPOT ms", format=".1f"),
+            alt.Tooltip("throughput_tok_s:Q", title="吞吐 tok/s", format=",.0f")]
+    curve = alt.Chart(data).mark_line(point=alt.OverlayMarkDef(size=18), color="#4c78a8").encode(
+        x=x, y=y, tooltip=tips, color=alt.Color("meets_slo:N", title="满足 TPOT 目标",
+                                                   scale=alt.Scale(domain=[True, False], range=["#4c78a8", "#bbbbbb"]),
+                                                   legend=alt.Legend(orient="bottom")))
+    slo = alt.Chart(data).mark_rule(color="#d62728", strokeDash=[6, 4]).encode(
+        y=alt.Y("slo:Q")).transform_aggregate(n="count()").transform_calculate(slo="tpot_slo_ms")
+    current = alt.Chart(data).mark_point(size=220, filled=True, color="#ff7f0e", opacity=1).encode(
+        x=x, y=y, tooltip=tips).transform_filter("datum.batch == batch")
+    cap = alt.Chart(data).mark_text(align="right", dx=-8, dy=-10, color="#555").encode(
+        x=x, y=y, text=alt.Text("label:N")).transform_filter("datum.is_cap").transform_calculate(
+        label="'显存上限 B=' + datum.batch")
+    chart = alt.layer(curve, slo, current, cap).add_params(batch_p, ctx_p, slo_p).properties(
+        height=320, title="延迟–吞吐前沿:每点一个 batch(屋顶线上界,不是实测)")
+    return _config(chart, width=0)
+
+
+def timeline(prompt_tokens: int, chunk_tokens: int) -> dict:
+    prompt_p = alt.param(name="prompt_tokens", value=prompt_tokens)
+    chunk_p = alt.param(name="chunk_tokens", value=chunk_tokens)
+    lanes = ["整段 prefill", "分块 prefill", "P/D 分离:decode 卡", "P/D 分离:prefill 卡"]
+    kinds = ["decode", "prefill", "chunk", "transfer"]
+    bars = alt.Chart(alt.Data(name="timeline")).mark_bar(stroke="white", strokeWidth=0.4, height=22).encode(
+        x=alt.X("start_s:Q", title="时间(s,新请求在 0 时刻到达)"),
+        x2="end_s:Q",
+        y=alt.Y("lane_label:N", title=None, sort=lanes),
+        color=alt.Color("kind:N", title="这一步在做什么", scale=alt.Scale(
+            domain=kinds, range=["#9ecae9", "#e45756", "#f58518", "#54a24b"]), legend=alt.Legend(orient="bottom")),
+        tooltip=[alt.Tooltip("lane_label:N", title="泳道"), alt.Tooltip("kind:N", title="内容"),
+                 alt.Tooltip("start_s:Q", title="开始 s", format=".3f"),
+                 alt.Tooltip("duration_ms:Q", title="时长 ms", format=".1f")],
+    )
+    chart = bars.add_params(prompt_p, chunk_p).properties(
+        height=200, title="长 prompt 到来时的三条泳道(屋顶线上界)")
+    return _config(chart, width=0)

@@ -1,0 +1,21 @@
+"""Display rounding shared by the page, the audit and the tests (the page's JS mirrors `format_number`)."""
+from __future__ import annotations
+
+import math
+
+DECIMALS = {"int": 0, "f1": 1, "f2": 2, "f3": 3}
+
+
+def round_half_up(value: float, decimals: int) -> float:
+    scale = 10 ** decimals
+    return math.floor(value * scale + 0.5) / scale
+
+
+def format_number(value: float, fmt: str) -> str:
+    """'int' -> 2,304 ; 'f1' -> 15.5 ; 'f2' -> 1.91 (thousands separators throughout)."""
+    if fmt not in DECIMALS:
+        raise ValueError(f"unknown display format {fmt!r}")
+    if not math.isfinite(value):
+        raise ValueError(f"cannot display {value!r}")
+    decimals = DECIMALS[fmt]
+    return f"{round_half_up(value, decimals):,.{decimals}f}"
