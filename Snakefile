@@ -4,7 +4,6 @@
 import os
 import sys
 
-os.environ["PYTHONPATH"] = workflow.basedir  # scripts import each other as the `scripts` package
 sys.path.insert(0, workflow.basedir)
 from scripts.anchor import InputError, load  # noqa: E402
 
@@ -39,6 +38,10 @@ rule precomputed:
         helpers=MATH,
     output:
         json=f"{BUILD}/precomputed.json",
+    log:
+        "build/logs/precomputed.log",
+    conda:
+        "envs/lesson.yaml"
     script:
         "scripts/gen_c13_precomputed.py"
 
@@ -51,6 +54,10 @@ rule manifest:
         helpers=MATH + ["scripts/gen_c13_precomputed.py", "scripts/manifest.py"],
     output:
         json=f"{BUILD}/MANIFEST.json",
+    log:
+        "build/logs/manifest.log",
+    conda:
+        "envs/lesson.yaml"
     script:
         "scripts/manifest.py"
 
@@ -64,5 +71,9 @@ rule site:
         helpers=MATH + ["scripts/render_site.py", "scripts/charts.py"],
     output:
         html="site/index.html",
+    log:
+        "build/logs/site.log",
+    conda:
+        "envs/lesson.yaml"
     script:
         "scripts/render_site.py"

@@ -3,13 +3,19 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 from scripts.anchor import InputError
 
 
-def run_cleanly(step: Callable[[], None]) -> None:
+def run_cleanly(step: Callable[[], None], log: str | None = None) -> None:
+    """Errors go to stderr (what the maintainer sees) and to the rule's log file (what Snakemake keeps)."""
     try:
         step()
     except InputError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        line = f"error: {exc}"
+        print(line, file=sys.stderr)
+        if log:
+            Path(log).parent.mkdir(parents=True, exist_ok=True)
+            Path(log).write_text(line + "\n", encoding="utf-8")
         sys.exit(2)

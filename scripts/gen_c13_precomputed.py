@@ -3,6 +3,11 @@
 Holds every constant the page's client-side math reads, the frontier table, the default
 long-prompt timeline, the lesson's headline numbers, and one provenance record per number.
 """
+if "snakemake" in globals():  # run by Snakemake from scripts/: make the repo root importable
+    import sys
+
+    sys.path.insert(0, str(__import__("pathlib").Path(snakemake.scriptdir).parent))  # noqa: F821
+
 
 from pathlib import Path
 
@@ -156,4 +161,4 @@ def main(inputs, output) -> None:
 if "snakemake" in globals():
     from scripts.cli import run_cleanly
 
-    run_cleanly(lambda: main(snakemake.input, snakemake.output))  # noqa: F821
+    run_cleanly(lambda: main(snakemake.input, snakemake.output), log=snakemake.log[0])  # noqa: F821

@@ -1,4 +1,9 @@
 """Snakemake script: sha256 of every input, script and output, and the versions of the tools that made them."""
+if "snakemake" in globals():  # run by Snakemake from scripts/: make the repo root importable
+    import sys
+
+    sys.path.insert(0, str(__import__("pathlib").Path(snakemake.scriptdir).parent))  # noqa: F821
+
 
 import hashlib
 import platform

@@ -3,6 +3,11 @@
 One self-contained file: the Vega bundle and the page's JS are inlined and pinned by sha256 in a
 Content-Security-Policy that allows no remote origin, so the page works offline and from file://.
 """
+if "snakemake" in globals():  # run by Snakemake from scripts/: make the repo root importable
+    import sys
+
+    sys.path.insert(0, str(__import__("pathlib").Path(snakemake.scriptdir).parent))  # noqa: F821
+
 import base64
 import hashlib
 import json

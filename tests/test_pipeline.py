@@ -1,0 +1,77 @@
+"""The pipeline as CI sees it: a scratch copy of the tracked files rebuilds byte-identical data."""
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.slow
+
+
+def tracked_files() -> list[str]:
+    out = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                         capture_output=True, text=True, check=True).stdout
+    return [line for line in out.splitlines() if line and (ROOT / line).is_file()]
+
+
+def snakemake(cwd, *args):
+    return subprocess.run([sys.executable, "-m", "snakemake", "--cores", "2", *args], cwd=cwd,
+                          capture_output=True, text=True, timeout=900)
+
+
+@pytest.fixture(scope="module")
+def scratch(tmp_path_factory):
+    work = tmp_path_factory.mktemp("kit")
+    for name in tracked_files():
+        (work / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, work / name)
+    if (ROOT / ".cache").is_dir():  # verified downloads; the fetch rules re-check their hashes
+        shutil.copytree(ROOT / ".cache", work / ".cache")
+    run = snakemake(work, "data")
+    assert run.returncode == 0, run.stderr[-3000:]
+    return work
+
+
+def built_files(work):
+    build = work / "build" / "precomputed"
+    return {p.relative_to(build).as_posix(): p.read_bytes() for p in sorted(build.rglob("*.json"))}
+
+
+def test_committed_data_matches_a_fresh_build(scratch):
+    fresh = built_files(scratch)
+    assert fresh, "the build produced nothing"
+    stale = [name for name, data in fresh.items() if (ROOT / "precomputed" / name).read_bytes() != data]
+    assert not stale, f"committed precomputed/ is stale: {stale} (run `make site` and commit)"
+
+
+def test_two_builds_are_byte_identical(scratch):
+    first = built_files(scratch)
+    run = snakemake(scratch, "data", "--forceall")
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert built_files(scratch) == first
+
+
+def test_up_to_date_tree_schedules_nothing(scratch):
+    run = snakemake(scratch, "data", "-n")
+    assert run.returncode == 0
+    assert "Nothing to be done" in run.stdout + run.stderr
+
+
+def test_snakemake_lint_is_clean(scratch):
+    run = subprocess.run([sys.executable, "-m", "snakemake", "--lint"], cwd=scratch, capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+
+
+def test_changing_a_helper_module_reruns_the_rule(scratch):
+    (scratch / "scripts" / "display.py").write_text((scratch / "scripts" / "display.py").read_text() + "\n")
+    run = snakemake(scratch, "data", "-n")
+    assert "precomputed" in run.stdout + run.stderr
+
+
+def test_no_wall_clock_time_in_derived_outputs(scratch):
+    import re
+
+    for name, data in built_files(scratch).items():
+        assert not re.search(rb"20\d\d-\d\d-\d\dT\d\d:\d\d", data), name
