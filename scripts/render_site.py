@@ -79,7 +79,7 @@ def load_optional(path: str | None):
 
 
 def render(data: dict, tokens: dict | None, bench: dict | None, questions_md: str, templates: Path) -> str:
-    prov = data["provenance"]
+    prov = {**data["provenance"], **(tokens or {}).get("provenance", {}), **(bench or {}).get("provenance", {})}
     env = Environment(loader=FileSystemLoader(templates), autoescape=select_autoescape(default=True,
                       default_for_string=True), undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
 
@@ -106,8 +106,9 @@ def render(data: dict, tokens: dict | None, bench: dict | None, questions_md: st
         specs.update(charts.bench(bench))
     lesson_js = (templates / "lesson.js").read_text(encoding="utf-8")
     bundle = vl_convert.javascript_bundle()
-    page_data = {k: data[k] for k in ("constants", "scenario", "provenance")}
-    page_data["tokens"] = tokens
+    page_data = {k: data[k] for k in ("constants", "scenario")}
+    page_data["provenance"] = prov
+    page_data["tokens"] = {k: tokens[k] for k in ("rows", "chars_passage")} if tokens else None
     scripts = [bundle, lesson_js]
     return env.get_template("index.html.j2").render(
         d=data, P=prov, num=num, readout=readout, tokens=tokens, bench=bench,

@@ -107,6 +107,16 @@
     };
   }
 
+  // ---- count_tokens.py: token/s -> characters/s at the Chinese paragraph's chars per token ---
+  function tokenReadouts(s) {
+    const T = DATA.tokens, out = {};
+    if (!T || s.tok_s === undefined) return out;
+    for (const row of T.rows) {  // row.chars counts code points, as Python's len() does
+      if (row.passage_id === T.chars_passage) out[`chars_per_s.${row.tokenizer_id}`] = s.tok_s * row.chars / row.tokens;
+    }
+    return out;
+  }
+
   function frontierRows(c, sloMs) {
     const cap = maxBatchByMemory(c), rows = [];
     for (let b = 1; b <= cap; b++) {
@@ -126,7 +136,7 @@
     return r.toLocaleString("en-US", {minimumFractionDigits: d, maximumFractionDigits: d});
   }
 
-  window.lessonMath = {readouts, frontierRows, lanes, formatNumber, maxBatchByMemory, decodeStepSeconds};
+  window.lessonMath = {readouts, tokenReadouts, frontierRows, lanes, formatNumber, maxBatchByMemory, decodeStepSeconds};
   window.lessonViews = {};
 
   // ---- sliders -----------------------------------------------------------------------------
@@ -151,7 +161,7 @@
       if (out) setText(out, formatNumber(state[el.dataset.param], "int"));
       el.setAttribute("aria-valuetext", String(state[el.dataset.param]));
     }
-    const r = readouts(state);
+    const r = {...readouts(state), ...tokenReadouts(state)};
     for (const el of document.querySelectorAll("[data-readout]")) {
       const v = r[el.dataset.readout];
       el.dataset.value = String(v);

@@ -34,6 +34,12 @@ def scratch(tmp_path_factory):
     return work
 
 
+def scheduled_jobs(log: str) -> set[str]:
+    """Job names from the first 'Job stats' table of a dry run."""
+    table = log.split("Job stats:", 1)[1].split("total", 1)[0]
+    return {line.split()[0] for line in table.splitlines()[3:] if line.strip()}
+
+
 def built_files(work):
     build = work / "build" / "precomputed"
     return {p.relative_to(build).as_posix(): p.read_bytes() for p in sorted(build.rglob("*.json"))}
@@ -65,9 +71,15 @@ def test_snakemake_lint_is_clean(scratch):
 
 
 def test_changing_a_helper_module_reruns_the_rule(scratch):
-    (scratch / "scripts" / "display.py").write_text((scratch / "scripts" / "display.py").read_text() + "\n")
-    run = snakemake(scratch, "data", "-n")
-    assert "precomputed" in run.stdout + run.stderr
+    helper = scratch / "scripts" / "display.py"
+    original = helper.read_text()
+    helper.write_text(original + "\n")
+    try:
+        run = snakemake(scratch, "data", "-n")
+        assert "precomputed" in scheduled_jobs(run.stdout + run.stderr)
+    finally:
+        helper.write_text(original)
+        run = snakemake(scratch, "data", "--touch")  # mtime only: the content is back as it was
 
 
 def test_no_wall_clock_time_in_derived_outputs(scratch):
@@ -75,3 +87,18 @@ def test_no_wall_clock_time_in_derived_outputs(scratch):
 
     for name, data in built_files(scratch).items():
         assert not re.search(rb"20\d\d-\d\d-\d\dT\d\d:\d\d", data), name
+
+
+def test_changed_passage_reruns_only_the_tokenizer_rules(scratch):
+    import json
+
+    path = scratch / "config" / "passages.json"
+    original = path.read_text(encoding="utf-8")
+    doc = json.loads(original)
+    doc["passages"]["running"]["text"] += "!"
+    path.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
+    try:
+        run = snakemake(scratch, "data", "-n")
+        assert scheduled_jobs(run.stdout + run.stderr) == {"tokenizer_counts", "manifest", "data"}
+    finally:
+        path.write_text(original, encoding="utf-8")
