@@ -1,21 +1,23 @@
 # C13-L5 lesson kit: one rule per artifact; read top to bottom as the table of contents.
 # Rules write under build/ (Snakemake deletes a job's old outputs before it runs); `make site` then
 # publishes build/precomputed/ into the committed precomputed/ only after every rule succeeded.
+import glob
 import os
 import sys
 
 sys.path.insert(0, workflow.basedir)
-from scripts.anchor import InputError, load  # noqa: E402
+from scripts.anchor import InputError  # noqa: E402
+from scripts.check_inputs import check_all  # noqa: E402
 
-try:  # validate before scheduling anything: one line naming the file and the field, no traceback
-    load("anchor-model.json")
+try:  # validate every input before scheduling anything: one line naming the file and the field, no traceback
+    check_all()
 except InputError as exc:
     sys.stderr.write(f"error: {exc}\n")
     os._exit(2)  # sys.exit would be caught and re-raised by Snakemake with a traceback
 
 BUILD = "build/precomputed"
 FETCH = ["scripts/anchor.py", "scripts/io_atomic.py", "scripts/cli.py", "scripts/tokenizer_files.py"]
-MATH = ["scripts/anchor.py", "scripts/schemas/anchor-model.schema.json", "scripts/roofline.py",
+MATH = ["scripts/check_inputs.py", "scripts/anchor.py", "scripts/schemas/anchor-model.schema.json", "scripts/roofline.py",
         "scripts/timeline.py", "scripts/readouts.py", "scripts/provenance.py", "scripts/display.py",
         "scripts/io_atomic.py", "scripts/cli.py"]
 
@@ -32,6 +34,7 @@ rule data:
 
 
 TOKENIZERS = ["gpt2", "qwen3", "qwen3.5"]
+BENCH_RECORDS = sorted(glob.glob("precomputed/bench/*.json"))  # measured on request (`make bench`), committed
 
 
 # Derived numbers: anchor model + cited figures -> constants, tables, provenance.
@@ -116,15 +119,32 @@ rule tokenizer_counts:
         "scripts/count_tokens.py"
 
 
+# Measured data in, page-ready medians and cache/no-cache ratios out (never re-measures).
+rule bench_medians:
+    input:
+        records=BENCH_RECORDS,
+        helpers=["scripts/anchor.py", "scripts/display.py", "scripts/io_atomic.py", "scripts/cli.py"],
+    output:
+        json=f"{BUILD}/bench_medians.json",
+    log:
+        "build/logs/bench_medians.log",
+    conda:
+        "envs/lesson.yaml"
+    script:
+        "scripts/merge_bench.py"
+
+
 # Hashes of every input, script and output, plus tool versions.
 rule manifest:
     input:
-        data=[f"{BUILD}/precomputed.json", f"{BUILD}/tokenizer_counts.json", f"{BUILD}/qwen35_conversion_proof.json"],
+        data=[f"{BUILD}/precomputed.json", f"{BUILD}/tokenizer_counts.json", f"{BUILD}/qwen35_conversion_proof.json",
+              f"{BUILD}/bench_medians.json"],
         sources=["anchor-model.json", "precomputed/cited.json", "config/tokenizers.json", "config/passages.json",
-                 "Snakefile", "requirements.txt"],
+                 "Snakefile", "requirements.txt", *BENCH_RECORDS],
         helpers=MATH + ["scripts/gen_c13_precomputed.py", "scripts/manifest.py", "scripts/tokenizer_files.py",
                         "scripts/qwen35_tokenizer.py", "scripts/tokenizer_corpus.py", "scripts/fetch_tokenizer.py",
-                        "scripts/convert_qwen35.py", "scripts/verify_qwen35.py", "scripts/count_tokens.py"],
+                        "scripts/convert_qwen35.py", "scripts/verify_qwen35.py", "scripts/count_tokens.py",
+                        "scripts/merge_bench.py", "scripts/bench_kv_cache.py", "scripts/tinygpt.py"],
     output:
         json=f"{BUILD}/MANIFEST.json",
     log:
@@ -140,11 +160,15 @@ rule site:
     input:
         data=f"{BUILD}/precomputed.json",
         tokens=f"{BUILD}/tokenizer_counts.json",
+        bench=f"{BUILD}/bench_medians.json",
         questions="questions/C13-L5.md",
-        templates=["templates/index.html.j2", "templates/lesson.js", "templates/lesson.css"],
-        helpers=MATH + ["scripts/render_site.py", "scripts/charts.py"],
+        templates=["templates/index.html.j2", "templates/bench_section.html.j2", "templates/lesson.js",
+                   "templates/lesson.css", "templates/provenance.html.j2"],
+        helpers=MATH + ["scripts/charts.py", "scripts/audit_page.py"],
     output:
         html="site/index.html",
+        provenance="site/provenance.html",
+        source=directory("site/source"),
     log:
         "build/logs/site.log",
     conda:

@@ -45,7 +45,7 @@ def timeline(prompt_tokens: int, chunk_tokens: int) -> dict:
     lanes = ["整段 prefill", "分块 prefill", "P/D 分离:decode 卡", "P/D 分离:prefill 卡"]
     kinds = ["decode", "prefill", "chunk", "transfer"]
     bars = alt.Chart(alt.Data(name="timeline")).mark_bar(stroke="white", strokeWidth=0.4, height=22).encode(
-        x=alt.X("start_s:Q", title="时间(s,新请求在 0 时刻到达)"),
+        x=alt.X("start_s:Q", title="时间(s,从新请求到达时算起)"),
         x2="end_s:Q",
         y=alt.Y("lane_label:N", title=None, sort=lanes),
         color=alt.Color("kind:N", title="这一步在做什么", scale=alt.Scale(
@@ -73,3 +73,33 @@ def tokens(counts: dict) -> dict:
         tooltip=["passage:N", "tokenizer:N", "tokens:Q", "chars:Q"],
     ).properties(height=260, title="同一段文字,不同词表切出的 token 数")
     return _config(chart, width=0)
+
+
+def bench(merged: dict) -> dict:
+    """Two charts from the measured records: total time by length, and step latency by position."""
+    if not merged["machines"]:
+        return {}
+    modes = {True: "有 KV cache", False: "无 cache(每步重喂整段)"}
+    totals, steps = [], []
+    for m in merged["machines"]:
+        label = f"{m['machine']['cpu']} ({m['machine']['device']})"
+        for r in m["rows"]:
+            totals += [{"machine": label, "mode": modes[kv], "new_tokens": r["new_tokens"],
+                        "ms": r["kv_median_s" if kv else "nokv_median_s"] * 1e3} for kv in (True, False)]
+        for key, kv in (("kv_cache", True), ("no_cache", False)):
+            trace = m["per_step"][key]
+            steps += [{"machine": label, "mode": modes[kv], "position": p, "ms": v}
+                      for p, v in zip(trace["positions"], trace["median_ms"], strict=True)]
+    color = alt.Color("mode:N", title=None, legend=alt.Legend(orient="bottom"))
+    total = alt.Chart(alt.Data(values=totals)).mark_line(point=True).encode(
+        x=alt.X("new_tokens:Q", title="生成的新 token 数", scale=alt.Scale(type="log", base=2)),
+        y=alt.Y("ms:Q", title="总时间(ms,多次计时的中位数)"), color=color,
+        strokeDash=alt.StrokeDash("machine:N", title="机器"),
+        tooltip=["machine:N", "mode:N", "new_tokens:Q", alt.Tooltip("ms:Q", format=".1f")],
+    ).properties(height=240, title="生成 N 个 token 的总时间(实测)")
+    step = alt.Chart(alt.Data(values=steps)).mark_line().encode(
+        x=alt.X("position:Q", title="序列位置(token)"), y=alt.Y("ms:Q", title="这一步的时间(ms,中位数)"), color=color,
+        strokeDash=alt.StrokeDash("machine:N", title="机器"),
+        tooltip=["machine:N", "mode:N", "position:Q", alt.Tooltip("ms:Q", format=".2f")],
+    ).properties(height=240, title="每一步的时间随位置的变化(实测)")
+    return {"bench_total": _config(total, width=0), "bench_steps": _config(step, width=0)}

@@ -50,8 +50,8 @@ def from_anchor(anchor_doc: dict, section: str, name: str, *, unit: str, fmt: st
     record = {"id": rid or f"{section}.{name}", "label": label, "value": value, "unit": unit, "format": fmt,
               "display": format_number(value, fmt), "field": f"{section}.{name}", "scale": scale}
     if "source" in field:
-        record.update(kind="cited", work=field["source"], locator="anchor-model.json " + f"{section}.{name}",
-                      self_reported=False)
+        record.update(kind="cited", work=field["source"], version="as recorded in anchor-model.json",
+                      locator=f"anchor-model.json {section}.{name}", self_reported=False)
     else:
         record.update(kind="assumed", assumption=field["assumption"])
     return record

@@ -124,11 +124,40 @@ def render(data: dict, tokens: dict | None, bench: dict | None, questions_md: st
     )
 
 
+def render_provenance(html: str, prov: dict, templates: Path, report: bool) -> tuple[str, list[str]]:
+    """One row per number on the page, in page order; returns the page and the source files it links to."""
+    from scripts.audit_page import page_numbers
+
+    seen, rows = set(), []
+    for rid, _, _ in page_numbers(html):
+        if rid in prov and rid not in seen:
+            seen.add(rid)
+            rec = dict(prov[rid])
+            if rec.get("formula", "").startswith("scripts."):
+                rec["formula_file"] = rec["formula"].split(":")[0].replace(".", "/") + ".py"
+            rows.append(rec)
+    sources = sorted({r[k] for r in rows for k in ("script", "formula_file") if r.get(k)})
+    env = Environment(loader=FileSystemLoader(templates), autoescape=select_autoescape(default=True,
+                      default_for_string=True), undefined=StrictUndefined)
+    page = env.get_template("provenance.html.j2").render(
+        rows=[{"key": None, "args": None, "inputs": None, "field": None, "script": None, "formula_file": None,
+               "unit": None, **r} for r in rows],
+        css=Markup((templates / "lesson.css").read_text(encoding="utf-8")), commit=git_commit(),
+        build_date=build_date(["anchor-model.json", "precomputed"]), report=report)
+    return page, sources
+
+
 def main(sm) -> None:
     inp = sm.input
-    html = render(json.loads(Path(inp.data).read_text(encoding="utf-8")), load_optional(inp.get("tokens")),
-                  load_optional(inp.get("bench")), Path(inp.questions).read_text(encoding="utf-8"),
-                  Path(inp.templates[0]).parent)
+    templates = Path(inp.templates[0]).parent
+    data, tokens, bench = (json.loads(Path(inp.data).read_text(encoding="utf-8")), load_optional(inp.get("tokens")),
+                           load_optional(inp.get("bench")))
+    html = render(data, tokens, bench, Path(inp.questions).read_text(encoding="utf-8"), templates)
+    prov = {**data["provenance"], **(tokens or {}).get("provenance", {}), **(bench or {}).get("provenance", {})}
+    page, sources = render_provenance(html, prov, templates, report=True)
+    for src in sources:  # the scripts behind the numbers, readable offline beside the page
+        write_bytes_atomic(Path(sm.output.source) / src, (REPO / src).read_bytes())
+    write_bytes_atomic(sm.output.provenance, page.encode("utf-8"))
     write_bytes_atomic(sm.output.html, html.encode("utf-8"))
 
 

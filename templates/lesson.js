@@ -184,7 +184,7 @@
         .data("timeline", lanes(state.context_tokens, state.prompt_tokens, state.chunk_tokens));
       jobs.push(v.runAsync());
     }
-    pending = Promise.all(jobs);
+    pending = Promise.all(jobs).then(() => undefined);
     return pending;
   }
 

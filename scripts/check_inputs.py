@@ -1,0 +1,57 @@
+"""Validate every committed input before Snakemake schedules anything (the Snakefile calls `check_all`).
+
+Each problem is one line naming the file and the field; nothing is built, nothing is touched.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from scripts.anchor import InputError, load, read_json
+
+CITED_FIELDS = {"id": str, "work_id": str, "locator": str, "label": str, "value": (int, float), "unit": str,
+                "format": str, "self_reported": bool}
+
+
+def check_cited(path: Path) -> None:
+    doc = read_json(path)
+    name = path.as_posix()
+    if not isinstance(doc, dict) or doc.get("schema_version") != 1:
+        raise InputError(f"{name}: field schema_version must be 1")
+    works = doc.get("works")
+    if not isinstance(works, dict) or not works:
+        raise InputError(f"{name}: field works must be a non-empty object")
+    for wid, w in works.items():
+        for key in ("work", "version"):
+            if not isinstance(w, dict) or not isinstance(w.get(key), str) or not w[key].strip():
+                raise InputError(f"{name}: field works.{wid}.{key} must be a non-empty string")
+    numbers = doc.get("numbers")
+    if not isinstance(numbers, list):
+        raise InputError(f"{name}: field numbers must be a list")
+    seen = set()
+    for i, entry in enumerate(numbers):
+        for key, kind in CITED_FIELDS.items():
+            value = entry.get(key) if isinstance(entry, dict) else None
+            if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+                raise InputError(f"{name}: field numbers[{i}].{key} is missing or of the wrong type")
+        if entry["value"] < 0:
+            raise InputError(f"{name}: field numbers[{i}].value must not be negative")
+        if entry["format"] not in ("int", "f1", "f2", "f3"):
+            raise InputError(f"{name}: field numbers[{i}].format must be one of int, f1, f2, f3")
+        if entry["work_id"] not in works:
+            raise InputError(f"{name}: field numbers[{i}].work_id names no entry of works")
+        if entry["id"] in seen:
+            raise InputError(f"{name}: field numbers[{i}].id repeats {entry['id']!r}")
+        seen.add(entry["id"])
+
+
+def check_all(root: Path = Path(".")) -> None:
+    from scripts.count_tokens import load_passages
+    from scripts.merge_bench import check_record
+    from scripts.tokenizer_files import load_config
+
+    load(root / "anchor-model.json")
+    check_cited(root / "precomputed" / "cited.json")
+    load_config(root / "config" / "tokenizers.json")
+    load_passages(root / "config" / "passages.json")
+    for record in sorted((root / "precomputed" / "bench").glob("*.json")):
+        check_record(read_json(record), record.relative_to(root).as_posix())

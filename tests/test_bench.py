@@ -1,0 +1,85 @@
+"""The tiny model, its KV cache, the benchmark record schema and the merge (the full benchmark is not a test)."""
+import copy
+import json
+import re
+
+import pytest
+import torch
+
+from scripts.anchor import InputError
+from scripts.bench_kv_cache import measure
+from scripts.merge_bench import check_record, merge
+from scripts.tinygpt import Shape, TinyGPT, generate, param_count
+from tests.conftest import ROOT
+
+RECORDS = sorted((ROOT / "precomputed" / "bench").glob("*.json"))
+
+
+@pytest.fixture(scope="module")
+def model():
+    return TinyGPT(Shape(), seed=0).eval()
+
+
+def test_parameter_count(model):
+    s = Shape()
+    per_layer = 4 * s.d_model + 3 * s.d_model * (s.d_model + 1) + s.d_model * (s.d_model + 1) \
+        + s.d_model * s.d_ff + s.d_ff + s.d_ff * s.d_model + s.d_model
+    assert param_count(model) == s.vocab * s.d_model + s.n_layer * per_layer + 2 * s.d_model == 3_683_840
+
+
+def test_cache_and_no_cache_give_identical_ids(model):
+    prompt = torch.randint(0, 2048, (1, 16), generator=torch.Generator().manual_seed(3))
+    assert torch.equal(generate(model, prompt, 48, kv_cache=True), generate(model, prompt, 48, kv_cache=False))
+
+
+@torch.inference_mode()
+def test_cached_logits_match_full_recompute(model):
+    ids = torch.randint(0, 2048, (1, 40), generator=torch.Generator().manual_seed(4))
+    full = model(ids)
+    caches = [{} for _ in model.blocks]
+    first = model(ids[:, :24], caches, 0)
+    steps = [model(ids[:, t:t + 1], caches, t) for t in range(24, 40)]
+    torch.testing.assert_close(first, full[:, :24], rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(torch.cat(steps, dim=1), full[:, 24:], rtol=1e-4, atol=1e-4)
+
+
+def test_weights_are_seeded():
+    a, b = TinyGPT(Shape(), seed=0), TinyGPT(Shape(), seed=0)
+    assert all(torch.equal(x, y) for x, y in zip(a.parameters(), b.parameters(), strict=True))
+
+
+def test_quick_measurement_makes_a_valid_record():
+    rec = measure(new_tokens=(4, 8), runs=2, prompt_tokens=8, log=lambda _: None)
+    check_record(json.loads(json.dumps(rec)), "quick.json")
+    assert {r["new_tokens"] for r in rec["results"]} == {4, 8}
+    assert all(r["tokens_identical"] and r["runs"] == 2 for r in rec["results"])
+    assert len(rec["per_step"]["kv_cache"]["positions"]) == len(rec["per_step"]["kv_cache"]["median_ms"])
+
+
+@pytest.mark.skipif(not RECORDS, reason="no committed benchmark record yet")
+def test_committed_records_pass_the_schema_and_merge():
+    merged = merge(RECORDS)
+    assert len(merged["machines"]) == len(RECORDS)
+    for m in merged["machines"]:
+        assert {r["new_tokens"] for r in m["rows"]} == {32, 64, 128, 256, 512}
+        for r in m["rows"]:
+            assert r["ratio"] == pytest.approx(r["nokv_median_s"] / r["kv_median_s"])
+            rec = merged["provenance"][f"bench.{m['id']}.n{r['new_tokens']}.ratio"]
+            assert rec["kind"] == "measured" and rec["runs"] == 5 and rec["machine"] and rec["date"]
+
+
+@pytest.mark.skipif(not RECORDS, reason="no committed benchmark record yet")
+@pytest.mark.parametrize("mutate, field", [
+    (lambda r: r.update(schema_version=2), "schema_version"),
+    (lambda r: r["machine"].pop("cpu"), "machine.cpu"),
+    (lambda r: r["results"][0].update(median_s=-1), "results[0].median_s"),
+    (lambda r: r["results"][1].update(tokens_identical=False), "results[1].tokens_identical"),
+    (lambda r: r["results"][0].update(min_s=99.0), "results[0].median_s"),
+    (lambda r: r.pop("results"), "results"),
+    (lambda r: r["model"].update(params="3.7M"), "model.params"),
+])
+def test_bad_records_name_the_field(mutate, field):
+    rec = copy.deepcopy(json.loads(RECORDS[0].read_text(encoding="utf-8")))
+    mutate(rec)
+    with pytest.raises(InputError, match=re.escape(f"bad.json: field {field} ")):
+        check_record(rec, "bad.json")
