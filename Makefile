@@ -2,16 +2,17 @@
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 PY := .venv/bin/python
-SNAKEMAKE := .venv/bin/snakemake --cores 2
+SNAKEMAKE := .venv/bin/snakemake --cores 2 --rerun-incomplete
 QUIET := --quiet rules
 VENV_STAMP := .venv/.installed-$(shell sha256sum requirements.txt | cut -c1-16)
 export PYTHONHASHSEED := 0
 export SOURCE_DATE_EPOCH ?=
 
-.PHONY: site data publish test check-stale audit bench lint browser-deps clean
+.PHONY: site data publish test check-stale audit bench bench-page lint browser-deps clean
 
 site: data publish  ## build the lesson page (site/index.html) and publish fresh data into precomputed/
 	$(SNAKEMAKE) all $(QUIET)
+	$(SNAKEMAKE) all --report site/report.html >/dev/null 2>&1 || echo "warning: snakemake --report failed"
 	@echo "site: $$(du -b site/index.html | cut -f1) bytes in site/index.html"
 
 data: $(VENV_STAMP)  ## regenerate every derived file under build/precomputed/
@@ -34,6 +35,9 @@ audit: $(VENV_STAMP)  ## check every number on the built page against its proven
 
 bench: $(VENV_STAMP)  ## measure the tiny model on this machine; adds or replaces its record in precomputed/bench/
 	$(PY) -m scripts.bench_kv_cache --out-dir precomputed/bench
+
+bench-page: $(VENV_STAMP) browser-deps  ## slider move -> all readouts and charts updated, in the browser (median, p95)
+	$(PY) -m scripts.bench_page
 
 lint: $(VENV_STAMP)
 	.venv/bin/ruff check .

@@ -82,7 +82,17 @@ def validate(data: object, filename: str = "anchor-model.json") -> dict:
         first = errors[0]
         raise InputError(f"{filename}: field {_field_path(first)} {_describe(first)}")
     _check_cross_fields(data, filename)
+    _check_weights_fit(data, filename)
     return data
+
+
+def _check_weights_fit(data: dict, filename: str) -> None:
+    from scripts import roofline  # imported here: roofline itself imports this module
+
+    a = anchor_from(data)
+    if roofline.free_bytes_for_requests(a) <= 0:
+        raise InputError(f"{filename}: field hardware.hbm_bytes.value ({a.hbm_bytes / 1e9:.1f} GB) cannot hold the "
+                         f"model's weights ({roofline.weight_bytes_total(a) / 1e9:.1f} GB) plus the runtime reserve")
 
 
 def _check_cross_fields(data: dict, filename: str) -> None:

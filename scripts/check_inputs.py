@@ -47,11 +47,16 @@ def check_cited(path: Path) -> None:
 def check_all(root: Path = Path(".")) -> None:
     from scripts.count_tokens import load_passages
     from scripts.merge_bench import check_record
-    from scripts.tokenizer_files import load_config
+    from scripts.tokenizer_files import cached_file, load_config, verify
 
     load(root / "anchor-model.json")
     check_cited(root / "precomputed" / "cited.json")
-    load_config(root / "config" / "tokenizers.json")
+    tokenizers = load_config(root / "config" / "tokenizers.json")
+    for tid, entry in tokenizers["tokenizers"].items():  # a tampered cache file must not slip through
+        for inner, digest in entry["files"].items():
+            cached = root / cached_file(tid, inner)
+            if cached.exists():
+                verify(cached, digest)
     load_passages(root / "config" / "passages.json")
     for record in sorted((root / "precomputed" / "bench").glob("*.json")):
         check_record(read_json(record), record.relative_to(root).as_posix())

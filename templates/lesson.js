@@ -149,6 +149,7 @@
   function setText(el, text) { if (el.textContent !== text) el.textContent = text; }
 
   let pending = null;
+  const drawn = {};  // the inputs each view was last drawn with
   function update() {
     const batchEl = document.querySelector('input[data-param="batch"]');
     const cap = maxBatchByMemory(state.context_tokens);
@@ -172,13 +173,19 @@
     document.dispatchEvent(new CustomEvent("lesson:update", {detail: {state: {...state}, readouts: r}}));
     const views = window.lessonViews;
     const jobs = [];
-    if (views.frontier) {
+    // Re-run a view only when one of its inputs moved: each Vega run costs a few ms.
+    const key = (names) => names.map((n) => state[n]).join("|");
+    const frontierKey = key(["context_tokens", "tpot_slo_ms"]) + "|" + r.effective_batch;
+    if (views.frontier && frontierKey !== drawn.frontier) {
+      drawn.frontier = frontierKey;
       const v = views.frontier;
       v.signal("batch", r.effective_batch).signal("context_tokens", state.context_tokens)
         .signal("tpot_slo_ms", state.tpot_slo_ms).data("frontier", frontierRows(state.context_tokens, state.tpot_slo_ms));
       jobs.push(v.runAsync());
     }
-    if (views.timeline) {
+    const timelineKey = key(["context_tokens", "prompt_tokens", "chunk_tokens"]);
+    if (views.timeline && timelineKey !== drawn.timeline) {
+      drawn.timeline = timelineKey;
       const v = views.timeline;
       v.signal("prompt_tokens", state.prompt_tokens).signal("chunk_tokens", state.chunk_tokens)
         .data("timeline", lanes(state.context_tokens, state.prompt_tokens, state.chunk_tokens));
@@ -197,6 +204,7 @@
     return update();
   };
   window.lessonState = () => ({...state});
+  window.lessonPending = () => pending || Promise.resolve();
   sliders.forEach((el) => el.addEventListener("input", () => { state[el.dataset.param] = fromSlider(el); update(); }));
 
   // ---- provenance pop-over -----------------------------------------------------------------
@@ -271,7 +279,7 @@
   const embeds = Object.entries(specs).map(([id, spec]) => {
     const el = document.getElementById(`chart-${id}`);
     if (!el) return Promise.resolve();
-    return window.vegaEmbed(el, spec, {actions: false, renderer: id === "timeline" ? "canvas" : "svg"})
+    return window.vegaEmbed(el, spec, {actions: false, renderer: id === "timeline" || id === "frontier" ? "canvas" : "svg"})
       .then((res) => { window.lessonViews[id] = res.view; });
   });
   window.lessonReady = Promise.all(embeds).then(update).then(() => { document.body.dataset.ready = "1"; });
