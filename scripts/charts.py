@@ -5,6 +5,7 @@ from __future__ import annotations
 import altair as alt
 
 FONT = "Noto Sans CJK SC, PingFang SC, Microsoft YaHei, sans-serif"
+LEGEND = alt.Legend(orient="bottom", columns=2)  # two columns fit a 390 px phone
 
 
 def _config(chart: alt.TopLevelMixin, width: int = 560) -> dict:
@@ -24,9 +25,9 @@ def frontier(batch: int, context_tokens: int, tpot_slo_ms: float) -> dict:
     tips = [alt.Tooltip("batch:Q", title="batch"), alt.Tooltip("step_ms:Q", title="TPOT ms", format=".1f"),
             alt.Tooltip("throughput_tok_s:Q", title="吞吐 tok/s", format=",.0f")]
     curve = alt.Chart(data).mark_line(point=alt.OverlayMarkDef(size=18), color="#4c78a8").encode(
-        x=x, y=y, tooltip=tips, color=alt.Color("meets_slo:N", title="满足 TPOT 目标",
-                                                   scale=alt.Scale(domain=[True, False], range=["#4c78a8", "#bbbbbb"]),
-                                                   legend=alt.Legend(orient="bottom")))
+        x=x, y=y, tooltip=tips, color=alt.Color("slo_status:N", title="TPOT 目标",
+                                                   scale=alt.Scale(domain=["达标", "超标"], range=["#4c78a8", "#bbbbbb"]),
+                                                   legend=LEGEND))
     slo = alt.Chart(data).mark_rule(color="#d62728", strokeDash=[6, 4]).encode(
         y=alt.Y("slo:Q")).transform_aggregate(n="count()").transform_calculate(slo="tpot_slo_ms")
     current = alt.Chart(data).mark_point(size=220, filled=True, color="#ff7f0e", opacity=1).encode(
@@ -35,7 +36,7 @@ def frontier(batch: int, context_tokens: int, tpot_slo_ms: float) -> dict:
         x=x, y=y, text=alt.Text("label:N")).transform_filter("datum.is_cap").transform_calculate(
         label="'显存上限 B=' + datum.batch")
     chart = alt.layer(curve, slo, current, cap).add_params(batch_p, ctx_p, slo_p).properties(
-        height=320, title="延迟–吞吐前沿:每点一个 batch(屋顶线上界,不是实测)")
+        height=320, title="延迟–吞吐前沿(每点一个 batch)")
     return _config(chart, width=0)
 
 
@@ -43,19 +44,19 @@ def timeline(prompt_tokens: int, chunk_tokens: int) -> dict:
     prompt_p = alt.param(name="prompt_tokens", value=prompt_tokens)
     chunk_p = alt.param(name="chunk_tokens", value=chunk_tokens)
     lanes = ["整段 prefill", "分块 prefill", "P/D 分离:decode 卡", "P/D 分离:prefill 卡"]
-    kinds = ["decode", "prefill", "chunk", "transfer"]
+    kinds = ["decode 一步", "整段 prefill", "prefill 块 + decode", "传 KV 与状态"]
     bars = alt.Chart(alt.Data(name="timeline")).mark_bar(stroke="white", strokeWidth=0.4, height=22).encode(
         x=alt.X("start_s:Q", title="时间(s,从新请求到达时算起)"),
         x2="end_s:Q",
         y=alt.Y("lane_label:N", title=None, sort=lanes),
-        color=alt.Color("kind:N", title="这一步在做什么", scale=alt.Scale(
-            domain=kinds, range=["#9ecae9", "#e45756", "#f58518", "#54a24b"]), legend=alt.Legend(orient="bottom")),
-        tooltip=[alt.Tooltip("lane_label:N", title="泳道"), alt.Tooltip("kind:N", title="内容"),
+        color=alt.Color("kind_label:N", title="这一步在做什么", scale=alt.Scale(
+            domain=kinds, range=["#9ecae9", "#e45756", "#f58518", "#54a24b"]), legend=LEGEND),
+        tooltip=[alt.Tooltip("lane_label:N", title="泳道"), alt.Tooltip("kind_label:N", title="内容"),
                  alt.Tooltip("start_s:Q", title="开始 s", format=".3f"),
                  alt.Tooltip("duration_ms:Q", title="时长 ms", format=".1f")],
     )
     chart = bars.add_params(prompt_p, chunk_p).properties(
-        height=200, title="长 prompt 到来时的三条泳道(屋顶线上界)")
+        height=200, title="长 prompt 到来时的三条泳道")
     return _config(chart, width=0)
 
 
@@ -69,7 +70,7 @@ def tokens(counts: dict) -> dict:
         x=alt.X("tokens:Q", title="token 数"),
         y=alt.Y("passage:N", title=None, sort=list(counts["passage_titles"].values())),
         yOffset=alt.YOffset("tokenizer:N", sort=order),
-        color=alt.Color("tokenizer:N", title="tokenizer", sort=order, legend=alt.Legend(orient="bottom")),
+        color=alt.Color("tokenizer:N", title="tokenizer", sort=order, legend=LEGEND),
         tooltip=["passage:N", "tokenizer:N", "tokens:Q", "chars:Q"],
     ).properties(height=260, title="同一段文字,不同词表切出的 token 数")
     return _config(chart, width=0)
@@ -90,7 +91,7 @@ def bench(merged: dict) -> dict:
             trace = m["per_step"][key]
             steps += [{"machine": label, "mode": modes[kv], "position": p, "ms": v}
                       for p, v in zip(trace["positions"], trace["median_ms"], strict=True)]
-    color = alt.Color("mode:N", title=None, legend=alt.Legend(orient="bottom"))
+    color = alt.Color("mode:N", title=None, legend=LEGEND)
     total = alt.Chart(alt.Data(values=totals)).mark_line(point=True).encode(
         x=alt.X("new_tokens:Q", title="生成的新 token 数", scale=alt.Scale(type="log", base=2)),
         y=alt.Y("ms:Q", title="总时间(ms,多次计时的中位数)"), color=color,

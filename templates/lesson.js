@@ -49,11 +49,13 @@
   }
   const LANE_LABELS = {whole: "整段 prefill", chunked: "分块 prefill", disagg: "P/D 分离:decode 卡",
     disagg_prefill: "P/D 分离:prefill 卡"};
+  const KIND_LABELS = {decode: "decode 一步", prefill: "整段 prefill", chunk: "prefill 块 + decode",
+    transfer: "传 KV 与状态"};
   function lanes(c, p, chunk, tail = 6) {
     const n = runningDecoders(c), plain = decodeStepSeconds(n, c), after = withNewcomerSeconds(n, c, p);
     const bars = [];
-    const push = (lane, kind, s, e) => bars.push({lane, lane_label: LANE_LABELS[lane], kind, start_s: s, end_s: e,
-      duration_ms: (e - s) * 1e3});
+    const push = (lane, kind, s, e) => bars.push({lane, lane_label: LANE_LABELS[lane], kind,
+      kind_label: KIND_LABELS[kind], start_s: s, end_s: e, duration_ms: (e - s) * 1e3});
     const run = (lane, steps, kind) => {
       let t = 0;
       for (const d of steps) { push(lane, kind, t, t + d); t += d; }
@@ -121,8 +123,8 @@
     const cap = maxBatchByMemory(c), rows = [];
     for (let b = 1; b <= cap; b++) {
       const step = decodeStepSeconds(b, c);
-      rows.push({batch: b, step_ms: step * 1e3, throughput_tok_s: b / step, meets_slo: step * 1e3 <= sloMs,
-        is_cap: b === cap});
+      rows.push({batch: b, step_ms: step * 1e3, throughput_tok_s: b / step,
+        slo_status: step * 1e3 <= sloMs ? "达标" : "超标", is_cap: b === cap});
     }
     return rows;
   }
