@@ -24,10 +24,9 @@ def frontier(batch: int, context_tokens: int, tpot_slo_ms: float) -> dict:
     y = alt.Y("step_ms:Q", title="每个用户的 TPOT(ms)", scale=alt.Scale(zero=False))
     tips = [alt.Tooltip("batch:Q", title="batch"), alt.Tooltip("step_ms:Q", title="TPOT ms", format=".1f"),
             alt.Tooltip("throughput_tok_s:Q", title="吞吐 tok/s", format=",.0f")]
+    status = alt.Scale(domain=["达标", "超标"], range=["#4c78a8", "#bbbbbb"])
     curve = alt.Chart(data).mark_line(point=alt.OverlayMarkDef(size=18), color="#4c78a8").encode(
-        x=x, y=y, tooltip=tips, color=alt.Color("slo_status:N", title="TPOT 目标",
-                                                   scale=alt.Scale(domain=["达标", "超标"], range=["#4c78a8", "#bbbbbb"]),
-                                                   legend=LEGEND))
+        x=x, y=y, tooltip=tips, color=alt.Color("slo_status:N", title="TPOT 目标", scale=status, legend=LEGEND))
     slo = alt.Chart(data).mark_rule(color="#d62728", strokeDash=[6, 4]).encode(
         y=alt.Y("slo:Q")).transform_aggregate(n="count()").transform_calculate(slo="tpot_slo_ms")
     current = alt.Chart(data).mark_point(size=220, filled=True, color="#ff7f0e", opacity=1).encode(
