@@ -189,3 +189,39 @@ def test_screenshots(browser, width):
     page.close()
     assert overflow <= 1, f"page is {overflow}px wider than a {width}px screen"
     assert watch.errors == []
+
+
+def test_provenance_page_links_both_ways(browser):
+    page = browser.new_page()
+    page.goto((SITE / "provenance.html").as_uri())
+    row = page.locator('tr[id="frontier.c4096.b58.throughput_tok_s"]')
+    assert row.count() == 1
+    assert "2,304" in row.inner_text() and "scripts.roofline:decode_throughput_tok_s" in row.inner_text()
+    assert "hardware.hbm_bandwidth_bytes_per_s" in row.inner_text()
+    source = row.locator('a[href^="source/"]').first.get_attribute("href")
+    assert (SITE / source).is_file()
+    row.locator('a[href^="index.html#"]').click()
+    page.wait_for_function("document.body.dataset.ready === '1'", timeout=30000)
+    target = page.locator(".prov-target")
+    assert target.count() == 1 and target.get_attribute("data-prov") == "frontier.c4096.b58.throughput_tok_s"
+    target.click()
+    page.locator("#prov-pop a").click()
+    assert page.url.endswith("provenance.html#frontier.c4096.b58.throughput_tok_s")
+    page.close()
+
+
+def test_every_number_on_the_rendered_page_is_registered(lesson):
+    """The audit reads the static HTML; this reads what the browser shows after the scripts ran."""
+    from scripts.audit_page import numbers_in
+
+    page, _ = lesson
+    loose = page.evaluate("""() => {
+      const out = [], walk = document.createTreeWalker(document.querySelector('main'), NodeFilter.SHOW_TEXT);
+      while (walk.nextNode()) {
+        const n = walk.currentNode, el = n.parentElement;
+        if (el.closest('[data-prov], [data-formula], [data-meta], script, style, .vega-embed')) continue;
+        if (n.textContent.trim()) out.push(n.textContent);
+      }
+      return out;
+    }""")
+    assert [t for t in loose if numbers_in(t)] == []
