@@ -6,7 +6,7 @@ SNAKEMAKE := .venv/bin/snakemake --cores 2 --rerun-incomplete
 QUIET := --quiet rules
 VENV_STAMP := .venv/.installed-$(shell sha256sum requirements.txt | cut -c1-16)
 export PYTHONHASHSEED := 0
-export SOURCE_DATE_EPOCH ?=
+
 
 .PHONY: site data publish test check-stale audit bench bench-page lint browser-deps clean
 
