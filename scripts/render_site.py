@@ -74,16 +74,21 @@ def markdown_lite(text: str) -> Markup:
     return Markup("\n".join(html))
 
 
+def jinja_env(templates: Path) -> Environment:
+    """Autoescaping everywhere: text from the JSON is inserted as text, never as HTML."""
+    env = Environment(loader=FileSystemLoader(templates), autoescape=select_autoescape(default=True,
+                      default_for_string=True), undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.filters["log2"] = lambda v: int(v).bit_length() - 1
+    return env
+
+
 def load_optional(path: str | None):
     return json.loads(Path(path).read_text(encoding="utf-8")) if path and Path(path).exists() else None
 
 
 def render(data: dict, tokens: dict | None, bench: dict | None, questions_md: str, templates: Path) -> str:
     prov = {**data["provenance"], **(tokens or {}).get("provenance", {}), **(bench or {}).get("provenance", {})}
-    env = Environment(loader=FileSystemLoader(templates), autoescape=select_autoescape(default=True,
-                      default_for_string=True), undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-
-    env.filters["log2"] = lambda v: int(v).bit_length() - 1
+    env = jinja_env(templates)
 
     def num(rid: str, suffix: str = "") -> Markup:
         rec = prov[rid]  # a KeyError here is a template naming a number that has no provenance
@@ -137,9 +142,7 @@ def render_provenance(html: str, prov: dict, templates: Path, report: bool) -> t
                 rec["formula_file"] = rec["formula"].split(":")[0].replace(".", "/") + ".py"
             rows.append(rec)
     sources = sorted({r[k] for r in rows for k in ("script", "formula_file") if r.get(k)})
-    env = Environment(loader=FileSystemLoader(templates), autoescape=select_autoescape(default=True,
-                      default_for_string=True), undefined=StrictUndefined)
-    page = env.get_template("provenance.html.j2").render(
+    page = jinja_env(templates).get_template("provenance.html.j2").render(
         rows=[{"key": None, "args": None, "inputs": None, "field": None, "script": None, "formula_file": None,
                "unit": None, **r} for r in rows],
         css=Markup((templates / "lesson.css").read_text(encoding="utf-8")), commit=git_commit(),
