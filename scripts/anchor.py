@@ -144,6 +144,17 @@ def read_json(path: Path) -> object:
         raise InputError(f"{path}: not valid JSON at line {exc.lineno} column {exc.colno} ({exc.msg})") from None
 
 
+def read_config(path: Path, section: str) -> tuple[dict, dict]:
+    """A version-1 JSON input and its non-empty `section` object, or one line naming what is wrong."""
+    doc, name = read_json(path), Path(path).as_posix()
+    if not isinstance(doc, dict) or doc.get("schema_version") != 1:
+        raise InputError(f"{name}: field schema_version must be 1")
+    part = doc.get(section)
+    if not isinstance(part, dict) or not part:
+        raise InputError(f"{name}: field {section} must be a non-empty object")
+    return doc, part
+
+
 def load(path: Path) -> tuple[Anchor, dict]:
     """The validated anchor and the raw document (for sources and scenario)."""
     data = validate(read_json(path), Path(path).name)

@@ -6,20 +6,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from scripts.anchor import InputError, load, read_json
+from scripts.anchor import InputError, load, read_config, read_json
 
 CITED_FIELDS = {"id": str, "work_id": str, "locator": str, "label": str, "value": (int, float), "unit": str,
                 "format": str, "self_reported": bool}
 
 
 def check_cited(path: Path) -> None:
-    doc = read_json(path)
+    doc, works = read_config(path, "works")
     name = path.as_posix()
-    if not isinstance(doc, dict) or doc.get("schema_version") != 1:
-        raise InputError(f"{name}: field schema_version must be 1")
-    works = doc.get("works")
-    if not isinstance(works, dict) or not works:
-        raise InputError(f"{name}: field works must be a non-empty object")
     for wid, w in works.items():
         for key in ("work", "version"):
             if not isinstance(w, dict) or not isinstance(w.get(key), str) or not w[key].strip():

@@ -6,7 +6,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from scripts.anchor import InputError, read_json
+from scripts.anchor import InputError, read_config
 
 CACHE = Path(".cache/tokenizers")
 CONVERTED = Path("build/tokenizers/qwen3.5.tokenizer.json")
@@ -23,13 +23,8 @@ def sha256_file(path: Path) -> str:
 
 
 def load_config(path: Path) -> dict:
-    cfg = read_json(path)
+    cfg, tokenizers = read_config(path, "tokenizers")
     name = Path(path).as_posix()
-    if not isinstance(cfg, dict) or cfg.get("schema_version") != 1:
-        raise InputError(f"{name}: field schema_version must be 1")
-    tokenizers = cfg.get("tokenizers")
-    if not isinstance(tokenizers, dict) or not tokenizers:
-        raise InputError(f"{name}: field tokenizers must be a non-empty object")
     for tid, entry in tokenizers.items():
         for key in REQUIRED:
             if key not in entry:
