@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import importlib
 import json
 import sys
 from pathlib import Path
@@ -56,22 +57,13 @@ def recompute(rec: dict, records: dict, root: Path) -> float | None:
     """The record's value recomputed from its named formula and inputs; None when it cannot be recomputed here."""
     module, _, name = rec["formula"].partition(":")
     if module in ("scripts.roofline", "scripts.timeline", "scripts.readouts"):
-        import importlib
-
         from scripts.anchor import load
 
         anchor, _ = load(root / "anchor-model.json")
         result = getattr(importlib.import_module(module), name)(anchor, **rec["args"])
         return (result[rec["key"]] if "key" in rec else result) * rec["scale"]
-    inputs = [records[i]["value"] for i in rec["inputs"] if i in records]
-    if rec["formula"] in ("scripts.provenance:ratio", "scripts.count_tokens:ratio") and len(inputs) == 2:
-        return inputs[0] / inputs[1]
-    if rec["formula"] == "scripts.count_tokens:chars_per_token" and len(inputs) == 2:
-        tokens, chars = inputs
-        return chars / tokens
-    if rec["formula"] == "scripts.count_tokens:chars_per_second" and len(inputs) == 3:
-        tok_s, chars, tokens = inputs
-        return tok_s * chars / tokens
+    if rec["inputs"] and all(i in records for i in rec["inputs"]):  # a formula over other records, in order
+        return getattr(importlib.import_module(module), name)(*(records[i]["value"] for i in rec["inputs"]))
     if rec["formula"] == "builtins:len":
         return _passage_value(rec, root, len)
     if rec["formula"] == "str.encode:utf-8":

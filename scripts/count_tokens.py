@@ -32,6 +32,7 @@ def load_passages(path: Path) -> dict:
 
 
 def record(rid, value, unit, fmt, label, inputs, formula="scripts.count_tokens:count"):
+    """A derived record; when `inputs` are record ids they are in the order `formula` takes them."""
     return {"id": rid, "kind": "derived", "label": label, "value": value, "unit": unit, "format": fmt,
             "display": format_number(value, fmt), "formula": formula, "args": {}, "scale": 1.0, "inputs": inputs,
             "script": SCRIPT}
@@ -59,11 +60,11 @@ def count(cfg_path: Path, passages_path: Path) -> dict:
             base = f"tokens.{pid}.{tid}"
             label = f"{p['title']} · {cfg['tokenizers'][tid]['label']}"
             prov[f"{base}.tokens"] = record(f"{base}.tokens", n, "token", "int", f"{label} 的 token 数", [src, *files])
-            prov[f"{base}.chars_per_token"] = record(f"{base}.chars_per_token", len(text) / n, "字符/token", "f2",
-                                                     f"{label} 每个 token 的字符数",
-                                                     [f"{base}.tokens", f"tokens.{pid}.chars"],
+            prov[f"{base}.chars_per_token"] = record(f"{base}.chars_per_token", chars_per_token(len(text), n),
+                                                     "字符/token", "f2", f"{label} 每个 token 的字符数",
+                                                     [f"tokens.{pid}.chars", f"{base}.tokens"],
                                                      "scripts.count_tokens:chars_per_token")
-            prov[f"{base}.ratio_to_anchor"] = record(f"{base}.ratio_to_anchor", n / n_anchor, "×", "f2",
+            prov[f"{base}.ratio_to_anchor"] = record(f"{base}.ratio_to_anchor", ratio(n, n_anchor), "×", "f2",
                                                      f"{label} 的 token 数 ÷ 锚点词表", [f"{base}.tokens",
                                                      f"tokens.{pid}.{anchor_tid}.tokens"], "scripts.count_tokens:ratio")
     slider = doc["tok_s_slider"]
@@ -74,7 +75,7 @@ def count(cfg_path: Path, passages_path: Path) -> dict:
                      "assumption": slider.get("source", "slider setting")}
     for tid in toks:
         n = next(r["tokens"] for r in rows if r["passage_id"] == CHARS_PASSAGE and r["tokenizer_id"] == tid)
-        value = slider["value"] * len(passages[CHARS_PASSAGE]["text"]) / n
+        value = chars_per_second(slider["value"], len(passages[CHARS_PASSAGE]["text"]), n)
         rid = f"readout.chars_per_s.{tid}"
         prov[rid] = record(rid, value, "字/秒", "int",
                            f"{cfg['tokenizers'][tid]['label']}:token/s 折算成字/秒(默认滑块)",

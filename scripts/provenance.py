@@ -68,5 +68,5 @@ def ratio(rid: str, numerator: dict, denominator: dict, *, fmt: str, label: str,
     """A number derived from two other records (e.g. two cited counts), not from the anchor."""
     value = numerator["value"] / denominator["value"]
     return {"id": rid, "kind": "derived", "label": label, "value": value, "unit": "×", "format": fmt,
-            "display": format_number(value, fmt), "formula": "scripts.provenance:ratio",
+            "display": format_number(value, fmt), "formula": "operator:truediv",
             "args": {}, "scale": 1.0, "inputs": [numerator["id"], denominator["id"]], "script": script}

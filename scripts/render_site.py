@@ -86,8 +86,12 @@ def load_optional(path: str | None):
     return json.loads(Path(path).read_text(encoding="utf-8")) if path and Path(path).exists() else None
 
 
+def merged_provenance(data: dict, tokens: dict | None, bench: dict | None) -> dict:
+    return {**data["provenance"], **(tokens or {}).get("provenance", {}), **(bench or {}).get("provenance", {})}
+
+
 def render(data: dict, tokens: dict | None, bench: dict | None, questions_md: str, templates: Path) -> str:
-    prov = {**data["provenance"], **(tokens or {}).get("provenance", {}), **(bench or {}).get("provenance", {})}
+    prov = merged_provenance(data, tokens, bench)
     env = jinja_env(templates)
 
     def num(rid: str, suffix: str = "") -> Markup:
@@ -156,7 +160,7 @@ def main(sm) -> None:
     data, tokens, bench = (json.loads(Path(inp.data).read_text(encoding="utf-8")), load_optional(inp.get("tokens")),
                            load_optional(inp.get("bench")))
     html = render(data, tokens, bench, Path(inp.questions).read_text(encoding="utf-8"), templates)
-    prov = {**data["provenance"], **(tokens or {}).get("provenance", {}), **(bench or {}).get("provenance", {})}
+    prov = merged_provenance(data, tokens, bench)
     page, sources = render_provenance(html, prov, templates, report=True)
     for src in sources:  # the scripts behind the numbers, readable offline beside the page
         write_bytes_atomic(Path(sm.output.source) / src, (REPO / src).read_bytes())
