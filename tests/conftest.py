@@ -1,4 +1,6 @@
 import json
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -21,3 +23,16 @@ def anchor_doc():
 @pytest.fixture(scope="session")
 def precomputed():
     return json.loads((ROOT / "precomputed" / "precomputed.json").read_text(encoding="utf-8"))
+
+
+def scratch_copy(work: Path) -> Path:
+    """The files a fresh clone would have (tracked and not ignored), plus the verified tokenizer cache, in `work`."""
+    out = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                         capture_output=True, text=True, check=True).stdout
+    for name in out.splitlines():
+        if name and (ROOT / name).is_file():
+            (work / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, work / name)
+    if (ROOT / ".cache").is_dir():  # verified downloads; the build re-checks their hashes
+        shutil.copytree(ROOT / ".cache", work / ".cache")
+    return work

@@ -1,14 +1,13 @@
 """Malformed anchor-model.json variants: each fails with one line naming the file and the field."""
 import copy
 import json
-import shutil
 import subprocess
 import sys
 
 import pytest
 
 from scripts.anchor import InputError, validate
-from tests.conftest import ROOT
+from tests.conftest import scratch_copy
 
 
 def _set(doc, path, value):
@@ -79,8 +78,7 @@ def test_not_json_names_line_and_column(tmp_path):
 
 @pytest.mark.slow
 def test_snakemake_reports_one_line_and_no_traceback(tmp_path, anchor_doc):
-    work = tmp_path / "kit"
-    shutil.copytree(ROOT, work, ignore=shutil.ignore_patterns(".venv", ".git", "build", "site", ".snakemake", ".cache"))
+    work = scratch_copy(tmp_path / "kit")
     doc = copy.deepcopy(anchor_doc)
     doc["model"]["head_dim"]["value"] = -1
     (work / "anchor-model.json").write_text(json.dumps(doc), encoding="utf-8")

@@ -1,19 +1,12 @@
 """The pipeline as CI sees it: a scratch copy of the tracked files rebuilds byte-identical data."""
-import shutil
 import subprocess
 import sys
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, scratch_copy
 
 pytestmark = pytest.mark.slow
-
-
-def tracked_files() -> list[str]:
-    out = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
-                         capture_output=True, text=True, check=True).stdout
-    return [line for line in out.splitlines() if line and (ROOT / line).is_file()]
 
 
 def snakemake(cwd, *args):
@@ -23,12 +16,7 @@ def snakemake(cwd, *args):
 
 @pytest.fixture(scope="module")
 def scratch(tmp_path_factory):
-    work = tmp_path_factory.mktemp("kit")
-    for name in tracked_files():
-        (work / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(ROOT / name, work / name)
-    if (ROOT / ".cache").is_dir():  # verified downloads; the fetch rules re-check their hashes
-        shutil.copytree(ROOT / ".cache", work / ".cache")
+    work = scratch_copy(tmp_path_factory.mktemp("kit"))
     run = snakemake(work, "data")
     assert run.returncode == 0, run.stderr[-3000:]
     return work

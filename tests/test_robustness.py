@@ -3,7 +3,6 @@ import copy
 import json
 import math
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -16,7 +15,7 @@ from hypothesis import strategies as st
 from scripts.anchor import InputError, anchor_from, validate
 from scripts.gen_c13_precomputed import build
 from scripts.io_atomic import dumps_json
-from tests.conftest import ROOT
+from tests.conftest import ROOT, scratch_copy
 
 CITED = json.loads((ROOT / "precomputed" / "cited.json").read_text(encoding="utf-8"))
 BASE = json.loads((ROOT / "anchor-model.json").read_text(encoding="utf-8"))
@@ -86,19 +85,6 @@ def test_variant_outcomes_were_both_seen():
     assert outcomes["built"] + outcomes["clear_error"] >= 200, outcomes
 
 
-def scratch_copy(tmp_path):
-    files = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
-                           capture_output=True, text=True, check=True).stdout.split()
-    work = tmp_path / "kit"
-    for name in files:
-        if (ROOT / name).is_file():
-            (work / name).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(ROOT / name, work / name)
-    if (ROOT / ".cache").is_dir():
-        shutil.copytree(ROOT / ".cache", work / ".cache")
-    return work
-
-
 def committed(work):
     return {p.relative_to(work).as_posix(): p.read_bytes() for p in sorted((work / "precomputed").rglob("*"))
             if p.is_file()}
@@ -130,7 +116,7 @@ BAD_INPUTS = [
 @pytest.mark.slow
 @pytest.mark.parametrize("path, breaks, expected", BAD_INPUTS, ids=[e[2][7:60] for e in BAD_INPUTS])
 def test_bad_input_stops_the_build_with_one_line(tmp_path, path, breaks, expected):
-    work = scratch_copy(tmp_path)
+    work = scratch_copy(tmp_path / "kit")
     before = committed(work)
     target = work / path
     target.write_text(breaks(target.read_text(encoding="utf-8")), encoding="utf-8")
@@ -148,7 +134,7 @@ def test_bad_input_stops_the_build_with_one_line(tmp_path, path, breaks, expecte
 
 @pytest.mark.slow
 def test_bench_record_of_another_schema_version_is_refused(tmp_path):
-    work = scratch_copy(tmp_path)
+    work = scratch_copy(tmp_path / "kit")
     records = sorted((work / "precomputed" / "bench").glob("*.json"))
     if not records:
         pytest.skip("no benchmark record committed")
@@ -164,7 +150,7 @@ def test_bench_record_of_another_schema_version_is_refused(tmp_path):
 
 @pytest.mark.slow
 def test_tampered_tokenizer_cache_is_refused(tmp_path):
-    work = scratch_copy(tmp_path)
+    work = scratch_copy(tmp_path / "kit")
     vocab = work / ".cache" / "tokenizers" / "gpt2" / "vocab.bpe"
     vocab.write_bytes(vocab.read_bytes().replace(b"\xc4\xa0t", b"\xc4\xa0T", 1))
     run = subprocess.run([sys.executable, "-m", "snakemake", "--cores", "1", "data"], cwd=work,
@@ -176,7 +162,7 @@ def test_tampered_tokenizer_cache_is_refused(tmp_path):
 
 @pytest.mark.slow
 def test_killed_build_leaves_outputs_intact_and_the_next_build_completes(tmp_path):
-    work = scratch_copy(tmp_path)
+    work = scratch_copy(tmp_path / "kit")
     smk = [sys.executable, "-m", "snakemake", "--cores", "2", "data"]
     assert subprocess.run(smk, cwd=work, capture_output=True, timeout=600).returncode == 0
     built = {p.name: p.read_bytes() for p in (work / "build" / "precomputed").glob("*.json")}
