@@ -19,7 +19,7 @@ data: $(VENV_STAMP)  ## regenerate every derived file under build/precomputed/
 	$(SNAKEMAKE) data $(QUIET)
 
 publish: $(VENV_STAMP)
-	$(PY) -m scripts.publish
+	$(PY) -m scripts.record.publish
 
 test: $(VENV_STAMP) browser-deps data check-stale  ## all tests, the audit and the linter
 	$(SNAKEMAKE) all $(QUIET)
@@ -28,16 +28,16 @@ test: $(VENV_STAMP) browser-deps data check-stale  ## all tests, the audit and t
 	.venv/bin/ruff check .
 
 check-stale: $(VENV_STAMP)  ## fail when committed precomputed/ differs from a fresh build
-	$(PY) -m scripts.publish --check
+	$(PY) -m scripts.record.publish --check
 
 audit: $(VENV_STAMP)  ## check every number on the built page against its provenance (regenerates nothing)
 	$(PY) -m scripts.audit
 
 bench: $(VENV_STAMP)  ## measure the tiny model on this machine; adds or replaces its record in precomputed/bench/
-	$(PY) -m scripts.bench_kv_cache --out-dir precomputed/bench
+	$(PY) -m scripts.bench.kv_cache --out-dir precomputed/bench
 
 bench-page: $(VENV_STAMP) browser-deps  ## slider move -> all readouts and charts updated, in the browser (median, p95)
-	$(PY) -m scripts.bench_page
+	$(PY) -m scripts.page.bench_page
 
 lint: $(VENV_STAMP)
 	.venv/bin/ruff check .

@@ -1,4 +1,6 @@
 # C13-L5 lesson kit: one rule per artifact; read top to bottom as the table of contents.
+# Each rule's script sits in scripts/ under the rule's name (precomputed: gen_c13_precomputed.py); its code inputs
+# are that script plus every library module it imports (scripts/record/deps.py reads them from the imports).
 # Rules write under build/ (Snakemake deletes a job's old outputs before it runs); `make site` then
 # publishes build/precomputed/ into the committed precomputed/ only after every rule succeeded.
 import glob
@@ -6,8 +8,9 @@ import os
 import sys
 
 sys.path.insert(0, workflow.basedir)
-from scripts.anchor import InputError  # noqa: E402
-from scripts.check_inputs import check_all  # noqa: E402
+from scripts.audit.inputs import check_all  # noqa: E402
+from scripts.record.deps import code_inputs  # noqa: E402
+from scripts.record.inputs import InputError  # noqa: E402
 
 try:  # validate every input before scheduling anything: one line naming the file and the field, no traceback
     check_all()
@@ -16,10 +19,11 @@ except InputError as exc:
     os._exit(2)  # sys.exit would be caught and re-raised by Snakemake with a traceback
 
 BUILD = "build/precomputed"
-FETCH = ["scripts/anchor.py", "scripts/io_atomic.py", "scripts/cli.py", "scripts/tokenizer_files.py"]
-MATH = ["scripts/check_inputs.py", "scripts/anchor.py", "scripts/schemas/anchor-model.schema.json", "scripts/roofline.py",
-        "scripts/timeline.py", "scripts/readouts.py", "scripts/provenance.py", "scripts/display.py",
-        "scripts/io_atomic.py", "scripts/cli.py"]
+
+
+def code(rule_script):
+    """The rule's entry script and every library file it imports."""
+    return list(code_inputs(rule_script))
 
 
 rule all:
@@ -42,7 +46,7 @@ rule precomputed:
     input:
         anchor="anchor-model.json",
         cited="precomputed/cited.json",
-        helpers=MATH,
+        code=code("scripts/gen_c13_precomputed.py"),
     output:
         json=f"{BUILD}/precomputed.json",
     log:
@@ -57,7 +61,7 @@ rule precomputed:
 rule fetch_tokenizer:
     input:
         config="config/tokenizers.json",
-        helpers=FETCH,
+        code=code("scripts/fetch_tokenizer.py"),
     output:
         stamp=".cache/tokenizers/{tid}/verified.json",
     log:
@@ -73,7 +77,7 @@ rule convert_qwen35:
     input:
         config="config/tokenizers.json",
         stamp=".cache/tokenizers/qwen3.5/verified.json",
-        helpers=FETCH + ["scripts/qwen35_tokenizer.py"],
+        code=code("scripts/convert_qwen35.py"),
     output:
         json="build/tokenizers/qwen3.5.tokenizer.json",
     log:
@@ -89,7 +93,7 @@ rule verify_qwen35:
     input:
         config="config/tokenizers.json",
         converted="build/tokenizers/qwen3.5.tokenizer.json",
-        helpers=FETCH + ["scripts/tokenizer_corpus.py"],
+        code=code("scripts/verify_qwen35.py"),
     output:
         json=f"{BUILD}/qwen35_conversion_proof.json",
     log:
@@ -108,7 +112,7 @@ rule tokenizer_counts:
         stamps=expand(".cache/tokenizers/{tid}/verified.json", tid=TOKENIZERS),
         converted="build/tokenizers/qwen3.5.tokenizer.json",
         proof=f"{BUILD}/qwen35_conversion_proof.json",
-        helpers=FETCH + ["scripts/display.py"],
+        code=code("scripts/tokenizer_counts.py"),
     output:
         json=f"{BUILD}/tokenizer_counts.json",
     log:
@@ -116,14 +120,14 @@ rule tokenizer_counts:
     conda:
         "envs/lesson.yaml"
     script:
-        "scripts/count_tokens.py"
+        "scripts/tokenizer_counts.py"
 
 
 # Measured data in, page-ready medians and cache/no-cache ratios out (never re-measures).
 rule bench_medians:
     input:
         records=BENCH_RECORDS,
-        helpers=["scripts/anchor.py", "scripts/display.py", "scripts/io_atomic.py", "scripts/cli.py"],
+        code=code("scripts/bench_medians.py"),
     output:
         json=f"{BUILD}/bench_medians.json",
     log:
@@ -131,7 +135,7 @@ rule bench_medians:
     conda:
         "envs/lesson.yaml"
     script:
-        "scripts/merge_bench.py"
+        "scripts/bench_medians.py"
 
 
 # Hashes of every input, script and output, plus tool versions.
@@ -141,10 +145,11 @@ rule manifest:
               f"{BUILD}/bench_medians.json"],
         sources=["anchor-model.json", "precomputed/cited.json", "config/tokenizers.json", "config/passages.json",
                  "Snakefile", "requirements.txt", *BENCH_RECORDS],
-        helpers=MATH + ["scripts/gen_c13_precomputed.py", "scripts/manifest.py", "scripts/tokenizer_files.py",
-                        "scripts/qwen35_tokenizer.py", "scripts/tokenizer_corpus.py", "scripts/fetch_tokenizer.py",
-                        "scripts/convert_qwen35.py", "scripts/verify_qwen35.py", "scripts/count_tokens.py",
-                        "scripts/merge_bench.py", "scripts/bench_kv_cache.py", "scripts/tinygpt.py"],
+        helpers=sorted({f for s in ["scripts/gen_c13_precomputed.py", "scripts/fetch_tokenizer.py",
+                                    "scripts/convert_qwen35.py", "scripts/verify_qwen35.py",
+                                    "scripts/tokenizer_counts.py", "scripts/bench_medians.py",
+                                    "scripts/manifest.py", "scripts/bench/kv_cache.py"] for f in code_inputs(s)}),
+        code=code("scripts/manifest.py"),
     output:
         json=f"{BUILD}/MANIFEST.json",
     log:
@@ -156,7 +161,7 @@ rule manifest:
 
 
 # The static lesson page: Jinja template + Vega-Lite specs + the JSON; no network at view time.
-rule site:
+rule render_site:
     input:
         data=f"{BUILD}/precomputed.json",
         tokens=f"{BUILD}/tokenizer_counts.json",
@@ -164,7 +169,7 @@ rule site:
         questions="questions/C13-L5.md",
         templates=["templates/index.html.j2", "templates/bench_section.html.j2", "templates/lesson.js",
                    "templates/lesson.css", "templates/provenance.html.j2"],
-        helpers=MATH + ["scripts/charts.py", "scripts/audit_page.py"],
+        code=code("scripts/render_site.py"),
     output:
         html="site/index.html",
         provenance="site/provenance.html",

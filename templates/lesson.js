@@ -1,5 +1,5 @@
 // C13-L5 lesson page: slider math in the browser, every constant read from precomputed.json.
-// Each function mirrors one in scripts/roofline.py, scripts/timeline.py or scripts/readouts.py;
+// Each function mirrors one in scripts/model/roofline.py, scripts/model/timeline.py or scripts/model/readouts.py;
 // the browser tests hold them to the Python within 1e-6 relative.
 (function () {
   "use strict";

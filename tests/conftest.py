@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from scripts.anchor import load
+from scripts.record.anchor_file import load
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -6,10 +6,10 @@ import re
 import pytest
 import torch
 
-from scripts.anchor import InputError
-from scripts.bench_kv_cache import measure
-from scripts.merge_bench import check_record, merge
-from scripts.tinygpt import Shape, TinyGPT, generate, param_count
+from scripts.bench.kv_cache import measure
+from scripts.bench.records import check_record, merge
+from scripts.bench.tinygpt import Shape, TinyGPT, generate, param_count
+from scripts.record.inputs import InputError
 from tests.conftest import ROOT
 
 RECORDS = sorted((ROOT / "precomputed" / "bench").glob("*.json"))

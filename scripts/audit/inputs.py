@@ -1,0 +1,58 @@
+"""Validate every committed input before Snakemake schedules anything (the Snakefile calls `check_all`).
+
+Each problem is one line naming the file and the field; nothing is built, nothing is touched.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from scripts.record.anchor_file import load
+from scripts.record.inputs import InputError, read_config, read_json
+
+CITED_FIELDS = {"id": str, "work_id": str, "locator": str, "label": str, "value": (int, float), "unit": str,
+                "format": str, "self_reported": bool}
+
+
+def check_cited(path: Path) -> None:
+    doc, works = read_config(path, "works")
+    name = path.as_posix()
+    for wid, w in works.items():
+        for key in ("work", "version"):
+            if not isinstance(w, dict) or not isinstance(w.get(key), str) or not w[key].strip():
+                raise InputError(f"{name}: field works.{wid}.{key} must be a non-empty string")
+    numbers = doc.get("numbers")
+    if not isinstance(numbers, list):
+        raise InputError(f"{name}: field numbers must be a list")
+    seen = set()
+    for i, entry in enumerate(numbers):
+        for key, kind in CITED_FIELDS.items():
+            value = entry.get(key) if isinstance(entry, dict) else None
+            if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
+                raise InputError(f"{name}: field numbers[{i}].{key} is missing or of the wrong type")
+        if entry["value"] < 0:
+            raise InputError(f"{name}: field numbers[{i}].value must not be negative")
+        if entry["format"] not in ("int", "f1", "f2", "f3"):
+            raise InputError(f"{name}: field numbers[{i}].format must be one of int, f1, f2, f3")
+        if entry["work_id"] not in works:
+            raise InputError(f"{name}: field numbers[{i}].work_id names no entry of works")
+        if entry["id"] in seen:
+            raise InputError(f"{name}: field numbers[{i}].id repeats {entry['id']!r}")
+        seen.add(entry["id"])
+
+
+def check_all(root: Path = Path(".")) -> None:
+    from scripts.bench.records import check_record
+    from scripts.tokens.counts import load_passages
+    from scripts.tokens.files import cached_file, load_config, verify
+
+    load(root / "anchor-model.json")
+    check_cited(root / "precomputed" / "cited.json")
+    tokenizers = load_config(root / "config" / "tokenizers.json")
+    for tid, entry in tokenizers["tokenizers"].items():  # a tampered cache file must not slip through
+        for inner, digest in entry["files"].items():
+            cached = root / cached_file(tid, inner)
+            if cached.exists():
+                verify(cached, digest)
+    load_passages(root / "config" / "passages.json")
+    for record in sorted((root / "precomputed" / "bench").glob("*.json")):
+        check_record(read_json(record), record.relative_to(root).as_posix())

@@ -1,0 +1,194 @@
+"""Audit the built page: every number shown resolves to a provenance record, and every record holds up.
+
+  python -m scripts.audit [--site site] [--data precomputed]        (what `make audit` and CI run)
+
+Regenerates nothing. Checks, each reported with what failed and where:
+  1. numbers   every number in the page's text and chart titles sits in a [data-prov] element whose record exists
+  2. derived   each derived record names its formula and inputs; recomputing it gives the shown value
+  3. measured  each measured record names machine, date, runs and spread; its file's sha256 matches the manifest
+  4. cited     each cited record names work, version and place; self-reported claims say so
+  5. manifest  every hash in precomputed/MANIFEST.json matches its file (stale files are named)
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import importlib
+import json
+import sys
+from pathlib import Path
+
+from scripts.page.display import format_number
+from scripts.page.scan import page_numbers, spec_titles, unregistered_numbers
+
+CHECKS = ("numbers", "derived", "measured", "cited", "manifest")
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def load_records(data: Path) -> dict:
+    records = {}
+    for name in ("precomputed.json", "tokenizer_counts.json", "bench_medians.json"):
+        path = data / name
+        if path.exists():
+            records.update(json.loads(path.read_text(encoding="utf-8")).get("provenance", {}))
+    return records
+
+
+def check_numbers(html: str, records: dict) -> list[str]:
+    problems = []
+    shown = page_numbers(html)
+    for rid, text, where in shown:
+        if rid not in records:
+            problems.append(f"{where}: data-prov={rid!r} has no provenance record")
+        elif text.strip() and text.strip() != records[rid]["display"]:
+            problems.append(f"{where}: shows {text.strip()!r} but record {rid} displays {records[rid]['display']!r}")
+    problems += [f"{where}: number {num!r} is not inside a [data-prov] element" for num, where in
+                 unregistered_numbers(html)]
+    for title, where in spec_titles(html):
+        problems += [f"{where}: chart title {title!r} contains number {num!r}" for num, _ in
+                     unregistered_numbers(f"<p>{title}</p>")]
+    return problems
+
+
+def recompute(rec: dict, records: dict, root: Path) -> float | None:
+    """The record's value recomputed from its named formula and inputs; None when it cannot be recomputed here."""
+    module, _, name = rec["formula"].partition(":")
+    if module in ("scripts.model.roofline", "scripts.model.timeline", "scripts.model.readouts"):
+        from scripts.record.anchor_file import load
+
+        anchor, _ = load(root / "anchor-model.json")
+        result = getattr(importlib.import_module(module), name)(anchor, **rec["args"])
+        return (result[rec["key"]] if "key" in rec else result) * rec["scale"]
+    if rec["inputs"] and all(i in records for i in rec["inputs"]):  # a formula over other records, in order
+        return getattr(importlib.import_module(module), name)(*(records[i]["value"] for i in rec["inputs"]))
+    if rec["formula"] == "builtins:len":
+        return _passage_value(rec, root, len)
+    if rec["formula"] == "str.encode:utf-8":
+        return _passage_value(rec, root, lambda t: len(t.encode("utf-8")))
+    if rec["formula"] == "scripts.bench.tinygpt:param_count":
+        from scripts.bench.tinygpt import Shape, TinyGPT, param_count
+
+        return param_count(TinyGPT(Shape(**rec["args"])))
+    return None
+
+
+def _passage_value(rec: dict, root: Path, fn) -> float:
+    path, field = rec["inputs"][0].split(" ")
+    pid = field.split(".")[1]
+    return fn(json.loads((root / path).read_text(encoding="utf-8"))["passages"][pid]["text"])
+
+
+def check_derived(records: dict, root: Path) -> tuple[list[str], int]:
+    problems, skipped = [], 0
+    for rid, rec in records.items():
+        if rec.get("kind") != "derived":
+            continue
+        missing = [k for k in ("formula", "inputs", "script") if not rec.get(k)]
+        if missing:
+            problems.append(f"{rid}: derived record names no {', '.join(missing)}")
+            continue
+        value = recompute(rec, records, root)
+        if value is None:
+            skipped += 1  # e.g. token counts, which need the tokenizer files (tests/test_tokenizers.py re-encodes)
+            continue
+        if format_number(value, rec["format"]) != rec["display"]:
+            problems.append(f"{rid}: recomputes to {format_number(value, rec['format'])} but shows {rec['display']}")
+    return problems, skipped
+
+
+def check_measured(records: dict, manifest: dict, root: Path) -> list[str]:
+    problems = []
+    inputs = manifest.get("inputs", {})
+    for rid, rec in records.items():
+        if rec.get("kind") != "measured":
+            continue
+        missing = [k for k in ("machine", "date", "runs", "spread", "file", "file_sha256") if not rec.get(k)]
+        if missing:
+            problems.append(f"{rid}: measured record names no {', '.join(missing)}")
+            continue
+        path = root / rec["file"]
+        if not path.exists():
+            problems.append(f"{rid}: measured file {rec['file']} is missing")
+        elif sha256(path) != rec["file_sha256"] or inputs.get(rec["file"]) != rec["file_sha256"]:
+            problems.append(f"{rid}: {rec['file']} does not match the hash in the record and the manifest "
+                            "(edited or re-measured without a rebuild)")
+    return problems
+
+
+def check_cited(records: dict) -> list[str]:
+    problems = []
+    for rid, rec in records.items():
+        kind = rec.get("kind")
+        if kind == "cited":
+            missing = [k for k in ("work", "version", "locator") if not str(rec.get(k) or "").strip()]
+            if missing:
+                problems.append(f"{rid}: cited record names no {', '.join(missing)}")
+            if not isinstance(rec.get("self_reported"), bool):
+                problems.append(f"{rid}: cited record does not say whether the claim is self-reported")
+        elif kind == "assumed" and not str(rec.get("assumption") or "").strip():
+            problems.append(f"{rid}: assumed value states no assumption")
+        elif kind not in ("derived", "measured", "cited", "assumed"):
+            problems.append(f"{rid}: unknown provenance kind {kind!r}")
+    return problems
+
+
+def check_manifest(manifest: dict, root: Path) -> list[str]:
+    problems = []
+    for group in ("inputs", "scripts", "outputs"):
+        for name, digest in manifest.get(group, {}).items():
+            path = root / name
+            if not path.exists():
+                problems.append(f"{name}: listed in the manifest ({group}) but missing")
+            elif sha256(path) != digest:
+                problems.append(f"{name}: stale — its sha256 differs from precomputed/MANIFEST.json ({group})")
+    return problems
+
+
+def audit(site: Path, data: Path, root: Path) -> dict[str, list[str]]:
+    index = site / "index.html"
+    if not index.exists():
+        return {"numbers": [f"{index} is missing: run `make site` first"]}
+    records = load_records(data)
+    manifest_path = data / "MANIFEST.json"
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.exists() else {}
+    derived, skipped = check_derived(records, root)
+    results = {
+        "numbers": check_numbers(index.read_text(encoding="utf-8"), records),
+        "derived": derived,
+        "measured": check_measured(records, manifest, root),
+        "cited": check_cited(records),
+        "manifest": check_manifest(manifest, root) if manifest else [f"{manifest_path} is missing"],
+    }
+    results["_counts"] = {"records": len(records), "derived_not_recomputed": skipped,
+                          "numbers_on_page": len(page_numbers(index.read_text(encoding="utf-8")))}
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--site", type=Path, default=Path("site"))
+    ap.add_argument("--data", type=Path, default=Path("precomputed"))
+    ap.add_argument("--root", type=Path, default=Path("."))
+    args = ap.parse_args(argv)
+    results = audit(args.site, args.data, args.root)
+    counts = results.pop("_counts", {})
+    print(f"{'check':<10} {'result':<8} problems")
+    for check in CHECKS:
+        problems = results.get(check, [])
+        print(f"{check:<10} {'ok' if not problems else 'FAIL':<8} {len(problems)}")
+    if counts:
+        print(f"({counts['numbers_on_page']} numbers on the page, {counts['records']} provenance records, "
+              f"{counts['derived_not_recomputed']} derived records checked by the tokenizer tests instead)")
+    failed = [(c, p) for c in CHECKS for p in results.get(c, [])]
+    for check, problem in failed[:50]:
+        print(f"  {check}: {problem}")
+    if len(failed) > 50:
+        print(f"  … and {len(failed) - 50} more")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,37 @@
+"""The anchor model's shape and hardware as one frozen record: what every formula in this package reads."""
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+
+@dataclass(frozen=True)
+class Anchor:
+    num_hidden_layers: int
+    full_attention_interval: int
+    hidden_size: int
+    intermediate_size: int
+    num_attention_heads: int
+    attn_output_gate: bool
+    num_key_value_heads: int
+    head_dim: int
+    linear_num_key_heads: int
+    linear_num_value_heads: int
+    linear_key_head_dim: int
+    linear_value_head_dim: int
+    linear_conv_kernel_dim: int
+    vocab_size: int
+    tie_word_embeddings: bool
+    max_position_embeddings: int
+    weight_bytes: int
+    kv_cache_bytes: int
+    recurrent_state_bytes: int
+    hbm_bytes: float
+    hbm_bandwidth_bytes_per_s: float
+    peak_bf16_flops: float
+    runtime_reserve_bytes: float
+    pd_link_bytes_per_s: float
+
+
+def anchor_from(data: dict) -> Anchor:
+    flat = {**{k: v["value"] for k, v in data["model"].items()}, **{k: v["value"] for k, v in data["hardware"].items()}}
+    return Anchor(**{f.name: flat[f.name] for f in fields(Anchor)})

@@ -1,0 +1,163 @@
+"""Roofline math for one decode or prefill step of the hybrid anchor model. Pure: no I/O.
+
+Hybrid attention is first-class: only the full-attention layers keep a per-token KV cache; the
+Gated DeltaNet (linear) layers keep a fixed-size recurrent state per request, read and written
+once per decode step. Every function is an upper bound on speed (a roofline), not a measurement.
+"""
+from __future__ import annotations
+
+import math
+
+from scripts.model.anchor import Anchor
+
+
+def full_attention_layers(a: Anchor) -> int:
+    return a.num_hidden_layers // a.full_attention_interval
+
+
+def linear_attention_layers(a: Anchor) -> int:
+    return a.num_hidden_layers - full_attention_layers(a)
+
+
+def full_attention_layer_params(a: Anchor) -> int:
+    q_width = a.num_attention_heads * a.head_dim
+    q_out = q_width * (2 if a.attn_output_gate else 1)
+    kv_out = 2 * a.num_key_value_heads * a.head_dim
+    qk_norms = 2 * a.head_dim
+    return a.hidden_size * (q_out + kv_out) + q_width * a.hidden_size + qk_norms
+
+
+def linear_attention_layer_params(a: Anchor) -> int:
+    key_dim = a.linear_num_key_heads * a.linear_key_head_dim
+    value_dim = a.linear_num_value_heads * a.linear_value_head_dim
+    in_qkvz = a.hidden_size * (2 * key_dim + 2 * value_dim)
+    in_ba = a.hidden_size * 2 * a.linear_num_value_heads  # per-head beta and decay gates
+    conv = (2 * key_dim + value_dim) * a.linear_conv_kernel_dim
+    per_head = 2 * a.linear_num_value_heads  # A_log and dt_bias
+    out = value_dim * a.hidden_size
+    return in_qkvz + in_ba + conv + per_head + a.linear_value_head_dim + out
+
+
+def mlp_params(a: Anchor) -> int:
+    return 3 * a.hidden_size * a.intermediate_size
+
+
+def embedding_params(a: Anchor) -> int:
+    return a.vocab_size * a.hidden_size
+
+
+def total_params(a: Anchor) -> int:
+    per_layer_common = mlp_params(a) + 2 * a.hidden_size  # MLP and two RMSNorms
+    layers = (full_attention_layers(a) * (full_attention_layer_params(a) + per_layer_common)
+              + linear_attention_layers(a) * (linear_attention_layer_params(a) + per_layer_common))
+    heads = embedding_params(a) * (1 if a.tie_word_embeddings else 2)
+    return layers + heads + a.hidden_size
+
+
+def params_read_per_step(a: Anchor) -> int:
+    """Everything but the input embedding table, of which a step reads only B rows (negligible)."""
+    return total_params(a) - (0 if a.tie_word_embeddings else embedding_params(a))
+
+
+def weight_bytes_total(a: Anchor) -> int:
+    return total_params(a) * a.weight_bytes
+
+
+def weight_bytes_read_per_step(a: Anchor) -> int:
+    return params_read_per_step(a) * a.weight_bytes
+
+
+def kv_bytes_per_token(a: Anchor) -> int:
+    return 2 * full_attention_layers(a) * a.num_key_value_heads * a.head_dim * a.kv_cache_bytes
+
+
+def state_bytes_per_request(a: Anchor) -> int:
+    return (linear_attention_layers(a) * a.linear_num_value_heads * a.linear_key_head_dim
+            * a.linear_value_head_dim * a.recurrent_state_bytes)
+
+
+def attention_flops_per_token_position(a: Anchor) -> int:
+    """FLOPs for one query attending to one cached position, over all full-attention layers (QK^T and PV)."""
+    return 4 * a.num_attention_heads * a.head_dim * full_attention_layers(a)
+
+
+def decode_step_bytes(a: Anchor, batch: float, context: float) -> float:
+    return weight_bytes_read_per_step(a) + batch * (context * kv_bytes_per_token(a) + 2 * state_bytes_per_request(a))
+
+
+def decode_step_flops(a: Anchor, batch: float, context: float) -> float:
+    return 2 * params_read_per_step(a) * batch + batch * context * attention_flops_per_token_position(a)
+
+
+def step_seconds(a: Anchor, step_bytes: float, step_flops: float) -> float:
+    return max(step_bytes / a.hbm_bandwidth_bytes_per_s, step_flops / a.peak_bf16_flops)
+
+
+def decode_step_seconds(a: Anchor, batch: float, context: float) -> float:
+    return step_seconds(a, decode_step_bytes(a, batch, context), decode_step_flops(a, batch, context))
+
+
+def decode_throughput_tok_s(a: Anchor, batch: float, context: float) -> float:
+    return batch / decode_step_seconds(a, batch, context)
+
+
+def per_user_tok_s(a: Anchor, batch: float, context: float) -> float:
+    return 1.0 / decode_step_seconds(a, batch, context)
+
+
+def bytes_per_request(a: Anchor, context: float) -> float:
+    return context * kv_bytes_per_token(a) + state_bytes_per_request(a)
+
+
+def free_bytes_for_requests(a: Anchor) -> float:
+    return a.hbm_bytes - weight_bytes_total(a) - a.runtime_reserve_bytes
+
+
+def max_batch_by_memory(a: Anchor, context: float) -> int:
+    """Requests whose KV cache and state fit beside the weights; 0 when not even one fits."""
+    return max(0, math.floor(free_bytes_for_requests(a) / bytes_per_request(a, context)))
+
+
+def max_batch_under_slo(a: Anchor, context: float, tpot_slo_s: float) -> int:
+    """Largest batch within memory whose decode step meets the TPOT target (0 if none does).
+
+    Step time rises monotonically with batch, so the answer is a closed form per roof, then clamped.
+    """
+    cap = max_batch_by_memory(a, context)
+    per_req_bytes = context * kv_bytes_per_token(a) + 2 * state_bytes_per_request(a)
+    by_bytes = (tpot_slo_s * a.hbm_bandwidth_bytes_per_s - weight_bytes_read_per_step(a)) / per_req_bytes
+    per_req_flops = 2 * params_read_per_step(a) + context * attention_flops_per_token_position(a)
+    by_flops = tpot_slo_s * a.peak_bf16_flops / per_req_flops
+    return max(0, min(cap, math.floor(min(by_bytes, by_flops))))
+
+
+def prefill_flops(a: Anchor, prompt: float) -> float:
+    """Whole prompt in one step; causal attention touches about P^2/2 query-key pairs."""
+    return 2 * params_read_per_step(a) * prompt + prompt * prompt / 2 * attention_flops_per_token_position(a)
+
+
+def prefill_bytes(a: Anchor, prompt: float) -> float:
+    return weight_bytes_read_per_step(a) + prompt * kv_bytes_per_token(a) + state_bytes_per_request(a)
+
+
+def prefill_seconds(a: Anchor, prompt: float) -> float:
+    return step_seconds(a, prefill_bytes(a, prompt), prefill_flops(a, prompt))
+
+
+def mixed_step_seconds(a: Anchor, decoders: float, context: float, chunk: float, chunk_start: float) -> float:
+    """One step carrying a prefill chunk [chunk_start, chunk_start + chunk) plus one token per running decoder."""
+    step_bytes = (decode_step_bytes(a, decoders, context) + (chunk_start + chunk) * kv_bytes_per_token(a)
+                  + 2 * state_bytes_per_request(a))
+    chunk_pairs = chunk * chunk_start + chunk * chunk / 2  # each chunk token sees all earlier positions
+    step_flops = (decode_step_flops(a, decoders, context) + 2 * params_read_per_step(a) * chunk
+                  + chunk_pairs * attention_flops_per_token_position(a))
+    return step_seconds(a, step_bytes, step_flops)
+
+
+def transfer_seconds(a: Anchor, prompt: float) -> float:
+    """P/D disaggregation: ship the new request's KV cache and recurrent state to the decode GPU."""
+    return bytes_per_request(a, prompt) / a.pd_link_bytes_per_s
+
+
+def throughput_gain_over_batch1(a: Anchor, batch: float, context: float) -> float:
+    return decode_throughput_tok_s(a, batch, context) / decode_throughput_tok_s(a, 1, context)

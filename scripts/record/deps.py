@@ -1,0 +1,66 @@
+"""Which library files a rule's entry script depends on, read from its imports (so the Snakefile cannot drift).
+
+A rule's code inputs are its entry script plus every `scripts.*` module it reaches through imports, directly
+or through other modules (lazy imports inside functions count), with each package's `__init__.py` and any data
+file a reached module names by file name (the anchor schema). Editing a module reruns exactly the rules whose
+scripts reach it, and nothing else.
+"""
+from __future__ import annotations
+
+import ast
+from functools import cache
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _module_file(module: str) -> Path | None:
+    base = ROOT.joinpath(*module.split("."))
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _imports_and_names(path: Path) -> tuple[set[str], set[str]]:
+    """`scripts.*` modules named by import statements anywhere in the file, and its string literals."""
+    modules, strings = set(), set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            modules.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            modules.add(node.module)
+            modules.update(f"{node.module}.{alias.name}" for alias in node.names)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            strings.add(node.value)
+    return {m for m in modules if m.startswith("scripts.")}, strings
+
+
+def _with_parents(path: Path) -> list[Path]:
+    """A module and the `__init__.py` of every package above it, which Python imports first."""
+    out = [path]
+    for parent in path.relative_to(ROOT).parents:
+        init = ROOT / parent / "__init__.py"
+        if parent.parts and parent.parts[0] == "scripts" and init.is_file():
+            out.append(init)
+    return out
+
+
+@cache
+def code_inputs(script: str) -> tuple[str, ...]:
+    """`script` (relative to the repo root) and every file it reaches, relative to the repo root, sorted."""
+    seen: set[Path] = set()
+    todo = [ROOT / script]
+    while todo:
+        path = todo.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        modules, strings = _imports_and_names(path)
+        for module in modules:
+            target = _module_file(module)
+            if target:
+                todo.extend(p for p in _with_parents(target) if p not in seen)
+        data = [p for p in path.parent.rglob("*.json") if p.name in strings]  # e.g. the anchor schema
+        seen.update(data)
+    return tuple(sorted(p.relative_to(ROOT).as_posix() for p in seen))

@@ -1,0 +1,98 @@
+"""Count each lesson passage under each pinned tokenizer: rows and one provenance record per number."""
+
+from importlib import metadata
+from pathlib import Path
+
+from scripts.page.display import format_number
+from scripts.record.inputs import InputError, read_json
+from scripts.tokens.files import cached_file, load_config, load_tokenizer
+
+SCRIPT = "scripts/tokenizer_counts.py"
+CHARS_PASSAGE = "zh"  # the tok/s -> chars/s slider converts at the Chinese paragraph's chars per token
+
+
+def load_passages(path: Path) -> dict:
+    doc = read_json(path)
+    passages = doc.get("passages") if isinstance(doc, dict) else None
+    if not isinstance(passages, dict) or not passages:
+        raise InputError(f"{path}: field passages must be a non-empty object")
+    for pid, p in passages.items():
+        if not isinstance(p, dict) or not isinstance(p.get("text"), str) or not p["text"]:
+            raise InputError(f"{path}: field passages.{pid}.text must be a non-empty string")
+    slider = doc.get("tok_s_slider", {})
+    if not all(isinstance(slider.get(k), int | float) and slider[k] > 0 for k in ("value", "min", "max")) or \
+            not slider["min"] <= slider["value"] <= slider["max"]:
+        raise InputError(f"{path}: field tok_s_slider needs positive value, min, max with min <= value <= max")
+    return doc
+
+
+def record(rid, value, unit, fmt, label, inputs, formula="scripts.tokens.counts:count"):
+    """A derived record; when `inputs` are record ids they are in the order `formula` takes them."""
+    return {"id": rid, "kind": "derived", "label": label, "value": value, "unit": unit, "format": fmt,
+            "display": format_number(value, fmt), "formula": formula, "args": {}, "scale": 1.0, "inputs": inputs,
+            "script": SCRIPT}
+
+
+def count(cfg_path: Path, passages_path: Path) -> dict:
+    cfg, doc = load_config(cfg_path), load_passages(passages_path)
+    anchor_tid, passages = cfg["anchor_tokenizer"], doc["passages"]
+    toks = {tid: load_tokenizer(tid, entry) for tid, entry in cfg["tokenizers"].items()}
+    rows, prov = [], {}
+    for pid, p in passages.items():
+        text = p["text"]
+        src = f"{passages_path.as_posix()} passages.{pid}.text"
+        n_anchor = len(toks[anchor_tid].encode(text, add_special_tokens=False).ids)
+        prov[f"tokens.{pid}.chars"] = record(f"tokens.{pid}.chars", len(text), "字符", "int", f"{p['title']} 的字符数",
+                                             [src], "builtins:len")
+        prov[f"tokens.{pid}.utf8_bytes"] = record(f"tokens.{pid}.utf8_bytes", len(text.encode()), "B", "int",
+                                                  f"{p['title']} 的 UTF-8 字节数", [src], "str.encode:utf-8")
+        for tid, tok in toks.items():
+            n = len(tok.encode(text, add_special_tokens=False).ids)
+            rows.append({"passage_id": pid, "tokenizer_id": tid, "chars": len(text), "utf8_bytes": len(text.encode()),
+                         "tokens": n})
+            files = [f"{cached_file(tid, inner).as_posix()} sha256:{digest}"
+                     for inner, digest in cfg["tokenizers"][tid]["files"].items()]
+            base = f"tokens.{pid}.{tid}"
+            label = f"{p['title']} · {cfg['tokenizers'][tid]['label']}"
+            prov[f"{base}.tokens"] = record(f"{base}.tokens", n, "token", "int", f"{label} 的 token 数", [src, *files])
+            prov[f"{base}.chars_per_token"] = record(f"{base}.chars_per_token", chars_per_token(len(text), n),
+                                                     "字符/token", "f2", f"{label} 每个 token 的字符数",
+                                                     [f"tokens.{pid}.chars", f"{base}.tokens"],
+                                                     "scripts.tokens.counts:chars_per_token")
+            prov[f"{base}.ratio_to_anchor"] = record(
+                f"{base}.ratio_to_anchor", ratio(n, n_anchor), "×", "f2", f"{label} 的 token 数 ÷ 锚点词表",
+                [f"{base}.tokens", f"tokens.{pid}.{anchor_tid}.tokens"], "scripts.tokens.counts:ratio")
+    slider = doc["tok_s_slider"]
+    for key in ("value", "min", "max"):
+        rid = "tokens.slider.tok_s" + ("" if key == "value" else f".{key}")
+        prov[rid] = {"id": rid, "kind": "assumed", "label": f"token/s 滑块 {key}", "value": slider[key],
+                     "unit": "token/s", "format": "int", "display": format_number(slider[key], "int"),
+                     "assumption": slider.get("source", "slider setting")}
+    for tid in toks:
+        n = next(r["tokens"] for r in rows if r["passage_id"] == CHARS_PASSAGE and r["tokenizer_id"] == tid)
+        value = chars_per_second(slider["value"], len(passages[CHARS_PASSAGE]["text"]), n)
+        rid = f"readout.chars_per_s.{tid}"
+        prov[rid] = record(rid, value, "字/秒", "int",
+                           f"{cfg['tokenizers'][tid]['label']}:token/s 折算成字/秒(默认滑块)",
+                           ["tokens.slider.tok_s", f"tokens.{CHARS_PASSAGE}.chars",
+                            f"tokens.{CHARS_PASSAGE}.{tid}.tokens"],
+                           "scripts.tokens.counts:chars_per_second")
+    meta = {tid: {k: e[k] for k in ("label", "registry", "package", "version", "license", "files")}
+            for tid, e in cfg["tokenizers"].items()}
+    return {"schema_version": 1, "anchor_tokenizer": anchor_tid, "chars_passage": CHARS_PASSAGE,
+            "tokenizers_library": f"tokenizers {metadata.version('tokenizers')}", "tokenizers": meta,
+            "tokenizer_order": list(toks), "passages": {pid: p["text"] for pid, p in passages.items()},
+            "passage_titles": {pid: p["title"] for pid, p in passages.items()}, "rows": rows,
+            "tok_s_slider": slider, "provenance": prov}
+
+
+def chars_per_token(chars: int, tokens: int) -> float:
+    return chars / tokens
+
+
+def ratio(tokens: int, anchor_tokens: int) -> float:
+    return tokens / anchor_tokens
+
+
+def chars_per_second(tok_s: float, chars: int, tokens: int) -> float:
+    return tok_s * chars / tokens

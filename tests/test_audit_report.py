@@ -1,0 +1,110 @@
+"""The audit catches what it exists to catch: a planted unregistered number, a wrong derived value,
+a tampered measured file, a cited record with no locator, and stale data."""
+import json
+import shutil
+
+import pytest
+
+from scripts.audit.report import audit, main
+from tests.conftest import ROOT
+
+
+@pytest.fixture
+def copy(tmp_path):
+    """A scratch copy of what the audit reads: the built site, precomputed/ and the inputs it hashes."""
+    if not (ROOT / "site" / "index.html").exists():
+        pytest.fail("site/index.html is missing: run `make site` first")
+    manifest = json.loads((ROOT / "precomputed" / "MANIFEST.json").read_text(encoding="utf-8"))
+    for group in ("inputs", "scripts", "outputs"):
+        for name in manifest[group]:
+            (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, tmp_path / name)
+    shutil.copytree(ROOT / "site", tmp_path / "site")
+    shutil.copytree(ROOT / "precomputed", tmp_path / "precomputed", dirs_exist_ok=True)
+    return tmp_path
+
+
+def run(root):
+    return audit(root / "site", root / "precomputed", root)
+
+
+def failures(results):
+    return {k: v for k, v in results.items() if not k.startswith("_") and v}
+
+
+def test_the_committed_build_passes(copy):
+    assert failures(run(copy)) == {}
+
+
+def test_planted_unregistered_number_fails_with_its_location(copy):
+    index = copy / "site" / "index.html"
+    html = index.read_text(encoding="utf-8")
+    index.write_text(html.replace("<h1>", "<h1>快了 42 倍:", 1), encoding="utf-8")
+    problems = failures(run(copy))
+    assert list(problems) == ["numbers"]
+    assert any("'42'" in p and "line" in p for p in problems["numbers"])
+
+
+def test_number_that_disagrees_with_its_record_fails(copy):
+    index = copy / "site" / "index.html"
+    html = index.read_text(encoding="utf-8")
+    marker = 'data-prov="frontier.c4096.b58.throughput_tok_s"'
+    start = html.index(marker)
+    html = html[:start] + html[start:].replace(">2,304<", ">2,305<", 1)
+    index.write_text(html, encoding="utf-8")
+    assert any("2,305" in p for p in failures(run(copy))["numbers"])
+
+
+def test_planted_wrong_derived_value_fails(copy):
+    path = copy / "precomputed" / "precomputed.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["provenance"]["slo.20ms.max_batch"]["display"] = "28"
+    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    problems = failures(run(copy))
+    assert any(p.startswith("slo.20ms.max_batch: recomputes to 27 but shows 28") for p in problems["derived"])
+    assert any("precomputed/precomputed.json: stale" in p for p in problems["manifest"])
+
+
+def test_changed_anchor_input_is_caught(copy):
+    path = copy / "anchor-model.json"
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc["hardware"]["hbm_bandwidth_bytes_per_s"]["value"] = 4.8e12
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    problems = failures(run(copy))
+    assert any("frontier.c4096.b58.step_ms: recomputes to" in p for p in problems["derived"])
+    assert any(p.startswith("anchor-model.json: stale") for p in problems["manifest"])
+
+
+def test_tampered_measured_file_fails(copy):
+    bench = sorted((copy / "precomputed" / "bench").glob("*.json"))
+    if not bench:
+        pytest.skip("no benchmark record committed")
+    bench[0].write_text(bench[0].read_text(encoding="utf-8").replace('"runs": 5', '"runs": 6', 1), encoding="utf-8")
+    problems = failures(run(copy))
+    assert any("does not match the hash" in p for p in problems["measured"])
+
+
+def test_cited_record_without_locator_fails(copy):
+    path = copy / "precomputed" / "precomputed.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["provenance"]["cited.distserve.more_requests_x"]["locator"] = ""
+    data["provenance"]["cited.sarathi.yi34b_x"].pop("self_reported")
+    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    problems = failures(run(copy))["cited"]
+    assert "cited.distserve.more_requests_x: cited record names no locator" in problems
+    assert any(p.startswith("cited.sarathi.yi34b_x: cited record does not say") for p in problems)
+
+
+def test_unknown_provenance_id_on_the_page_fails(copy):
+    index = copy / "site" / "index.html"
+    html = index.read_text(encoding="utf-8")
+    index.write_text(html.replace('data-prov="mem.cap.c4096"', 'data-prov="mem.cap.nowhere"', 1), encoding="utf-8")
+    assert any("'mem.cap.nowhere' has no provenance record" in p for p in failures(run(copy))["numbers"])
+
+
+def test_command_exits_non_zero_and_prints_a_table(copy, capsys):
+    (copy / "precomputed" / "cited.json").write_text("{}", encoding="utf-8")
+    code = main(["--site", str(copy / "site"), "--data", str(copy / "precomputed"), "--root", str(copy)])
+    out = capsys.readouterr().out
+    assert code == 1
+    assert "manifest   FAIL" in out and "precomputed/cited.json: stale" in out

@@ -1,0 +1,112 @@
+"""The tree reads like the pipeline: rule entry scripts at the top of scripts/, libraries in packages, no cycles."""
+import ast
+import re
+from pathlib import Path
+
+from tests.conftest import ROOT
+
+SCRIPTS = ROOT / "scripts"
+
+
+def rule_scripts() -> dict[str, str]:
+    """rule name -> its `script:` path, read from the Snakefile's text."""
+    text = (ROOT / "Snakefile").read_text(encoding="utf-8")
+    return dict(re.findall(r"^rule (\w+):\n(?:(?!^rule ).*\n)*?\s+script:\n\s+\"([^\"]+)\"", text, re.M))
+
+
+def module_name(path: Path) -> str:
+    rel = path.relative_to(ROOT).with_suffix("")
+    parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
+    return ".".join(parts)
+
+
+def import_graph() -> dict[str, set[str]]:
+    """module -> the `scripts.*` modules it imports anywhere (function-level imports included)."""
+    modules = {module_name(p): p for p in SCRIPTS.rglob("*.py")}
+    graph = {}
+    for name, path in modules.items():
+        edges = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            named = []
+            if isinstance(node, ast.Import):
+                named = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                named = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            edges.update(m for m in named if m in modules and m != name and not name.startswith(m + "."))
+        graph[name] = edges
+    return graph
+
+
+def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if state.get(nxt) == 1:
+                return stack[stack.index(nxt):] + [nxt]
+            if nxt not in state and (found := visit(nxt)):
+                return found
+        stack.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (found := visit(node)):
+            return found
+    return None
+
+
+def package_of(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 2 or (len(parts) == 2 and (SCRIPTS / parts[1]).is_dir()) else "(top)"
+
+
+def test_top_of_scripts_holds_only_rule_entry_scripts():
+    top = {p.relative_to(ROOT).as_posix() for p in SCRIPTS.glob("*.py") if p.name != "__init__.py"}
+    assert top == set(rule_scripts().values())
+    for script in top:
+        lines = (ROOT / script).read_text(encoding="utf-8").splitlines()
+        assert len(lines) <= 30, f"{script} has {len(lines)} lines: a rule's entry script stays thin"
+
+
+def test_each_rule_script_is_named_after_its_rule():
+    for rule, script in rule_scripts().items():
+        expected = "gen_c13_precomputed" if rule == "precomputed" else rule  # the course's naming convention
+        assert Path(script).stem == expected, (rule, script)
+
+
+def test_every_package_says_what_it_owns_and_must_not_do():
+    packages = [p for p in SCRIPTS.iterdir() if p.is_dir() and (p / "__init__.py").is_file()]
+    assert {p.name for p in packages} >= {"model", "record", "page", "tokens", "bench", "lesson", "audit"}
+    for pkg in packages:
+        doc = ast.get_docstring(ast.parse((pkg / "__init__.py").read_text(encoding="utf-8")))
+        assert doc and len([line for line in doc.splitlines() if line.strip()]) >= 2, pkg.name
+
+
+def test_no_import_cycle_between_modules():
+    assert find_cycle(import_graph()) is None
+
+
+def test_no_import_cycle_between_packages():
+    graph: dict[str, set[str]] = {}
+    for module, targets in import_graph().items():
+        src = package_of(module)
+        graph.setdefault(src, set()).update(package_of(t) for t in targets if package_of(t) != src)
+    assert find_cycle(graph) is None, graph
+
+
+def test_model_package_is_pure():
+    """The math imports nothing else of the kit and touches no file."""
+    for path in (SCRIPTS / "model").glob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        imported = {m for m in re.findall(r"^\s*(?:from|import) (scripts\.\w+)", text, re.M)}
+        assert imported <= {"scripts.model"}, (path.name, imported)
+        assert not re.search(r"\bopen\(|read_text|write_text|read_bytes|write_bytes", text), path.name
+
+
+def test_cycle_finder_finds_a_cycle():
+    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert find_cycle({"a": {"b"}, "b": set()}) is None

@@ -1,0 +1,227 @@
+"""The lesson page in a real browser: charts render offline, readouts equal the Python math, clicks work."""
+import itertools
+import json
+import math
+
+import pytest
+
+from scripts.model.readouts import readouts
+from tests.browser import ARTIFACTS, CHROMIUM, FLAGS, open_page, serve
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.browser
+SITE = ROOT / "site"
+CHARTS = ("frontier", "timeline", "tokens", "bench_total", "bench_steps")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    if not (SITE / "index.html").exists():
+        pytest.fail("site/index.html is missing: run `make site` first")
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="module")
+def lesson(browser):
+    page, watch = open_page(browser, (SITE / "index.html").as_uri())
+    yield page, watch
+    page.close()
+
+
+def set_sliders(page, **values):
+    page.evaluate("v => window.lessonSet(v)", values)
+
+
+def shown(page) -> dict:
+    return page.evaluate("""() => Object.fromEntries([...document.querySelectorAll('[data-readout]')]
+        .map(e => [e.dataset.readout, {value: Number(e.dataset.value), text: e.textContent}]))""")
+
+
+def test_every_chart_renders_without_errors_or_requests(lesson):
+    page, watch = lesson
+    views = page.evaluate("Object.keys(window.lessonViews)")
+    assert sorted(views) == sorted(CHARTS)
+    for chart in CHARTS:
+        assert page.locator(f"#chart-{chart} svg, #chart-{chart} canvas").count() >= 1, chart
+    assert watch.errors == []
+    assert [u for u in watch.requests if not u.startswith("file://")] == []
+
+
+GRID = list(itertools.product([1024, 4096, 32768, 131072], [1, 27, 58, 512], [5, 20, 30, 100],
+                              [1024, 32768, 131072], [128, 512, 16384]))[::7]
+
+
+def test_readouts_equal_the_python_functions_on_a_grid(lesson, anchor):
+    page, _ = lesson
+    assert len(GRID) >= 60
+    for ctx, batch, slo, prompt, chunk in GRID:
+        set_sliders(page, context_tokens=ctx, batch=batch, tpot_slo_ms=slo, prompt_tokens=prompt, chunk_tokens=chunk)
+        expected = readouts(anchor, batch=batch, context_tokens=ctx, tpot_slo_ms=slo, prompt_tokens=prompt,
+                            chunk_tokens=chunk)
+        got = shown(page)
+        for name, want in expected.items():
+            assert name in got, name
+            assert got[name]["value"] == pytest.approx(want, rel=1e-6, abs=1e-9), (name, ctx, batch, slo, prompt, chunk)
+
+
+def test_readout_text_is_the_rounded_value(lesson):
+    page, _ = lesson
+    set_sliders(page, context_tokens=4096, batch=58, tpot_slo_ms=20, prompt_tokens=32768, chunk_tokens=512)
+    got = shown(page)
+    assert got["max_batch_slo"]["text"] == "27"
+    assert got["throughput_at_slo_tok_s"]["text"] == "1,357"
+    assert got["max_batch_mem"]["text"] == "58"
+    assert got["step_ms_at_batch"]["text"] == "25.2"
+    assert got["whole_prefill_stall_s"]["text"] == "1.91"
+    assert got["chunked_ttft_s"]["text"] == "2.11"
+    assert got["running_users"]["text"] == "57"
+
+
+def test_the_seeds_try_this_cases(lesson):
+    page, _ = lesson
+    set_sliders(page, context_tokens=4096, batch=58, tpot_slo_ms=30, prompt_tokens=32768, chunk_tokens=512)
+    got = shown(page)
+    assert got["max_batch_slo"]["text"] == "58" and got["per_user_tok_s_at_slo"]["text"] == "40"
+    set_sliders(page, context_tokens=32768, tpot_slo_ms=20)
+    got = shown(page)
+    assert got["max_batch_mem"]["text"] == "10"
+    assert got["throughput_at_slo_tok_s"]["value"] < 1357 / 2
+    set_sliders(page, context_tokens=4096, chunk_tokens=8192)
+    long_chunk = shown(page)
+    assert long_chunk["chunked_max_step_ms"]["value"] > 36.2 and long_chunk["chunked_ttft_s"]["value"] < 2.1
+    set_sliders(page, prompt_tokens=131072)
+    assert shown(page)["whole_prefill_stall_s"]["value"] > 10
+
+
+def test_extreme_sliders_never_show_nan_infinity_or_negatives(lesson):
+    page, _ = lesson
+    sc = json.loads((ROOT / "precomputed" / "precomputed.json").read_text(encoding="utf-8"))["scenario"]
+    names = ["context_tokens", "batch", "tpot_slo_ms", "prompt_tokens", "chunk_tokens"]
+    for combo in itertools.product(*[(sc[n]["min"], sc[n]["max"]) for n in names]):
+        set_sliders(page, **dict(zip(names, combo, strict=True)), tok_s=200)
+        for name, r in shown(page).items():
+            assert math.isfinite(r["value"]) and r["value"] >= 0, (name, combo, r)
+            assert "NaN" not in r["text"] and "Infinity" not in r["text"] and "-" not in r["text"], (name, r)
+
+
+def test_batch_slider_is_clamped_to_the_memory_cap(lesson):
+    page, _ = lesson
+    set_sliders(page, context_tokens=131072, batch=512)
+    assert page.locator('input[data-param="batch"]').get_attribute("max") == "2"
+    assert shown(page)["effective_batch"]["value"] == 2
+
+
+def test_real_slider_input_updates_readouts(lesson):
+    page, _ = lesson
+    set_sliders(page, context_tokens=4096, batch=58, tpot_slo_ms=20)
+    slider = page.locator('input[data-param="tpot_slo_ms"]')
+    slider.focus()
+    for _ in range(10):
+        page.keyboard.press("ArrowRight")
+    assert page.evaluate("window.lessonState().tpot_slo_ms") == 30
+    assert shown(page)["max_batch_slo"]["text"] == "58"
+
+
+def test_token_slider_converts_to_characters_per_second(lesson):
+    page, _ = lesson
+    counts = json.loads((ROOT / "precomputed" / "tokenizer_counts.json").read_text(encoding="utf-8"))
+    set_sliders(page, tok_s=100)
+    got = shown(page)
+    for row in counts["rows"]:
+        if row["passage_id"] == counts["chars_passage"]:
+            want = 100 * row["chars"] / row["tokens"]
+            assert got[f"chars_per_s.{row['tokenizer_id']}"]["value"] == pytest.approx(want, rel=1e-9)
+
+
+def test_clicking_a_number_shows_its_provenance(lesson):
+    page, _ = lesson
+    page.locator('[data-prov="frontier.c4096.b58.throughput_tok_s"]').first.click()
+    pop = page.locator("#prov-pop")
+    assert pop.is_visible()
+    assert "frontier.c4096.b58.throughput_tok_s" in pop.inner_text()
+    assert "scripts.model.roofline:decode_throughput_tok_s" in pop.inner_text()
+    page.keyboard.press("Escape")
+    assert not pop.is_visible()
+
+
+@pytest.mark.parametrize("group, button, panel", [
+    ("path", "decode", "decode"), ("path", "kvcache", "kvcache"), ("path", "tokenize", "tokenize"),
+    ("formula", "tpot", "tpot"), ("formula", "n", "n"), ("formula", "e2e", "e2e"),
+    ("design", "fails", "fails"), ("design", "fix", "fix"), ("design", "naive", "naive"),
+])
+def test_teaching_widgets_switch_panels(lesson, group, button, panel):
+    page, _ = lesson
+    page.locator(f'button[data-group="{group}"][data-explain="{button}"]').click()
+    panels = page.locator(f'[data-panel-group="{group}"]')
+    visible = [panels.nth(i).get_attribute("data-panel") for i in range(panels.count()) if panels.nth(i).is_visible()]
+    assert visible == [panel]
+    pressed = page.locator(f'button[data-group="{group}"][data-explain="{button}"]').get_attribute("aria-pressed")
+    assert pressed == "true"
+
+
+def test_request_path_shows_live_anchor_quantities(lesson):
+    page, _ = lesson
+    set_sliders(page, context_tokens=4096, batch=58, prompt_tokens=32768)
+    page.locator('button[data-group="path"][data-explain="decode"]').click()
+    text = page.locator('[data-panel="decode"]').inner_text()
+    assert "25.2" in text  # the step time at batch 58, context 4,096
+
+
+def test_served_over_http_makes_no_foreign_request(browser):
+    with serve(SITE) as base:
+        page, watch = open_page(browser, f"{base}/index.html")
+        page.close()
+    assert watch.errors == []
+    assert [u for u in watch.requests if not u.startswith(base)] == []
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_screenshots(browser, width):
+    ARTIFACTS.mkdir(exist_ok=True)
+    page, watch = open_page(browser, (SITE / "index.html").as_uri(), width=width)
+    overflow = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+    page.screenshot(path=str(ARTIFACTS / f"lesson-{width}.png"), full_page=True)
+    page.close()
+    assert overflow <= 1, f"page is {overflow}px wider than a {width}px screen"
+    assert watch.errors == []
+
+
+def test_provenance_page_links_both_ways(browser):
+    page = browser.new_page()
+    page.goto((SITE / "provenance.html").as_uri())
+    row = page.locator('tr[id="frontier.c4096.b58.throughput_tok_s"]')
+    assert row.count() == 1
+    assert "2,304" in row.inner_text() and "scripts.model.roofline:decode_throughput_tok_s" in row.inner_text()
+    assert "hardware.hbm_bandwidth_bytes_per_s" in row.inner_text()
+    source = row.locator('a[href^="source/"]').first.get_attribute("href")
+    assert (SITE / source).is_file()
+    row.locator('a[href^="index.html#"]').click()
+    page.wait_for_function("document.body.dataset.ready === '1'", timeout=30000)
+    target = page.locator(".prov-target")
+    assert target.count() == 1 and target.get_attribute("data-prov") == "frontier.c4096.b58.throughput_tok_s"
+    target.click()
+    page.locator("#prov-pop a").click()
+    assert page.url.endswith("provenance.html#frontier.c4096.b58.throughput_tok_s")
+    page.close()
+
+
+def test_every_number_on_the_rendered_page_is_registered(lesson):
+    """The audit reads the static HTML; this reads what the browser shows after the scripts ran."""
+    from scripts.page.scan import numbers_in
+
+    page, _ = lesson
+    loose = page.evaluate("""() => {
+      const out = [], walk = document.createTreeWalker(document.querySelector('main'), NodeFilter.SHOW_TEXT);
+      while (walk.nextNode()) {
+        const n = walk.currentNode, el = n.parentElement;
+        if (el.closest('[data-prov], [data-formula], [data-meta], script, style, .vega-embed')) continue;
+        if (n.textContent.trim()) out.push(n.textContent);
+      }
+      return out;
+    }""")
+    assert [t for t in loose if numbers_in(t)] == []

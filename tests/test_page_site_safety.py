@@ -1,0 +1,90 @@
+"""Static-site safety: text from the JSON renders as text, the CSP allows no remote origin, and a setting
+where nothing fits in memory says so plainly instead of showing nonsense numbers."""
+import copy
+import json
+import math
+import re
+
+import pytest
+
+from scripts.lesson.precomputed import build
+from scripts.model.anchor import anchor_from
+from scripts.page.render import render
+from scripts.record.anchor_file import validate
+from tests.browser import CHROMIUM, FLAGS, open_page
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.browser
+
+
+def load(name):
+    return json.loads((ROOT / "precomputed" / name).read_text(encoding="utf-8"))
+
+
+def render_to(tmp_path, data, tokens=None, bench=None, questions=""):
+    html = render(data, tokens, bench, questions, ROOT / "templates")
+    out = tmp_path / "index.html"
+    out.write_text(html, encoding="utf-8")
+    return out, html
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        yield b
+        b.close()
+
+
+def test_csp_allows_no_remote_origin():
+    html = (ROOT / "site" / "index.html").read_text(encoding="utf-8")
+    csp = re.search(r'http-equiv="Content-Security-Policy" content="([^"]+)"', html).group(1)
+    assert "default-src 'none'" in csp and "connect-src 'none'" in csp
+    assert not re.search(r"https?:|\*|data: 'unsafe|blob:", csp.replace("img-src data:", "").replace(
+        "font-src data:", ""))
+    assert not re.search(r'(src|href)="https?://', html)
+
+
+def test_planted_script_in_json_renders_as_text(tmp_path, browser):
+    tokens = load("tokenizer_counts.json")
+    tokens = copy.deepcopy(tokens)
+    tokens["passages"]["zh"] = "<script>window.__pwned = 1</script><img src=x onerror=window.__pwned=2>"
+    tokens["passage_titles"]["zh"] = "<b>标题</b>"
+    questions = "## <script>window.__pwned = 3</script>\n\n回答 <i>x</i>"
+    out, html = render_to(tmp_path, load("precomputed.json"), tokens, load("bench_medians.json"), questions)
+    assert "&lt;script&gt;window.__pwned = 1&lt;/script&gt;" in html
+    page, watch = open_page(browser, out.as_uri())
+    assert page.evaluate("window.__pwned") is None
+    passages = page.locator("pre.passage").all_text_contents()  # inside a closed <details>: text, not layout
+    assert any(t.startswith("<script>window.__pwned = 1</script><img src=x") for t in passages)
+    assert "<script>window.__pwned = 3</script>" in page.locator("#questions").inner_text()
+    assert [u for u in watch.requests if not u.startswith("file://")] == []
+    page.close()
+
+
+def test_when_nothing_fits_the_page_says_so(tmp_path, browser):
+    doc = json.loads((ROOT / "anchor-model.json").read_text(encoding="utf-8"))
+    doc["hardware"]["hbm_bytes"]["value"] = 60e9  # weights fit; one 131,072-token request does not
+    validate(doc)
+    data = build(anchor_from(doc), doc, load("cited.json"))
+    out, _ = render_to(tmp_path, data)
+    page, watch = open_page(browser, out.as_uri())
+    page.evaluate("window.lessonSet({context_tokens: 131072, batch: 1})")
+    assert page.locator("[data-when-nothing-fits]").first.is_visible()
+    values = page.evaluate("[...document.querySelectorAll('[data-readout]')].map(e => Number(e.dataset.value))")
+    assert all(math.isfinite(v) and v >= 0 for v in values)
+    assert page.locator('[data-readout="max_batch_mem"]').first.inner_text() == "0"
+    page.evaluate("window.lessonSet({context_tokens: 4096})")
+    assert not page.locator("[data-when-nothing-fits]").first.is_visible()
+    assert watch.errors == []
+    page.close()
+
+
+def test_jinja_autoescape_is_on():
+    from scripts.page import render as render_site
+
+    env = render_site.jinja_env(ROOT / "templates")
+    assert env.from_string("{{ x }}").render(x="<script>") == "&lt;script&gt;"
+    assert render_site.json_for_script({"x": "</script><b>"}) == '{"x":"\\u003c/script\\u003e\\u003cb\\u003e"}'
