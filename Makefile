@@ -2,13 +2,13 @@
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 PY := .venv/bin/python
-SNAKEMAKE := .venv/bin/snakemake --cores 2 --rerun-incomplete
+SNAKEMAKE := .venv/bin/snakemake --cores 2 --rerun-incomplete --scheduler greedy
 QUIET := --quiet rules
 VENV_STAMP := .venv/.installed-$(shell sha256sum requirements.txt | cut -c1-16)
 export PYTHONHASHSEED := 0
 
 
-.PHONY: site data publish test check-stale audit bench bench-page lint browser-deps clean
+.PHONY: site data publish test check-stale audit bench bench-page bench-serving lint browser-deps clean
 
 site: data publish  ## build the lesson page (site/index.html) and publish fresh data into precomputed/
 	$(SNAKEMAKE) all $(QUIET)
@@ -38,6 +38,9 @@ bench: $(VENV_STAMP)  ## measure the tiny model on this machine; adds or replace
 
 bench-page: $(VENV_STAMP) browser-deps  ## slider move -> all readouts and charts updated, in the browser (median, p95)
 	$(PY) -m scripts.page.bench_page
+
+bench-serving: $(VENV_STAMP)  ## simulator speed (Vidur's comparison point) and the default sweep's cold wall time
+	$(PY) -m scripts.serving.bench
 
 lint: $(VENV_STAMP)
 	.venv/bin/ruff check .

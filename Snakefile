@@ -11,6 +11,7 @@ sys.path.insert(0, workflow.basedir)
 from scripts.audit.inputs import check_all  # noqa: E402
 from scripts.record.deps import code_inputs  # noqa: E402
 from scripts.record.inputs import InputError  # noqa: E402
+from scripts.serving.config import load_workloads, sweep_settings  # noqa: E402
 
 try:  # validate every input before scheduling anything: one line naming the file and the field, no traceback
     check_all()
@@ -19,6 +20,14 @@ except InputError as exc:
     os._exit(2)  # sys.exit would be caught and re-raised by Snakemake with a traceback
 
 BUILD = "build/precomputed"
+SWEEP = sweep_settings(load_workloads("config/workloads.json"))  # validated above
+WORKLOADS = list(load_workloads("config/workloads.json")["workloads"])
+SERVE_RESULTS = sorted(glob.glob("precomputed/serve/*.json"))  # `vllm bench serve` results, committed
+
+wildcard_constraints:
+    workload="[A-Za-z0-9_]+",
+    policy="whole|chunked|disagg",
+    rate="[0-9.]+",
 
 
 def code(rule_script):
@@ -138,16 +147,86 @@ rule bench_medians:
         "scripts/bench_medians.py"
 
 
+# Serving under load: one simulation per (workload, policy, rate per GPU) cell of the default sweep.
+rule serving_cell:
+    input:
+        anchor="anchor-model.json",
+        workloads="config/workloads.json",
+        code=code("scripts/serving_cell.py"),
+    output:
+        json="build/serving/cells/{workload}/{policy}/r{rate}.json",
+    log:
+        "build/logs/serving_cell.{workload}.{policy}.{rate}.log",
+    conda:
+        "envs/lesson.yaml"
+    script:
+        "scripts/serving_cell.py"
+
+
+# DistServe goodput of one (workload, policy): the highest rate per GPU meeting the attainment target.
+rule serving_goodput:
+    input:
+        cells=expand("build/serving/cells/{{workload}}/{{policy}}/r{rate}.json",
+                     rate=[f"{r:g}" for r in SWEEP["rates_per_gpu"]]),
+        anchor="anchor-model.json",
+        workloads="config/workloads.json",
+        code=code("scripts/serving_goodput.py"),
+    output:
+        json="build/serving/goodput/{workload}/{policy}.json",
+    log:
+        "build/logs/serving_goodput.{workload}.{policy}.log",
+    conda:
+        "envs/lesson.yaml"
+    script:
+        "scripts/serving_goodput.py"
+
+
+# The sweep's metrics, per-request TTFT/TPOT and DistServe goodput, for the page.
+rule serving_sweep:
+    input:
+        cells=expand("build/serving/cells/{workload}/{policy}/r{rate}.json", workload=WORKLOADS,
+                     policy=SWEEP["policies"], rate=[f"{r:g}" for r in SWEEP["rates_per_gpu"]]),
+        goodput=expand("build/serving/goodput/{workload}/{policy}.json", workload=WORKLOADS, policy=SWEEP["policies"]),
+        anchor="anchor-model.json",
+        workloads="config/workloads.json",
+        code=code("scripts/serving_sweep.py"),
+    output:
+        json=f"{BUILD}/serving.json",
+    log:
+        "build/logs/serving_sweep.log",
+    conda:
+        "envs/lesson.yaml"
+    script:
+        "scripts/serving_sweep.py"
+
+
+# Real measurements (`vllm bench serve --save-result --save-detailed`) through the same metric definitions.
+rule serve_results:
+    input:
+        results=SERVE_RESULTS,
+        code=code("scripts/serve_results.py"),
+    output:
+        json=f"{BUILD}/serve_results.json",
+    log:
+        "build/logs/serve_results.log",
+    conda:
+        "envs/lesson.yaml"
+    script:
+        "scripts/serve_results.py"
+
+
 # Hashes of every input, script and output, plus tool versions.
 rule manifest:
     input:
         data=[f"{BUILD}/precomputed.json", f"{BUILD}/tokenizer_counts.json", f"{BUILD}/qwen35_conversion_proof.json",
-              f"{BUILD}/bench_medians.json"],
+              f"{BUILD}/bench_medians.json", f"{BUILD}/serving.json", f"{BUILD}/serve_results.json"],
         sources=["anchor-model.json", "precomputed/cited.json", "config/tokenizers.json", "config/passages.json",
-                 "Snakefile", "requirements.txt", *BENCH_RECORDS],
+                 "config/workloads.json", "Snakefile", "requirements.txt", *BENCH_RECORDS, *SERVE_RESULTS],
         helpers=sorted({f for s in ["scripts/gen_c13_precomputed.py", "scripts/fetch_tokenizer.py",
                                     "scripts/convert_qwen35.py", "scripts/verify_qwen35.py",
                                     "scripts/tokenizer_counts.py", "scripts/bench_medians.py",
+                                    "scripts/serving_cell.py", "scripts/serving_goodput.py", "scripts/serving_sweep.py",
+                                    "scripts/serve_results.py",
                                     "scripts/manifest.py", "scripts/bench/kv_cache.py"] for f in code_inputs(s)}),
         code=code("scripts/manifest.py"),
     output:

@@ -24,8 +24,9 @@ def copy(tmp_path):
     return tmp_path
 
 
-def run(root):
-    return audit(root / "site", root / "precomputed", root)
+def run(root, resimulate=False):
+    """Simulated numbers are re-run only where a test is about them (the whole sweep takes ~25 s)."""
+    return audit(root / "site", root / "precomputed", root, resimulate)
 
 
 def failures(results):
@@ -108,3 +109,36 @@ def test_command_exits_non_zero_and_prints_a_table(copy, capsys):
     out = capsys.readouterr().out
     assert code == 1
     assert "manifest   FAIL" in out and "precomputed/cited.json: stale" in out
+
+
+def keep_simulated(root, keep: int) -> dict:
+    """Trim the copy's serving.json to its first `keep` simulated records (so re-simulating them is quick)."""
+    path = root / "precomputed" / "serving.json"
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    sims = [rid for rid, r in doc["provenance"].items()
+            if r["kind"] == "simulated" and r["metric"] != "distserve_goodput"]
+    doc["provenance"] = {rid: r for rid, r in doc["provenance"].items() if rid in sims[:keep]}
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return doc
+
+
+def test_simulated_numbers_are_re_run_and_hold(copy):
+    keep_simulated(copy, 10)
+    assert set(failures(run(copy, resimulate=True))) == {"manifest"}  # only: serving.json no longer matches its hash
+
+
+def test_edited_simulated_number_fails(copy):
+    doc = keep_simulated(copy, 10)
+    rid = next(iter(doc["provenance"]))
+    doc["provenance"][rid]["display"] = "99,999"
+    (copy / "precomputed" / "serving.json").write_text(json.dumps(doc), encoding="utf-8")
+    problems = failures(run(copy, resimulate=True))
+    assert any(rid in p and "re-simulates to" in p for p in problems["simulated"])
+
+
+def test_simulated_record_without_its_seed_fails(copy):
+    doc = keep_simulated(copy, 3)
+    rid = next(iter(doc["provenance"]))
+    del doc["provenance"][rid]["seed"]
+    (copy / "precomputed" / "serving.json").write_text(json.dumps(doc), encoding="utf-8")
+    assert any(rid in p and "seed" in p for p in failures(run(copy))["simulated"])

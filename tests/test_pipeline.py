@@ -97,14 +97,17 @@ def test_changed_passage_reruns_only_the_tokenizer_rules(scratch):
 # outputs. Stated by hand from what each rule's script does (the Snakefile derives its inputs from the imports).
 PAGE = {"render_site", "all"}
 EDITS = {
-    "scripts/model/roofline.py": ({"precomputed", "manifest"}, PAGE),
+    "scripts/model/roofline.py": ({"precomputed", "manifest", "serving_cell", "serving_goodput"},
+                                  PAGE | {"serving_sweep"}),
     "scripts/lesson/precomputed.py": ({"precomputed", "manifest"}, PAGE),
     "scripts/tokens/corpus.py": ({"verify_qwen35", "manifest"}, {"tokenizer_counts"} | PAGE),
     "scripts/bench/records.py": ({"bench_medians", "manifest"}, PAGE),
     "scripts/bench/tinygpt.py": ({"manifest"}, {"all"}),  # the measuring code is hashed, never rerun by a build
     "scripts/page/charts.py": ({"render_site"}, {"all"}),
-    "scripts/page/display.py": ({"precomputed", "tokenizer_counts", "bench_medians", "manifest"}, PAGE),
+    "scripts/page/display.py": ({"precomputed", "tokenizer_counts", "bench_medians", "manifest", "serving_sweep"},
+                                PAGE),
     "scripts/record/provenance.py": ({"precomputed", "manifest"}, PAGE),
+    "scripts/serving/engine.py": ({"serving_cell", "serving_goodput", "manifest"}, {"serving_sweep", "all"}),
     "scripts/audit/report.py": (set(), set()),
 }
 

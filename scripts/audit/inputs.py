@@ -42,6 +42,7 @@ def check_cited(path: Path) -> None:
 
 def check_all(root: Path = Path(".")) -> None:
     from scripts.bench.records import check_record
+    from scripts.serving.results import load_result
     from scripts.tokens.counts import load_passages
     from scripts.tokens.files import cached_file, load_config, verify
 
@@ -56,3 +57,25 @@ def check_all(root: Path = Path(".")) -> None:
     load_passages(root / "config" / "passages.json")
     for record in sorted((root / "precomputed" / "bench").glob("*.json")):
         check_record(read_json(record), record.relative_to(root).as_posix())
+    check_workloads_fit(root / "config" / "workloads.json", load(root / "anchor-model.json")[0])
+    for result in sorted((root / "precomputed" / "serve").glob("*.json")):
+        load_result(result)
+
+
+def check_workloads_fit(path: Path, anchor) -> None:
+    """Every workload's longest request fits the model's context and, alone, the GPU's free memory."""
+    from scripts.model import roofline as rl
+    from scripts.serving.config import load_workloads
+
+    for wid, w in load_workloads(path)["workloads"].items():
+        long = w.get("long_prompts", {}).get("prompt_tokens", {})
+        longest = max(w["prompt_tokens"].get("max", 0), long.get("max", 0))
+        total = longest + w["output_tokens"].get("max", 0)
+        field = f"{path.as_posix()}: field workloads.{wid}"
+        if not all("max" in spec for spec in (w["prompt_tokens"], w["output_tokens"])):
+            raise InputError(f"{field}.prompt_tokens/output_tokens need a max (the simulator must bound requests)")
+        if total > anchor.max_position_embeddings:
+            raise InputError(f"{field}: longest request {total} tokens exceeds the model's context "
+                             f"({anchor.max_position_embeddings})")
+        if rl.bytes_per_request(anchor, total) > rl.free_bytes_for_requests(anchor):
+            raise InputError(f"{field}: longest request ({total} tokens) does not fit the GPU's free memory")

@@ -6,8 +6,10 @@ Regenerates nothing. Checks, each reported with what failed and where:
   1. numbers   every number in the page's text and chart titles sits in a [data-prov] element whose record exists
   2. derived   each derived record names its formula and inputs; recomputing it gives the shown value
   3. measured  each measured record names machine, date, runs and spread; its file's sha256 matches the manifest
-  4. cited     each cited record names work, version and place; self-reported claims say so
-  5. manifest  every hash in precomputed/MANIFEST.json matches its file (stale files are named)
+  4. simulated each simulated record names seed, requests, workload, policy, rate and script; re-running that
+               simulation (scripts/serving/) gives the shown value
+  5. cited     each cited record names work, version and place; self-reported claims say so
+  6. manifest  every hash in precomputed/MANIFEST.json matches its file (stale files are named)
 """
 from __future__ import annotations
 
@@ -21,7 +23,7 @@ from pathlib import Path
 from scripts.page.display import format_number
 from scripts.page.scan import page_numbers, spec_titles, unregistered_numbers
 
-CHECKS = ("numbers", "derived", "measured", "cited", "manifest")
+CHECKS = ("numbers", "derived", "measured", "simulated", "cited", "manifest")
 
 
 def sha256(path: Path) -> str:
@@ -30,7 +32,7 @@ def sha256(path: Path) -> str:
 
 def load_records(data: Path) -> dict:
     records = {}
-    for name in ("precomputed.json", "tokenizer_counts.json", "bench_medians.json"):
+    for name in ("precomputed.json", "tokenizer_counts.json", "bench_medians.json", "serving.json"):
         path = data / name
         if path.exists():
             records.update(json.loads(path.read_text(encoding="utf-8")).get("provenance", {}))
@@ -118,6 +120,48 @@ def check_measured(records: dict, manifest: dict, root: Path) -> list[str]:
     return problems
 
 
+def check_simulated(records: dict, root: Path, resimulate: bool = True) -> list[str]:
+    """Re-run every simulated number's cell (or its goodput bisection) from the committed inputs."""
+    from scripts.record.anchor_file import load
+    from scripts.serving import sweep
+    from scripts.serving.config import load_workloads, sweep_settings
+
+    sims = {rid: rec for rid, rec in records.items() if rec.get("kind") == "simulated"}
+    if not sims:
+        return []
+    anchor, _ = load(root / "anchor-model.json")
+    doc = load_workloads(root / "config" / "workloads.json")
+    settings, workloads = sweep_settings(doc), doc["workloads"]
+    problems, cells = [], {}
+
+    def cell(workload: str, policy: str, rate: float) -> dict:
+        if (workload, policy, rate) not in cells:
+            run = sweep.run_cell(anchor, workloads, settings, workload, policy, rate)
+            cells[workload, policy, rate] = run["metrics"]
+        return cells[workload, policy, rate]
+
+    for rid, rec in sims.items():
+        missing = [k for k in ("seed", "requests", "workload", "policy", "script", "metric") if rec.get(k) is None]
+        if missing:
+            problems.append(f"{rid}: simulated record names no {', '.join(missing)}")
+            continue
+        if rec["seed"] != sweep.workload_seed(settings, workloads, rec["workload"]) or \
+                rec["requests"] != settings["requests"]:
+            problems.append(f"{rid}: seed or request count differs from config/workloads.json (rebuild)")
+            continue
+        if not resimulate:
+            continue
+        if rec["metric"] == "distserve_goodput":
+            swept = {r: cell(rec["workload"], rec["policy"], r)["slo_attainment"] for r in settings["rates_per_gpu"]}
+            value = sweep.distserve_goodput(anchor, workloads, settings, rec["workload"], rec["policy"],
+                                            swept)["rate_per_gpu"]
+        else:
+            value = cell(rec["workload"], rec["policy"], rec["rate_per_gpu"])[rec["metric"]]
+        if format_number(value, rec["format"]) != rec["display"]:
+            problems.append(f"{rid}: re-simulates to {format_number(value, rec['format'])} but shows {rec['display']}")
+    return problems
+
+
 def check_cited(records: dict) -> list[str]:
     problems = []
     for rid, rec in records.items():
@@ -130,7 +174,7 @@ def check_cited(records: dict) -> list[str]:
                 problems.append(f"{rid}: cited record does not say whether the claim is self-reported")
         elif kind == "assumed" and not str(rec.get("assumption") or "").strip():
             problems.append(f"{rid}: assumed value states no assumption")
-        elif kind not in ("derived", "measured", "cited", "assumed"):
+        elif kind not in ("derived", "measured", "cited", "assumed", "simulated"):
             problems.append(f"{rid}: unknown provenance kind {kind!r}")
     return problems
 
@@ -147,7 +191,7 @@ def check_manifest(manifest: dict, root: Path) -> list[str]:
     return problems
 
 
-def audit(site: Path, data: Path, root: Path) -> dict[str, list[str]]:
+def audit(site: Path, data: Path, root: Path, resimulate: bool = True) -> dict[str, list[str]]:
     index = site / "index.html"
     if not index.exists():
         return {"numbers": [f"{index} is missing: run `make site` first"]}
@@ -159,6 +203,7 @@ def audit(site: Path, data: Path, root: Path) -> dict[str, list[str]]:
         "numbers": check_numbers(index.read_text(encoding="utf-8"), records),
         "derived": derived,
         "measured": check_measured(records, manifest, root),
+        "simulated": check_simulated(records, root, resimulate),
         "cited": check_cited(records),
         "manifest": check_manifest(manifest, root) if manifest else [f"{manifest_path} is missing"],
     }

@@ -7,6 +7,7 @@ once per decode step. Every function is an upper bound on speed (a roofline), no
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 from scripts.model.anchor import Anchor
 
@@ -46,6 +47,7 @@ def embedding_params(a: Anchor) -> int:
     return a.vocab_size * a.hidden_size
 
 
+@lru_cache(maxsize=256)  # pure in the (frozen, hashable) anchor; the simulator calls it every iteration
 def total_params(a: Anchor) -> int:
     per_layer_common = mlp_params(a) + 2 * a.hidden_size  # MLP and two RMSNorms
     layers = (full_attention_layers(a) * (full_attention_layer_params(a) + per_layer_common)
@@ -54,6 +56,7 @@ def total_params(a: Anchor) -> int:
     return layers + heads + a.hidden_size
 
 
+@lru_cache(maxsize=256)  # pure in the (frozen, hashable) anchor; the simulator calls it every iteration
 def params_read_per_step(a: Anchor) -> int:
     """Everything but the input embedding table, of which a step reads only B rows (negligible)."""
     return total_params(a) - (0 if a.tie_word_embeddings else embedding_params(a))
@@ -63,19 +66,23 @@ def weight_bytes_total(a: Anchor) -> int:
     return total_params(a) * a.weight_bytes
 
 
+@lru_cache(maxsize=256)  # pure in the (frozen, hashable) anchor; the simulator calls it every iteration
 def weight_bytes_read_per_step(a: Anchor) -> int:
     return params_read_per_step(a) * a.weight_bytes
 
 
+@lru_cache(maxsize=256)  # pure in the (frozen, hashable) anchor; the simulator calls it every iteration
 def kv_bytes_per_token(a: Anchor) -> int:
     return 2 * full_attention_layers(a) * a.num_key_value_heads * a.head_dim * a.kv_cache_bytes
 
 
+@lru_cache(maxsize=256)  # pure in the (frozen, hashable) anchor; the simulator calls it every iteration
 def state_bytes_per_request(a: Anchor) -> int:
     return (linear_attention_layers(a) * a.linear_num_value_heads * a.linear_key_head_dim
             * a.linear_value_head_dim * a.recurrent_state_bytes)
 
 
+@lru_cache(maxsize=256)  # pure in the (frozen, hashable) anchor; the simulator calls it every iteration
 def attention_flops_per_token_position(a: Anchor) -> int:
     """FLOPs for one query attending to one cached position, over all full-attention layers (QK^T and PV)."""
     return 4 * a.num_attention_heads * a.head_dim * full_attention_layers(a)
@@ -161,3 +168,36 @@ def transfer_seconds(a: Anchor, prompt: float) -> float:
 
 def throughput_gain_over_batch1(a: Anchor, batch: float, context: float) -> float:
     return decode_throughput_tok_s(a, batch, context) / decode_throughput_tok_s(a, 1, context)
+
+
+# One serving iteration in general: any set of running decoders (each at its own context) plus any prefill chunks.
+# The serving simulator calls these for every iteration; the functions above are its special cases.
+def iteration_bytes(a: Anchor, decoders, decode_context_sum, prefill_kv_tokens, prefill_requests):
+    """Weights once; each decoder's KV up to its context and its state read and written; each chunk's KV (all earlier
+    positions plus its own) and its request's state. Works on numbers or numpy arrays alike."""
+    return (weight_bytes_read_per_step(a) + (decode_context_sum + prefill_kv_tokens) * kv_bytes_per_token(a)
+            + (decoders + prefill_requests) * 2 * state_bytes_per_request(a))
+
+
+def iteration_flops(a: Anchor, decoders, decode_context_sum, prefill_tokens, prefill_pairs):
+    """Dense matmuls for every token in the step; attention for each query-key pair (a decoder at context C is C
+    pairs; a chunk of L tokens starting at s is L*s + L^2/2)."""
+    return (2 * params_read_per_step(a) * (decoders + prefill_tokens)
+            + (decode_context_sum + prefill_pairs) * attention_flops_per_token_position(a))
+
+
+def chunk_kv_tokens_and_pairs(start: float, length: float) -> tuple[float, float]:
+    """What one prefill chunk [start, start + length) adds to an iteration: KV positions read, query-key pairs."""
+    return start + length, length * start + length * length / 2
+
+
+def iteration_seconds(a: Anchor, decoders: float, decode_context_sum: float,
+                      chunks: list[tuple[float, float]] = ()) -> float:
+    """One iteration carrying `decoders` decode tokens (contexts summing to `decode_context_sum`) and the prefill
+    `chunks` given as (start, length) pairs, one per request."""
+    kv_tokens = pairs = tokens = 0.0
+    for start, length in chunks:
+        k, p = chunk_kv_tokens_and_pairs(start, length)
+        kv_tokens, pairs, tokens = kv_tokens + k, pairs + p, tokens + length
+    return step_seconds(a, iteration_bytes(a, decoders, decode_context_sum, kv_tokens, len(chunks)),
+                        iteration_flops(a, decoders, decode_context_sum, tokens, pairs))

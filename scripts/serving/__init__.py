@@ -1,0 +1,5 @@
+"""Serving under load: workloads and traces, an iteration-level simulator of the anchor (whole, chunked, P/D), and
+the request metrics exactly as `vllm bench serve` computes them. Step times come only from scripts/model/roofline.py.
+
+workload, engine and metrics are pure (numbers in, numbers out); trace and results read files; sweep runs cells.
+"""

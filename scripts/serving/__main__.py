@@ -1,0 +1,104 @@
+"""Simulate the anchor serving a trace, or recompute a `vllm bench serve` result, with vLLM's metrics.
+
+  python -m scripts.serving --policy chunked --trace my_trace.csv --out result.json [--chunk-tokens 512]
+        [--max-batch N] [--prefill-gpus 1 --decode-gpus 1] [--slo ttft:2000,tpot:50] [--percentiles 50,90,99]
+        [--anchor anchor-model.json]
+  python -m scripts.serving --vllm-result vllm_result.json --out metrics.json [--slo ...] [--percentiles ...]
+
+The trace is a CSV with arrival_s,prompt_tokens,output_tokens or the Azure trace columns
+TIMESTAMP,ContextTokens,GeneratedTokens. The result JSON holds `metrics` under vLLM's own keys (mean_ttft_ms,
+p99_tpot_ms, request_goodput, ...; definitions in scripts/serving/metrics.py) and `requests`, one object per
+request. Any bad input ends in one line naming the file and what is wrong, and nothing is written.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from scripts.record.anchor_file import load
+from scripts.record.atomic import write_json_atomic
+from scripts.record.inputs import InputError
+from scripts.serving import engine, metrics, results, sweep
+from scripts.serving.trace import read_trace
+
+
+def parse_slo(text: str | None) -> dict | None:
+    if not text:
+        return None
+    slo = {}
+    for part in text.split(","):
+        key, _, value = part.partition(":")
+        try:
+            ms = float(value)
+        except ValueError:
+            ms = -1.0
+        if key.strip() not in ("ttft", "tpot", "e2el") or not 0 < ms < 1e9:
+            raise InputError(f"--slo: {part!r} is not ttft|tpot|e2el:<milliseconds>")
+        slo[key.strip()] = ms
+    return slo
+
+
+def parse_percentiles(text: str) -> list[float]:
+    try:
+        values = [float(p) for p in text.split(",")]
+    except ValueError:
+        values = [-1.0]
+    if not all(0 <= p <= 100 for p in values):
+        raise InputError(f"--percentiles: {text!r} is not a comma-separated list of numbers in [0, 100]")
+    return values
+
+
+def run(args: argparse.Namespace) -> dict:
+    slo, percentiles = parse_slo(args.slo), parse_percentiles(args.percentiles)
+    if args.vllm_result:
+        doc = results.load_result(args.vllm_result)
+        return {"source": Path(args.vllm_result).as_posix(), "metrics": results.metrics_of(doc, slo, percentiles)}
+    if not (args.trace and args.policy):
+        raise InputError("give --policy and --trace (or --vllm-result)")
+    a, doc = load(args.anchor)
+    reqs = read_trace(args.trace, a.max_position_embeddings)
+    try:
+        trace = engine.simulate(a, reqs, args.policy, chunk_tokens=args.chunk_tokens, max_batch=args.max_batch,
+                                prefill_gpus=args.prefill_gpus, decode_gpus=args.decode_gpus)
+    except ValueError as exc:
+        raise InputError(f"{Path(args.trace).as_posix()}: {exc}") from None
+    return {"anchor": {"name": doc["model"]["name"]["value"], "hardware": doc["hardware"]["name"]["value"]},
+            "policy": args.policy, "trace": Path(args.trace).as_posix(), "chunk_tokens": args.chunk_tokens,
+            "max_batch": args.max_batch, "prefill_gpus": args.prefill_gpus, "decode_gpus": args.decode_gpus,
+            "slo_ms": slo, "metrics": metrics.from_trace(trace, slo, percentiles),
+            "requests": sweep.requests_table(trace)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m scripts.serving", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--policy", choices=engine.POLICIES)
+    ap.add_argument("--trace", type=Path)
+    ap.add_argument("--vllm-result", type=Path)
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--chunk-tokens", type=int, default=512)
+    ap.add_argument("--max-batch", type=int, default=1 << 30)
+    ap.add_argument("--prefill-gpus", type=int, default=1)
+    ap.add_argument("--decode-gpus", type=int, default=1)
+    ap.add_argument("--slo")
+    ap.add_argument("--percentiles", default="50,90,99")
+    ap.add_argument("--anchor", type=Path, default=Path("anchor-model.json"))
+    args = ap.parse_args(argv)
+    for flag in ("chunk_tokens", "max_batch", "prefill_gpus", "decode_gpus"):
+        if getattr(args, flag) < 1:
+            ap.error(f"--{flag.replace('_', '-')} must be at least 1")
+    try:
+        result = run(args)
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    write_json_atomic(args.out, result)
+    m = result["metrics"]
+    print(f"wrote {args.out}: {m['completed']} requests, mean TTFT {m['mean_ttft_ms']:.1f} ms, "
+          f"mean TPOT {m['mean_tpot_ms']:.2f} ms", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,78 @@
+"""serving.json: each cell's metrics, each request's TTFT and TPOT in whole units of 0.1 ms (what the page needs
+for client-side SLO math), DistServe goodput per (workload, policy), and a `simulated` provenance record per
+headline number. Pure: no I/O.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from scripts.page.display import format_number
+from scripts.serving.sweep import per_request_metrics, workload_seed
+
+SCRIPT = "scripts/serving_cell.py"
+QUANTUM_MS = 0.1  # per-request TTFT/TPOT stored in whole units of this
+RECORD_METRICS = {"mean_ttft_ms": ("ms", "int"), "p50_ttft_ms": ("ms", "int"), "p90_ttft_ms": ("ms", "int"),
+                  "p99_ttft_ms": ("ms", "int"), "mean_tpot_ms": ("ms", "f1"), "p50_tpot_ms": ("ms", "f1"),
+                  "p90_tpot_ms": ("ms", "f1"), "p99_tpot_ms": ("ms", "f1"), "slo_attainment": ("", "f3"),
+                  "request_goodput": ("req/s", "f2")}
+
+
+def quantize_ms(seconds: np.ndarray) -> list[int]:
+    return [int(v) for v in np.rint(np.asarray(seconds) * 1000 / QUANTUM_MS)]
+
+
+def simulated(rid: str, value: float, unit: str, fmt: str, label: str, cell: dict, metric: str,
+              script: str = SCRIPT) -> dict:
+    return {"id": rid, "kind": "simulated", "label": label, "value": value, "unit": unit, "format": fmt,
+            "display": format_number(value, fmt), "metric": metric, "workload": cell["workload"],
+            "policy": cell["policy"], "rate_per_gpu": cell.get("rate_per_gpu"), "seed": cell["seed"],
+            "requests": cell["requests"], "slo_ms": cell["slo_ms"], "script": script}
+
+
+def aggregate(anchor_doc: dict, workloads_doc: dict, settings: dict, cells: list[dict],
+              goodputs: list[dict]) -> dict:
+    workloads = workloads_doc["workloads"]
+    prov, table, per_request, goodput = {}, [], {"unit_ms": QUANTUM_MS, "ttft": {}, "tpot": {}}, {}
+    for cell in sorted(cells, key=lambda c: (list(workloads).index(c["workload"]),
+                                             settings["policies"].index(c["policy"]), c["rate_per_gpu"])):
+        key = f"{cell['workload']}/{cell['policy']}/{cell['rate_per_gpu']:g}"
+        table.append({k: cell[k] for k in ("workload", "policy", "rate_per_gpu", "rate", "gpus", "seed", "requests")}
+                     | {"metrics": cell["metrics"]})
+        ttft, tpot, _ = per_request_metrics(cell)
+        per_request["ttft"][key], per_request["tpot"][key] = quantize_ms(ttft), quantize_ms(tpot)
+        for metric, (unit, fmt) in RECORD_METRICS.items():
+            rid = f"serving.{key.replace('/', '.')}.{metric}"
+            prov[rid] = simulated(rid, cell["metrics"][metric], unit, fmt,
+                                  f"{workloads[cell['workload']]['label']} · {cell['policy']} · "
+                                  f"每卡 {cell['rate_per_gpu']:g} req/s · {metric}", cell, metric)
+    order = {(w, p): (i, j) for i, w in enumerate(workloads) for j, p in enumerate(settings["policies"])}
+    for g in sorted(goodputs, key=lambda g: order[g["workload"], g["policy"]]):
+        wid, policy = g["workload"], g["policy"]
+        goodput.setdefault(wid, {})[policy] = {k: g[k] for k in ("rate_per_gpu", "bounded_by_sweep", "probes")}
+        base = {"workload": wid, "policy": policy, "seed": workload_seed(settings, workloads, wid),
+                "requests": settings["requests"], "slo_ms": settings["slo_ms"]}
+        rid = f"serving.{wid}.{policy}.goodput_rate"
+        prov[rid] = simulated(rid, g["rate_per_gpu"], "req/s per GPU", "f2",
+                              f"{workloads[wid]['label']} · {policy} · DistServe goodput(达标率 ≥ "
+                              f"{settings['attainment_target']:g})", base, "distserve_goodput",
+                              "scripts/serving_goodput.py")
+    for wid, by_policy in goodput.items():
+        if "whole" in by_policy and by_policy["whole"]["rate_per_gpu"] > 0:
+            for policy, g in by_policy.items():
+                rid = f"serving.{wid}.{policy}.goodput_vs_whole"
+                prov[rid] = {**prov[f"serving.{wid}.{policy}.goodput_rate"], "id": rid, "kind": "derived",
+                             "value": g["rate_per_gpu"] / by_policy["whole"]["rate_per_gpu"], "unit": "×",
+                             "format": "f2", "label": f"{workloads[wid]['label']} · {policy} 的 goodput ÷ 整段 prefill",
+                             "formula": "operator:truediv", "args": {}, "scale": 1.0,
+                             "inputs": [f"serving.{wid}.{policy}.goodput_rate", f"serving.{wid}.whole.goodput_rate"],
+                             "script": "scripts/serving_sweep.py"}
+                prov[rid]["display"] = format_number(prov[rid]["value"], "f2")
+    anchor = {"name": anchor_doc["model"]["name"]["value"], "hardware": anchor_doc["hardware"]["name"]["value"]}
+    return {"schema_version": 1, "anchor": anchor,
+            "settings": settings,
+            "workloads": {wid: {"label": w["label"], "description": w.get("description", "")}
+                          for wid, w in workloads.items()},
+            "definitions": "scripts/serving/metrics.py (vllm bench serve's calculate_metrics)",
+            "cells": table, "per_request": per_request, "goodput": goodput, "provenance": prov}
+
+

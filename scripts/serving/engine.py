@@ -1,0 +1,221 @@
+"""Iteration-level simulator of the anchor serving a request stream. Pure: arrays in, arrays out, no I/O.
+
+Colocated (one GPU, policies `whole` and `chunked`): at each iteration boundary the scheduler admits waiting
+requests first-come-first-served while the head's full context (prompt + output: KV cache plus the fixed
+recurrent state, `roofline.bytes_per_request`) fits beside those already admitted, and while fewer than
+`max_batch` are admitted; nothing is preempted, a blocked head blocks the queue. The iteration then carries
+one decode token for every running request, each at its own context, plus prefill work:
+  whole    the whole prompts of every admitted request not yet prefilled;
+  chunked  (Sarathi-Serve) prefill tokens FCFS up to `chunk_tokens` per iteration, a prompt spread over
+           several iterations as needed (the page's chunk slider has the same meaning).
+Its duration is `roofline.iteration_seconds` of exactly that work: the one cost model of the page.
+A request's first token is emitted at the end of the iteration that finishes its prompt, then one token per
+iteration; its memory is freed at the end of the iteration that emits its last token.
+
+Disaggregated (`disagg`, DistServe-style, P prefill + D decode GPUs): each prefill GPU runs one prompt at a time,
+FCFS across the P GPUs, taking `roofline.prefill_seconds`; the prompt's KV cache and state then cross the link
+(`roofline.transfer_seconds`, one link per prefill GPU, overlapping the next prefill). As in the page's timeline
+experiment, the first token counts as emitted when the transfer ends (TTFT = queue + prefill + transfer). Request
+i goes to decode GPU i mod D, which admits and batches like the colocated engine with no prefill work.
+
+Runs of pure-decode iterations between events (an admission, a finish) are computed in one vectorised step:
+contexts grow by one token per iteration, so their bytes and FLOPs grow linearly.
+"""
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+
+from scripts.model import roofline as rl
+from scripts.model.anchor import Anchor
+from scripts.serving.workload import Requests
+
+POLICIES = ("whole", "chunked", "disagg")
+
+
+@dataclass
+class Trace:
+    """Per request (in input order): when it was admitted to a GPU, its first token and its last; where its decode
+    tokens sit in its GPU's iteration end times (`dec_first`..`dec_last`, -1 when it has one output token)."""
+    requests: Requests
+    admitted_s: np.ndarray
+    first_token_s: np.ndarray
+    finish_s: np.ndarray
+    gpu: np.ndarray
+    dec_first: np.ndarray
+    dec_last: np.ndarray
+    iteration_end_s: list[np.ndarray]  # one array per (decode) GPU
+    peak_reserved_bytes: float
+    capacity_bytes: float
+
+    def token_gaps(self, i: int) -> np.ndarray:
+        """Request i's inter-token latencies: first token to second, and so on."""
+        if self.dec_last[i] < 0:
+            return np.empty(0)
+        ends = self.iteration_end_s[self.gpu[i]][self.dec_first[i]:self.dec_last[i] + 1]
+        return np.diff(np.concatenate(([self.first_token_s[i]], ends)))
+
+    def all_token_gaps(self) -> np.ndarray:
+        return np.concatenate([self.token_gaps(i) for i in range(len(self.requests))] or [np.empty(0)])
+
+
+class _Gpu:
+    """One GPU's continuous-batching loop (admission, prefill, decode)."""
+
+    def __init__(self, a: Anchor, policy: str, chunk_tokens: int, max_batch: int, capacity: float):
+        self.a, self.policy, self.chunk, self.max_batch, self.capacity = a, policy, chunk_tokens, max_batch, capacity
+        kv, state = rl.kv_bytes_per_token(a), rl.state_bytes_per_request(a)
+        self.kv, self.state = kv, state
+        self.ends: list[np.ndarray] = []
+        self.n_iters = 0
+
+    def run(self, arrival, prompt, output, prefilled, out):
+        """Serve requests (arrays sorted by arrival); write admitted/first-token/finish/dec indices into `out`."""
+        a, n = self.a, len(arrival)
+        need = prompt.astype(float) * 0 + rl.bytes_per_request(a, (prompt + output).astype(float))
+        if n and need.max() > self.capacity:
+            raise ValueError(f"a request needs {need.max() / 1e9:.1f} GB, more than the {self.capacity / 1e9:.1f} GB "
+                             "free for requests on one GPU")
+        queue, prefilling = deque(), deque()
+        done_prefill = np.zeros(n, dtype=np.int64)
+        dec_ids = np.empty(0, dtype=np.int64)
+        dec_ctx = np.empty(0, dtype=np.float64)
+        dec_left = np.empty(0, dtype=np.int64)
+        reserved, peak, admitted, t, nxt, finished = 0.0, 0.0, 0, 0.0, 0, 0
+        bw, peak_flops = a.hbm_bandwidth_bytes_per_s, a.peak_bf16_flops
+
+        def finish(ids, when, last_iter):
+            nonlocal reserved, admitted, finished
+            for i in ids:
+                out["finish_s"][i] = when
+                out["dec_last"][i] = last_iter
+                reserved -= need[i]
+            admitted -= len(ids)
+            finished += len(ids)
+
+        while finished < n:
+            while nxt < n and arrival[nxt] <= t:
+                queue.append(nxt)
+                nxt += 1
+            while queue and admitted < self.max_batch and reserved + need[queue[0]] <= self.capacity:
+                i = queue.popleft()
+                reserved += need[i]
+                admitted += 1
+                out["admitted_s"][i] = t
+                if prefilled[i]:  # disagg decode GPU: the first token came with the KV cache
+                    if output[i] <= 1:
+                        finish([i], out["first_token_s"][i], -1)
+                        continue
+                    out["dec_first"][i] = self.n_iters
+                    dec_ids, dec_ctx = np.append(dec_ids, i), np.append(dec_ctx, prompt[i] + 1.0)
+                    dec_left = np.append(dec_left, output[i] - 1)
+                else:
+                    prefilling.append(i)
+            peak = max(peak, reserved)
+            if not prefilling and not len(dec_ids):
+                if nxt < n:
+                    t = max(t, arrival[nxt])
+                continue
+            if not prefilling:  # a run of pure-decode iterations, up to the next event
+                k = int(dec_left.min())
+                m = k
+                if not queue and nxt < n and admitted < self.max_batch and reserved + need[nxt] <= self.capacity:
+                    m = -1  # an arrival that will be admitted: stop at the first iteration starting after it
+                steps = np.arange(k, dtype=np.float64)
+                nd, csum = len(dec_ids), dec_ctx.sum()
+                bytes_ = rl.iteration_bytes(a, nd, csum + steps * nd, 0.0, 0)
+                flops = rl.iteration_flops(a, nd, csum + steps * nd, 0.0, 0.0)
+                ends = t + np.cumsum(np.maximum(bytes_ / bw, flops / peak_flops))
+                if m < 0:
+                    starts = np.concatenate(([t], ends[:-1]))
+                    m = max(1, min(k, int(np.searchsorted(starts, arrival[nxt], side="left"))))
+                self.ends.append(ends[:m])
+                self.n_iters += m
+                t = float(ends[m - 1])
+                dec_ctx += m
+                dec_left -= m
+            else:  # one iteration with prefill work
+                chunks, budget = [], (self.chunk if self.policy == "chunked" else np.inf)
+                for i in prefilling:
+                    length = min(budget, prompt[i] - done_prefill[i])
+                    chunks.append((i, done_prefill[i], length))
+                    budget -= length
+                    if budget <= 0:
+                        break
+                d = rl.iteration_seconds(a, len(dec_ids), float(dec_ctx.sum()), [(s, ln) for _, s, ln in chunks])
+                t += d
+                self.ends.append(np.array([t]))
+                this_iter = self.n_iters
+                self.n_iters += 1
+                dec_ctx += 1
+                dec_left -= 1
+                for i, s, ln in chunks:
+                    done_prefill[i] = s + ln
+                    if done_prefill[i] == prompt[i]:
+                        prefilling.remove(i)
+                        out["first_token_s"][i] = t
+                        if output[i] <= 1:
+                            finish([i], t, -1)
+                        else:
+                            out["dec_first"][i] = this_iter + 1
+                            dec_ids, dec_ctx = np.append(dec_ids, i), np.append(dec_ctx, prompt[i] + 1.0)
+                            dec_left = np.append(dec_left, output[i] - 1)
+            done = dec_left == 0
+            if done.any():
+                finish(dec_ids[done], t, self.n_iters - 1)
+                dec_ids, dec_ctx, dec_left = dec_ids[~done], dec_ctx[~done], dec_left[~done]
+        self.peak = peak
+        return np.concatenate(self.ends) if self.ends else np.empty(0)
+
+
+def simulate(a: Anchor, reqs: Requests, policy: str, *, chunk_tokens: int = 512, max_batch: int = 1 << 30,
+             prefill_gpus: int = 1, decode_gpus: int = 1, capacity_bytes: float | None = None) -> Trace:
+    if policy not in POLICIES:
+        raise ValueError(f"policy must be one of {', '.join(POLICIES)}")
+    if chunk_tokens < 1 or max_batch < 1 or prefill_gpus < 1 or decode_gpus < 1:
+        raise ValueError("chunk_tokens, max_batch and the GPU counts must be at least 1")
+    n = len(reqs)
+    capacity = rl.free_bytes_for_requests(a) if capacity_bytes is None else capacity_bytes
+    out = {"admitted_s": np.full(n, np.nan), "first_token_s": np.full(n, np.nan), "finish_s": np.full(n, np.nan),
+           "dec_first": np.full(n, -1, dtype=np.int64), "dec_last": np.full(n, -1, dtype=np.int64)}
+    gpu = np.zeros(n, dtype=np.int64)
+    prompt, output = reqs.prompt_tokens.astype(np.int64), reqs.output_tokens.astype(np.int64)
+    if policy != "disagg":
+        engine = _Gpu(a, policy, chunk_tokens, max_batch, capacity)
+        ends = [engine.run(reqs.arrival_s, prompt, output, np.zeros(n, dtype=bool), out)]
+        peak = engine.peak
+    else:
+        first = _prefill_gpus(a, reqs, prefill_gpus, capacity)
+        out["first_token_s"][:] = first
+        gpu = np.arange(n) % decode_gpus
+        ends, peak = [], 0.0
+        for g in range(decode_gpus):
+            ids = np.flatnonzero(gpu == g)
+            ids = ids[np.argsort(first[ids], kind="stable")]
+            sub = {k: np.empty(len(ids), dtype=v.dtype) for k, v in out.items()}
+            sub["first_token_s"][:] = first[ids]
+            sub["dec_first"][:] = -1
+            sub["dec_last"][:] = -1
+            engine = _Gpu(a, "whole", chunk_tokens, max_batch, capacity)
+            ends.append(engine.run(first[ids], prompt[ids], output[ids], np.ones(len(ids), dtype=bool), sub))
+            for k in ("admitted_s", "finish_s", "dec_first", "dec_last"):
+                out[k][ids] = sub[k]
+            peak = max(peak, engine.peak)
+    return Trace(reqs, out["admitted_s"], out["first_token_s"], out["finish_s"], gpu, out["dec_first"],
+                 out["dec_last"], ends, peak, capacity)
+
+
+def _prefill_gpus(a: Anchor, reqs: Requests, gpus: int, capacity: float) -> np.ndarray:
+    """First-token times under P/D: FCFS over `gpus` prefill GPUs, one prompt at a time, then the KV transfer."""
+    free_at = np.zeros(gpus)
+    first = np.empty(len(reqs))
+    for i, (arrive, prompt) in enumerate(zip(reqs.arrival_s, reqs.prompt_tokens, strict=True)):
+        if rl.bytes_per_request(a, float(prompt)) > capacity:
+            raise ValueError(f"a {int(prompt)}-token prompt does not fit on a prefill GPU")
+        g = int(np.argmin(free_at))
+        end = max(arrive, free_at[g]) + rl.prefill_seconds(a, float(prompt))
+        free_at[g] = end
+        first[i] = end + rl.transfer_seconds(a, float(prompt))
+    return first

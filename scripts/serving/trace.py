@@ -1,0 +1,87 @@
+"""Read a request trace (CSV) into `Requests`, or fail with one line naming the file, the row and the column.
+
+Two column sets are accepted:
+  arrival_s,prompt_tokens,output_tokens          seconds from the start of the run
+  TIMESTAMP,ContextTokens,GeneratedTokens        the public Azure LLM inference traces (2023/2024): TIMESTAMP is a
+                                                 date-time; arrivals are taken relative to the earliest one
+Arrivals need not be sorted (they are sorted, stably); token counts must be positive integers, each request's
+prompt + output must fit the model's context, and the file stays under MAX_ROWS rows and MAX_BYTES bytes.
+"""
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from scripts.record.inputs import InputError
+from scripts.serving.workload import Requests
+
+MAX_ROWS = 1_000_000
+MAX_BYTES = 200 * 1024 * 1024
+OURS = ("arrival_s", "prompt_tokens", "output_tokens")
+AZURE = ("TIMESTAMP", "ContextTokens", "GeneratedTokens")
+
+
+def read_trace(path: Path, max_context: int) -> Requests:
+    name = Path(path).as_posix()
+    try:
+        size = Path(path).stat().st_size
+        if size > MAX_BYTES:
+            raise InputError(f"{name}: {size} bytes, more than the {MAX_BYTES} allowed for a trace")
+        text = Path(path).read_bytes().decode("utf-8-sig")
+    except OSError as exc:
+        raise InputError(f"{name}: cannot be read ({exc.strerror})") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{name}: not UTF-8 (byte {exc.start})") from None
+    try:
+        df = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, skipinitialspace=True)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise InputError(f"{name}: not a CSV table ({str(exc).splitlines()[0][:100]})") from None
+    cols = tuple(c.strip() for c in df.columns)
+    df.columns = cols
+    kind = next((k for k in (OURS, AZURE) if set(k) <= set(cols)), None)
+    if kind is None:
+        raise InputError(f"{name}: header must name {','.join(OURS)} or {','.join(AZURE)}; got {','.join(cols)[:80]}")
+    if len(df) == 0:
+        raise InputError(f"{name}: no requests")
+    if len(df) > MAX_ROWS:
+        raise InputError(f"{name}: {len(df)} rows, more than the {MAX_ROWS} allowed")
+    t_col, p_col, o_col = kind
+    arrivals = _arrivals(df[t_col], name, t_col, azure=kind is AZURE)
+    prompts, outputs = _tokens(df[p_col], name, p_col), _tokens(df[o_col], name, o_col)
+    over = np.flatnonzero(prompts + outputs > max_context)
+    if len(over):
+        r = int(over[0])
+        raise InputError(f"{name}: row {r + 2} column {p_col}+{o_col}: {prompts[r] + outputs[r]} tokens, more than "
+                         f"the model's context ({max_context})")
+    order = np.argsort(arrivals, kind="stable")
+    return Requests(arrivals[order], prompts[order], outputs[order])
+
+
+def _arrivals(col: pd.Series, name: str, col_name: str, azure: bool) -> np.ndarray:
+    if azure:
+        stamps = pd.to_datetime(col, errors="coerce", format="mixed")
+        bad = np.flatnonzero(stamps.isna().to_numpy())
+        if len(bad):
+            _fail(name, bad[0], col_name, col.iloc[bad[0]], "a date-time such as 2023-11-16 18:15:46.6805900")
+        ns = stamps.astype("int64").to_numpy()
+        return (ns - ns.min()) / 1e9
+    values = pd.to_numeric(col, errors="coerce").to_numpy(dtype=float)
+    bad = np.flatnonzero(~np.isfinite(values) | (values < 0))
+    if len(bad):
+        _fail(name, bad[0], col_name, col.iloc[bad[0]], "a finite number of seconds >= 0")
+    return values
+
+
+def _tokens(col: pd.Series, name: str, col_name: str) -> np.ndarray:
+    values = pd.to_numeric(col, errors="coerce").to_numpy(dtype=float)
+    bad = np.flatnonzero(~np.isfinite(values) | (values < 1) | (values != np.round(values)) | (values > 2**31))
+    if len(bad):
+        _fail(name, bad[0], col_name, col.iloc[bad[0]], "a positive whole number of tokens")
+    return values.astype(np.int64)
+
+
+def _fail(name: str, index: int, col: str, value: str, allowed: str) -> None:
+    raise InputError(f"{name}: row {int(index) + 2} column {col}: {str(value)[:40]!r} is not {allowed}")

@@ -1,0 +1,21 @@
+"""Rule serving_sweep: every cell and goodput -> precomputed/serving.json (scripts/serving/sweep.py)."""
+if "snakemake" in globals():  # run by Snakemake from scripts/: make the repo root importable
+    import sys
+
+    sys.path.insert(0, str(__import__("pathlib").Path(snakemake.scriptdir).parent))  # noqa: F821
+
+import json
+from pathlib import Path
+
+from scripts.record.atomic import write_bytes_atomic
+from scripts.record.inputs import read_json
+from scripts.serving.aggregate import aggregate
+from scripts.serving.config import load_workloads, sweep_settings
+
+if "snakemake" in globals():
+    sm = snakemake  # noqa: F821
+    doc = load_workloads(Path(sm.input.workloads))
+    cells, goodputs = [read_json(Path(p)) for p in sm.input.cells], [read_json(Path(p)) for p in sm.input.goodput]
+    out = aggregate(read_json(Path(sm.input.anchor)), doc, sweep_settings(doc), cells, goodputs)
+    text = json.dumps(out, ensure_ascii=False, separators=(",", ":"), allow_nan=False)  # compact: 192k numbers
+    write_bytes_atomic(sm.output.json, (text + "\n").encode("utf-8"))
