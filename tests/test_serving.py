@@ -202,6 +202,18 @@ def test_cli_on_a_trace_is_deterministic_and_uses_vllm_keys(tmp_path):
         assert isinstance(doc["metrics"][key], float), key
 
 
+def test_detailed_output_reproduces_the_pooled_itl_percentiles(tmp_path):
+    trace = write_trace(tmp_path / "t.csv", [(i * 0.2, 300 + 11 * i, 5 + i % 40) for i in range(120)])
+    out = tmp_path / "d.json"
+    run = run_cli("--policy", "whole", "--trace", trace, "--out", out, "--save-detailed", "--percentiles", "50,99")
+    assert run.returncode == 0, run.stderr
+    doc = json.loads(out.read_text())
+    itl = np.array([g for r in doc["requests"] for g in r["itl_s"]])
+    assert all(len(r["itl_s"]) == r["output_tokens"] - 1 for r in doc["requests"])
+    for p in (50, 99):
+        assert doc["metrics"][f"p{p}_itl_ms"] == pytest.approx(np.percentile(itl, p) * 1000, rel=1e-12)
+
+
 def test_same_seed_same_bytes(anchor, workloads):
     s = sweep_settings(workloads)
     a = sweep.run_cell(anchor, workloads["workloads"], s, "chat", "disagg", 3.0)

@@ -2,13 +2,14 @@
 
   python -m scripts.serving --policy chunked --trace my_trace.csv --out result.json [--chunk-tokens 512]
         [--max-batch N] [--prefill-gpus 1 --decode-gpus 1] [--slo ttft:2000,tpot:50] [--percentiles 50,90,99]
-        [--anchor anchor-model.json]
+        [--anchor anchor-model.json] [--save-detailed]
   python -m scripts.serving --vllm-result vllm_result.json --out metrics.json [--slo ...] [--percentiles ...]
 
 The trace is a CSV with arrival_s,prompt_tokens,output_tokens or the Azure trace columns
 TIMESTAMP,ContextTokens,GeneratedTokens. The result JSON holds `metrics` under vLLM's own keys (mean_ttft_ms,
 p99_tpot_ms, request_goodput, ...; definitions in scripts/serving/metrics.py) and `requests`, one object per
-request. Any bad input ends in one line naming the file and what is wrong, and nothing is written.
+request (with --save-detailed, also each request's inter-token gaps `itl_s`). Any bad input ends in one line
+naming the file and what is wrong, and nothing is written.
 """
 from __future__ import annotations
 
@@ -67,7 +68,7 @@ def run(args: argparse.Namespace) -> dict:
             "policy": args.policy, "trace": Path(args.trace).as_posix(), "chunk_tokens": args.chunk_tokens,
             "max_batch": args.max_batch, "prefill_gpus": args.prefill_gpus, "decode_gpus": args.decode_gpus,
             "slo_ms": slo, "metrics": metrics.from_trace(trace, slo, percentiles),
-            "requests": sweep.requests_table(trace)}
+            "requests": sweep.requests_table(trace, args.save_detailed)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -84,6 +85,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--slo")
     ap.add_argument("--percentiles", default="50,90,99")
     ap.add_argument("--anchor", type=Path, default=Path("anchor-model.json"))
+    ap.add_argument("--save-detailed", action="store_true", help="also write every request's inter-token gaps")
     args = ap.parse_args(argv)
     for flag in ("chunk_tokens", "max_batch", "prefill_gpus", "decode_gpus"):
         if getattr(args, flag) < 1:

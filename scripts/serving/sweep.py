@@ -28,12 +28,17 @@ def simulate_cell(a: Anchor, workloads: dict, settings: dict, wid: str, policy: 
                            prefill_gpus=settings["prefill_gpus"], decode_gpus=settings["decode_gpus"])
 
 
-def requests_table(trace) -> list[dict]:
-    """One object per request, in arrival order (what `--out` and a cell file hold)."""
+def requests_table(trace, detailed: bool = False) -> list[dict]:
+    """One object per request, in arrival order (what `--out` and a cell file hold); `detailed` adds every
+    inter-token gap (`itl_s`), enough to reproduce the pooled ITL percentiles exactly."""
     r = trace.requests
-    return [{"arrival_s": float(r.arrival_s[i]), "first_token_s": float(trace.first_token_s[i]),
+    rows = [{"arrival_s": float(r.arrival_s[i]), "first_token_s": float(trace.first_token_s[i]),
              "finish_s": float(trace.finish_s[i]), "prompt_tokens": int(r.prompt_tokens[i]),
              "output_tokens": int(r.output_tokens[i])} for i in range(len(r))]
+    if detailed:
+        for i, row in enumerate(rows):
+            row["itl_s"] = [float(g) for g in trace.token_gaps(i)]
+    return rows
 
 
 def run_cell(a: Anchor, workloads: dict, settings: dict, wid: str, policy: str, rate_per_gpu: float) -> dict:
