@@ -8,7 +8,7 @@ VENV_STAMP := .venv/.installed-$(shell sha256sum requirements.txt | cut -c1-16)
 export PYTHONHASHSEED := 0
 
 
-.PHONY: site data publish test check-stale audit bench bench-page bench-serving lint browser-deps clean
+.PHONY: site data publish test check-stale audit bench bench-page bench-serving lint dist serve browser-deps clean
 
 site: data publish  ## build the lesson page (site/index.html) and publish fresh data into precomputed/
 	$(SNAKEMAKE) all $(QUIET)
@@ -26,6 +26,7 @@ test: $(VENV_STAMP) browser-deps data check-stale  ## all tests, the audit and t
 	$(PY) -m pytest
 	$(PY) -m scripts.audit
 	.venv/bin/ruff check .
+	.venv/bin/actionlint .github/workflows/*.yml
 
 check-stale: $(VENV_STAMP)  ## fail when committed precomputed/ differs from a fresh build
 	$(PY) -m scripts.record.publish --check
@@ -42,8 +43,18 @@ bench-page: $(VENV_STAMP) browser-deps  ## slider move -> all readouts and chart
 bench-serving: $(VENV_STAMP)  ## simulator speed (Vidur's comparison point) and the default sweep's cold wall time
 	$(PY) -m scripts.serving.bench
 
-lint: $(VENV_STAMP)
+lint: $(VENV_STAMP)  ## ruff on the code, actionlint on the CI and Pages workflows
 	.venv/bin/ruff check .
+	.venv/bin/actionlint .github/workflows/*.yml
+
+dist: site  ## dist/c13-l5-site-<commit>.tar.gz + SHA256SUMS: the deployable site, byte-identical for one commit
+	$(PY) -m scripts.record.dist
+
+PORT ?= 8000
+serve:  ## serve the built site/ on http://127.0.0.1:$(PORT)/ (stdlib http.server; Ctrl-C stops it)
+	@test -f site/index.html || { echo "error: site/index.html is missing: run \`make site\` first"; exit 1; }
+	@echo "serving site/ at http://127.0.0.1:$(PORT)/ (Ctrl-C to stop)"
+	@python3 -m http.server $(PORT) --bind 127.0.0.1 --directory site
 
 $(VENV_STAMP): requirements.txt
 	@command -v python3.11 >/dev/null || { echo "error: python3.11 not found (the kit needs Python 3.11)"; exit 1; }
@@ -58,4 +69,4 @@ browser-deps:  ## Debian Chromium and CJK fonts for the browser tests (never `pl
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-noto-cjk >/dev/null; fi
 
 clean:
-	rm -rf build site .snakemake
+	rm -rf build site dist .snakemake

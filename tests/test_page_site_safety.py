@@ -88,3 +88,14 @@ def test_jinja_autoescape_is_on():
     env = render_site.jinja_env(ROOT / "templates")
     assert env.from_string("{{ x }}").render(x="<script>") == "&lt;script&gt;"
     assert render_site.json_for_script({"x": "</script><b>"}) == '{"x":"\\u003c/script\\u003e\\u003cb\\u003e"}'
+
+
+def test_questions_log_is_markdown_with_raw_html_off():
+    from scripts.page.render import markdown
+
+    html = str(markdown("<!-- note -->\n## 为什么看 *p99*?\n\n见 [文档](https://example.org/x) 与 `vllm bench serve`。"
+                        "<b>粗</b>\n\n[坏](javascript:alert(1))"))
+    assert "<h4>为什么看 <em>p99</em>?</h4>" in html
+    assert '<a href="https://example.org/x">文档</a>' in html and "<code>vllm bench serve</code>" in html
+    assert "&lt;b&gt;粗&lt;/b&gt;" in html and "javascript:" not in html.replace("[坏](javascript:alert(1))", "")
+    assert "note" not in html

@@ -7,12 +7,14 @@ import base64
 import hashlib
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
 import vl_convert
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
-from markupsafe import Markup, escape
+from markdown_it import MarkdownIt
+from markupsafe import Markup
 
 from scripts.page import charts
 
@@ -43,29 +45,16 @@ def git_commit() -> str:
     return out.stdout.strip() or "uncommitted"
 
 
-def markdown_lite(text: str) -> Markup:
-    """Headings, lists and paragraphs; everything else is escaped text."""
-    html, para = [], []
-
-    def flush():
-        if para:
-            html.append(f"<p>{escape(' '.join(para))}</p>")
-            para.clear()
-
-    for line in text.splitlines():
-        s = line.strip()
-        if not s or s.startswith("<!--"):
-            flush()
-        elif s.startswith("#"):
-            flush()
-            html.append(f"<h4>{escape(s.lstrip('#').strip())}</h4>")
-        elif s.startswith(("- ", "* ")):
-            flush()
-            html.append(f"<li>{escape(s[2:])}</li>")
-        else:
-            para.append(s)
-    flush()
-    return Markup("\n".join(html))
+def markdown(text: str) -> Markup:
+    """The questions log as CommonMark (links, emphasis, code, lists) with raw HTML off: any tag in the file is shown
+    as text. Headings move down two levels (## -> h4) to sit under the section's own h2. HTML comments are the
+    maintainers' notes and are dropped."""
+    md = MarkdownIt("commonmark", {"html": False})
+    tokens = md.parse(re.sub(r"<!--.*?-->", "", text, flags=re.S))
+    for token in tokens:
+        if token.type in ("heading_open", "heading_close"):
+            token.tag = f"h{min(6, int(token.tag[1]) + 2)}"
+    return Markup(md.renderer.render(tokens, md.options, {}))
 
 
 def jinja_env(templates: Path) -> Environment:
@@ -122,7 +111,7 @@ def render(data: dict, tokens: dict | None, bench: dict | None, questions_md: st
             "default-src 'none'", "script-src " + " ".join(csp_hash(s) for s in scripts) + " 'unsafe-eval'",
             "style-src 'unsafe-inline'", "img-src data:", "font-src data:", "connect-src 'none'",
             "base-uri 'none'", "form-action 'none'"])),
-        questions=markdown_lite(questions_md), build_date=build_date(["anchor-model.json", "precomputed"]),
+        questions=markdown(questions_md), build_date=build_date(["anchor-model.json", "precomputed"]),
         commit=git_commit(),
     )
 
