@@ -2,33 +2,55 @@
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 PY := .venv/bin/python
-SNAKEMAKE := .venv/bin/snakemake --cores 2 --rerun-incomplete --scheduler greedy
+# Every build runs under the kit's build lock: a second build says who is building; a dead one's locks are cleared.
+SNAKEMAKE := $(PY) -m scripts.record.build_lock -- --cores 2 --rerun-incomplete --scheduler greedy
 QUIET := --quiet rules
 VENV_STAMP := .venv/.installed-$(shell sha256sum requirements.txt | cut -c1-16)
 export PYTHONHASHSEED := 0
 
 
+
+.PHONY: test-cluster bench-cluster sweep-cluster
 .PHONY: site data publish test check-stale audit bench bench-page bench-serving lint dist serve browser-deps clean
 
-site: data publish  ## build the lesson page (site/index.html) and publish fresh data into precomputed/
+# Every rule, the render included, writes under build/; only when all of them succeeded does publish replace
+# precomputed/ and site/ (crash-safe: a journal, then renames). A failed or killed build leaves both as they were.
+site: $(VENV_STAMP)  ## build the lesson page and its data, then publish precomputed/ and site/ together
 	$(SNAKEMAKE) all $(QUIET)
-	$(SNAKEMAKE) all --report site/report.html >/dev/null 2>&1 || echo "warning: snakemake --report failed"
+	$(SNAKEMAKE) all --report build/site/report.html >/dev/null 2>&1 || echo "warning: snakemake --report failed"
+	$(PY) -m scripts.record.publish
 	@echo "site: $$(du -b site/index.html | cut -f1) bytes in site/index.html"
 
-data: $(VENV_STAMP)  ## regenerate every derived file under build/precomputed/
+data: $(VENV_STAMP)  ## regenerate every derived file under build/precomputed/ (publishes nothing)
 	$(SNAKEMAKE) data $(QUIET)
 
-publish: $(VENV_STAMP)
+publish: $(VENV_STAMP)  ## publish the last complete build (build/precomputed/, build/site/)
 	$(PY) -m scripts.record.publish
 
-test: $(VENV_STAMP) browser-deps data check-stale  ## all tests, the audit and the linter
+test: $(VENV_STAMP) browser-deps check-stale  ## all tests, the audit and the linter
 	$(SNAKEMAKE) all $(QUIET)
-	$(PY) -m pytest
+	$(PY) -m scripts.record.publish
+	$(PY) -m pytest -m "not cluster"
 	$(PY) -m scripts.audit
 	.venv/bin/ruff check .
 	.venv/bin/actionlint .github/workflows/*.yml
 
-check-stale: $(VENV_STAMP)  ## fail when committed precomputed/ differs from a fresh build
+test-cluster: $(VENV_STAMP)  ## boot a one-node Slurm, run a reduced sweep and benchmark through it, compare, stop it
+	bash .ci/slurm/up.sh || { bash .ci/slurm/down.sh; exit 1; }
+	rc=0; $(PY) -m pytest -m cluster tests/test_cluster.py || rc=$$?; bash .ci/slurm/down.sh; exit $$rc
+
+# On a cluster: every job through Slurm (profiles/slurm/config.yaml: partition, account, limits), each wait bounded.
+CLUSTER_TIMEOUT ?= 21600
+CLUSTER := timeout --foreground $(CLUSTER_TIMEOUT) $(PY) -m scripts.record.build_lock -- --profile profiles/slurm
+bench-cluster: $(VENV_STAMP)  ## the benchmark on every partition in config/cluster.yaml, gathered into precomputed/bench/
+	$(CLUSTER) bench_cluster
+	$(PY) -m scripts.bench.gather build/bench/*.json --into precomputed/bench
+
+sweep-cluster: $(VENV_STAMP)  ## the serving sweep (and every other rule) as Slurm jobs, then publish like `make site`
+	$(CLUSTER) data
+	$(PY) -m scripts.record.publish
+
+check-stale: $(VENV_STAMP)  ## rebuild the data from the committed inputs in a scratch dir; fail if precomputed/ differs
 	$(PY) -m scripts.record.publish --check
 
 audit: $(VENV_STAMP)  ## check every number on the built page against its provenance (regenerates nothing)
@@ -69,4 +91,4 @@ browser-deps:  ## Debian Chromium and CJK fonts for the browser tests (never `pl
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-noto-cjk >/dev/null; fi
 
 clean:
-	rm -rf build site dist .snakemake
+	rm -rf build site site.new site.old dist .snakemake .publish-journal.json

@@ -11,10 +11,15 @@ sys.path.insert(0, workflow.basedir)
 from scripts.audit.inputs import check_all  # noqa: E402
 from scripts.record.deps import code_inputs  # noqa: E402
 from scripts.record.inputs import InputError  # noqa: E402
+from scripts.bench.records import check_cluster_config  # noqa: E402
 from scripts.serving.config import load_workloads, sweep_settings  # noqa: E402
+
+configfile: "config/cluster.yaml"  # where `make bench-cluster` measures (and its settings)
+
 
 try:  # validate every input before scheduling anything: one line naming the file and the field, no traceback
     check_all()
+    check_cluster_config(config)
 except InputError as exc:
     sys.stderr.write(f"error: {exc}\n")
     os._exit(2)  # sys.exit would be caught and re-raised by Snakemake with a traceback
@@ -28,6 +33,9 @@ wildcard_constraints:
     workload="[A-Za-z0-9_]+",
     policy="whole|chunked|disagg",
     rate="[0-9.]+",
+    partition="[A-Za-z0-9_-]+",
+
+localrules: all, data, bench_cluster, fetch_tokenizer  # fetch needs the registries, which cluster nodes may lack
 
 
 def code(rule_script):
@@ -37,7 +45,7 @@ def code(rule_script):
 
 rule all:
     input:
-        "site/index.html",
+        "build/site/index.html",
         f"{BUILD}/MANIFEST.json",
 
 
@@ -147,6 +155,32 @@ rule bench_medians:
         "scripts/bench_medians.py"
 
 
+# The KV-cache benchmark as a job on one partition (`make bench-cluster`; `make bench` runs it here directly).
+rule bench_partition:
+    input:
+        code=code("scripts/bench_partition.py"),
+    output:
+        json="build/bench/{partition}.json",
+    params:
+        new_tokens=config["bench_new_tokens"],
+        runs=config["bench_runs"],
+        warmup=config["bench_warmup"],
+        threads=config["bench_threads"],
+    resources:
+        slurm_partition=lambda wildcards: wildcards.partition,
+    log:
+        "build/logs/bench_partition.{partition}.log",
+    conda:
+        "envs/lesson.yaml"
+    script:
+        "scripts/bench_partition.py"
+
+
+rule bench_cluster:
+    input:
+        expand("build/bench/{partition}.json", partition=config["bench_partitions"]),
+
+
 # Serving under load: one simulation per (workload, policy, rate per GPU) cell of the default sweep.
 rule serving_cell:
     input:
@@ -239,7 +273,8 @@ rule manifest:
         "scripts/manifest.py"
 
 
-# The static lesson page: Jinja template + Vega-Lite specs + the JSON; no network at view time.
+# The static lesson page: Jinja template + Vega-Lite specs + the JSON; no network at view time. Written to
+# build/site/; `make site` swaps it in for site/ only after every rule succeeded.
 rule render_site:
     input:
         data=f"{BUILD}/precomputed.json",
@@ -250,9 +285,9 @@ rule render_site:
                    "templates/lesson.css", "templates/provenance.html.j2"],
         code=code("scripts/render_site.py"),
     output:
-        html="site/index.html",
-        provenance="site/provenance.html",
-        source=directory("site/source"),
+        html="build/site/index.html",
+        provenance="build/site/provenance.html",
+        source=directory("build/site/source"),
     log:
         "build/logs/site.log",
     conda:

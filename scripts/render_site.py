@@ -8,11 +8,17 @@ from pathlib import Path
 
 from scripts.page.render import site_files
 from scripts.record.atomic import write_bytes_atomic
+from scripts.record.cli import run_cleanly
+from scripts.record.inputs import check_questions
 
 if "snakemake" in globals():
     sm = snakemake  # noqa: F821
     inp, out = sm.input, sm.output
-    files = site_files(inp.data, inp.get("tokens"), inp.get("bench"), inp.questions, Path(inp.templates[0]).parent)
-    site = Path(out.html).parent
-    for name, data in files.items():
-        write_bytes_atomic(site / name, data)
+
+    def render() -> None:
+        files = site_files(inp.data, inp.get("tokens"), inp.get("bench"), check_questions(Path(inp.questions)),
+                           Path(inp.templates[0]).parent)
+        for name, data in files.items():
+            write_bytes_atomic(Path(out.html).parent / name, data)
+
+    run_cleanly(render, log=sm.log[0])

@@ -159,9 +159,10 @@
       batchEl.max = String(Math.max(1, cap));
       if (state.batch > Math.max(1, cap)) { state.batch = Math.max(1, cap); batchEl.value = String(state.batch); }
     }
-    for (const el of sliders) {
-      const out = document.querySelector(`[data-slider-value="${el.dataset.param}"]`);
-      if (out) setText(out, formatNumber(state[el.dataset.param], "int"));
+    for (const el of sliders) {  // a value can be shown in several places (beside its slider and in the prose)
+      for (const out of document.querySelectorAll(`[data-slider-value="${el.dataset.param}"]`)) {
+        setText(out, formatNumber(state[el.dataset.param], "int"));
+      }
       el.setAttribute("aria-valuetext", String(state[el.dataset.param]));
     }
     const r = {...readouts(state), ...tokenReadouts(state)};

@@ -80,7 +80,7 @@ def test_tampered_measured_file_fails(copy):
     bench = sorted((copy / "precomputed" / "bench").glob("*.json"))
     if not bench:
         pytest.skip("no benchmark record committed")
-    bench[0].write_text(bench[0].read_text(encoding="utf-8").replace('"runs": 5', '"runs": 6', 1), encoding="utf-8")
+    bench[0].write_text(bench[0].read_text(encoding="utf-8").replace('"runs": 9', '"runs": 8', 1), encoding="utf-8")
     problems = failures(run(copy))
     assert any("does not match the hash" in p for p in problems["measured"])
 
@@ -142,3 +142,13 @@ def test_simulated_record_without_its_seed_fails(copy):
     del doc["provenance"][rid]["seed"]
     (copy / "precomputed" / "serving.json").write_text(json.dumps(doc), encoding="utf-8")
     assert any(rid in p and "seed" in p for p in failures(run(copy))["simulated"])
+
+
+def test_hand_edited_constant_in_the_embedded_json_fails(copy):
+    index = copy / "site" / "index.html"
+    html = index.read_text(encoding="utf-8")
+    before = '"hbm_bandwidth_bytes_per_s":3350000000000'
+    assert html.count(before) >= 1
+    index.write_text(html.replace(before, '"hbm_bandwidth_bytes_per_s":1000000000000', 1), encoding="utf-8")
+    problems = failures(run(copy))
+    assert list(problems) == ["embedded"] and "differs from precomputed/" in problems["embedded"][0]

@@ -49,10 +49,12 @@ def test_weights_are_seeded():
 
 
 def test_quick_measurement_makes_a_valid_record():
-    rec = measure(new_tokens=(4, 8), runs=2, prompt_tokens=8, log=lambda _: None)
+    rec = measure(new_tokens=(4, 8), runs=3, prompt_tokens=8, warmup=1, device="cpu", log=lambda _: None)
     check_record(json.loads(json.dumps(rec)), "quick.json")
     assert {r["new_tokens"] for r in rec["results"]} == {4, 8}
-    assert all(r["tokens_identical"] and r["runs"] == 2 for r in rec["results"])
+    assert all(r["tokens_identical"] and r["runs"] == 3 for r in rec["results"])
+    assert all(r["min_s"] <= r["q1_s"] <= r["median_s"] <= r["q3_s"] <= r["max_s"] for r in rec["results"])
+    assert rec["machine"]["device"] == "cpu" and rec["machine"]["accelerator"] is None
     assert len(rec["per_step"]["kv_cache"]["positions"]) == len(rec["per_step"]["kv_cache"]["median_ms"])
 
 
@@ -65,12 +67,21 @@ def test_committed_records_pass_the_schema_and_merge():
         for r in m["rows"]:
             assert r["ratio"] == pytest.approx(r["nokv_median_s"] / r["kv_median_s"])
             rec = merged["provenance"][f"bench.{m['id']}.n{r['new_tokens']}.ratio"]
-            assert rec["kind"] == "measured" and rec["runs"] == 5 and rec["machine"] and rec["date"]
+            assert rec["kind"] == "measured" and rec["runs"] >= 9 and rec["machine"] and rec["date"]
+            assert "IQR" in merged["provenance"][f"bench.{m['id']}.n{r['new_tokens']}.kv.median_ms"]["spread"]
 
 
 @pytest.mark.skipif(not RECORDS, reason="no committed benchmark record yet")
 @pytest.mark.parametrize("mutate, field", [
-    (lambda r: r.update(schema_version=2), "schema_version"),
+    (lambda r: r.update(schema_version=1), "schema_version"),
+    (lambda r: r["results"][0].update(runs=-3), "results[0].runs"),
+    (lambda r: r["results"][0].update(runs=2.5), "results[0].runs"),
+    (lambda r: r["results"][0].update(new_tokens=0), "results[0].new_tokens"),
+    (lambda r: r["results"][0].update(q1_s=r["results"][0]["max_s"] * 2), "results[0].median_s"),
+    (lambda r: r["machine"].update(id="../../etc/passwd"), "machine.id"),
+    (lambda r: r["machine"].update(date="yesterday"), "machine.date"),
+    (lambda r: r["machine"].update(device="tpu"), "machine.device"),
+    (lambda r: r["results"].append(dict(r["results"][0])), "results[10]"),
     (lambda r: r["machine"].pop("cpu"), "machine.cpu"),
     (lambda r: r["results"][0].update(median_s=-1), "results[0].median_s"),
     (lambda r: r["results"][1].update(tokens_identical=False), "results[1].tokens_identical"),

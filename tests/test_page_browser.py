@@ -225,3 +225,15 @@ def test_every_number_on_the_rendered_page_is_registered(lesson):
       return out;
     }""")
     assert [t for t in loose if numbers_in(t)] == []
+
+
+@pytest.mark.parametrize(("param", "value", "text"), [("context_tokens", 8192, "8,192"), ("prompt_tokens", 65536,
+                                                                                           "65,536")])
+def test_every_label_of_a_slider_follows_it(lesson, param, value, text):
+    page, _ = lesson
+    page.evaluate("""([name, value]) => {
+        const el = document.querySelector(`input[data-param="${name}"]`);
+        el.value = String(Math.log2(value)); el.dispatchEvent(new Event('input', {bubbles: true}));
+        return window.lessonPending(); }""", [param, value])
+    labels = page.locator(f'[data-slider-value="{param}"]').all_text_contents()
+    assert len(labels) >= 2 and all(label == text for label in labels), labels

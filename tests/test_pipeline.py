@@ -141,7 +141,7 @@ def test_two_site_builds_give_the_same_dist_archive(scratch):
     from scripts.record.dist import archive_bytes
 
     assert snakemake(scratch, "all").returncode == 0
-    first = archive_bytes(scratch / "site", 1_700_000_000)
+    first = archive_bytes(scratch / "build" / "site", 1_700_000_000)
     run = snakemake(scratch, "all", "--forcerun", "render_site")
     assert run.returncode == 0, run.stderr[-2000:]
-    assert archive_bytes(scratch / "site", 1_700_000_000) == first
+    assert archive_bytes(scratch / "build" / "site", 1_700_000_000) == first

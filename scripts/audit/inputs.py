@@ -4,10 +4,11 @@ Each problem is one line naming the file and the field; nothing is built, nothin
 """
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from scripts.record.anchor_file import load
-from scripts.record.inputs import InputError, read_config, read_json
+from scripts.record.inputs import InputError, check_questions, read_config
 
 CITED_FIELDS = {"id": str, "work_id": str, "locator": str, "label": str, "value": (int, float), "unit": str,
                 "format": str, "self_reported": bool}
@@ -29,8 +30,10 @@ def check_cited(path: Path) -> None:
             value = entry.get(key) if isinstance(entry, dict) else None
             if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
                 raise InputError(f"{name}: field numbers[{i}].{key} is missing or of the wrong type")
-        if entry["value"] < 0:
-            raise InputError(f"{name}: field numbers[{i}].value must not be negative")
+            if kind is str and not value.strip():
+                raise InputError(f"{name}: field numbers[{i}].{key} must not be empty")
+        if not 0 <= entry["value"] <= 1e15:
+            raise InputError(f"{name}: field numbers[{i}].value must lie in [0, 1e15]")
         if entry["format"] not in ("int", "f1", "f2", "f3"):
             raise InputError(f"{name}: field numbers[{i}].format must be one of int, f1, f2, f3")
         if entry["work_id"] not in works:
@@ -41,25 +44,39 @@ def check_cited(path: Path) -> None:
 
 
 def check_all(root: Path = Path(".")) -> None:
-    from scripts.bench.records import check_record
+    from scripts.bench.records import read_record
     from scripts.serving.results import load_result
     from scripts.tokens.counts import load_passages
-    from scripts.tokens.files import cached_file, load_config, verify
+    from scripts.tokens.files import load_config
 
     load(root / "anchor-model.json")
     check_cited(root / "precomputed" / "cited.json")
     tokenizers = load_config(root / "config" / "tokenizers.json")
-    for tid, entry in tokenizers["tokenizers"].items():  # a tampered cache file must not slip through
-        for inner, digest in entry["files"].items():
-            cached = root / cached_file(tid, inner)
-            if cached.exists():
-                verify(cached, digest)
+    heal_tokenizer_cache(root, tokenizers)
+    check_questions(root / "questions" / "C13-L5.md")
     load_passages(root / "config" / "passages.json")
     for record in sorted((root / "precomputed" / "bench").glob("*.json")):
-        check_record(read_json(record), record.relative_to(root).as_posix())
+        read_record(record, record.relative_to(root).as_posix())
     check_workloads_fit(root / "config" / "workloads.json", load(root / "anchor-model.json")[0])
     for result in sorted((root / "precomputed" / "serve").glob("*.json")):
         load_result(result)
+
+
+def heal_tokenizer_cache(root: Path, tokenizers: dict) -> None:
+    """A cached tokenizer file that is missing or fails its pinned sha256 invalidates its stamp, so the build
+    fetches it again (rather than failing on every run until someone deletes the stamp by hand)."""
+    from scripts.tokens.files import cached_file, sha256_file
+
+    for tid, entry in tokenizers["tokenizers"].items():
+        stamp = root / ".cache" / "tokenizers" / tid / "verified.json"
+        for inner, digest in entry["files"].items():
+            cached = root / cached_file(tid, inner)
+            bad = "missing" if not cached.is_file() else ("tampered" if sha256_file(cached) != digest else None)
+            if bad and stamp.exists():
+                stamp.unlink()
+                cached.unlink(missing_ok=True)
+                print(f"note: {cached.relative_to(root).as_posix()} is {bad} (sha256 pinned in config/tokenizers.json):"
+                      f" fetching {tid} again", file=sys.stderr)
 
 
 def check_workloads_fit(path: Path, anchor) -> None:

@@ -5,6 +5,8 @@
 Regenerates nothing. Checks, each reported with what failed and where:
   1. numbers   every number in the page's text and chart titles sits in a [data-prov] element whose record exists
   2. derived   each derived record names its formula and inputs; recomputing it gives the shown value
+  2b. embedded the page's #lesson-data JSON (what its sliders compute from) equals, byte for byte, the same
+               document rebuilt from precomputed/ (a hand-edited constant in the page cannot pass)
   3. measured  each measured record names machine, date, runs and spread; its file's sha256 matches the manifest
   4. simulated each simulated record names seed, requests, workload, policy, rate and script; re-running that
                simulation (scripts/serving/) gives the shown value
@@ -23,7 +25,7 @@ from pathlib import Path
 from scripts.page.display import format_number
 from scripts.page.scan import page_numbers, spec_titles, unregistered_numbers
 
-CHECKS = ("numbers", "derived", "measured", "simulated", "cited", "manifest")
+CHECKS = ("numbers", "embedded", "derived", "measured", "simulated", "cited", "manifest")
 
 
 def sha256(path: Path) -> str:
@@ -162,6 +164,25 @@ def check_simulated(records: dict, root: Path, resimulate: bool = True) -> list[
     return problems
 
 
+def check_embedded(html: str, data: Path) -> list[str]:
+    import re
+
+    from scripts.page.render import json_for_script, page_data
+
+    found = re.search(r'<script type="application/json" id="lesson-data">(.*?)</script>', html, re.S)
+    if not found:
+        return ["site/index.html: no #lesson-data element"]
+    docs = {name: json.loads((data / f"{name}.json").read_text(encoding="utf-8")) if (data / f"{name}.json").exists()
+            else None for name in ("precomputed", "tokenizer_counts", "bench_medians")}
+    expected = str(json_for_script(page_data(docs["precomputed"], docs["tokenizer_counts"], docs["bench_medians"])))
+    if found.group(1) == expected:
+        return []
+    at = next((i for i, (x, y) in enumerate(zip(found.group(1), expected, strict=False)) if x != y),
+              min(len(found.group(1)), len(expected)))
+    return [f"site/index.html: the embedded #lesson-data differs from precomputed/ at character {at}: "
+            f"{found.group(1)[max(0, at - 30):at + 30]!r} (edited by hand, or built from other data)"]
+
+
 def check_cited(records: dict) -> list[str]:
     problems = []
     for rid, rec in records.items():
@@ -201,6 +222,7 @@ def audit(site: Path, data: Path, root: Path, resimulate: bool = True) -> dict[s
     derived, skipped = check_derived(records, root)
     results = {
         "numbers": check_numbers(index.read_text(encoding="utf-8"), records),
+        "embedded": check_embedded(index.read_text(encoding="utf-8"), data),
         "derived": derived,
         "measured": check_measured(records, manifest, root),
         "simulated": check_simulated(records, root, resimulate),

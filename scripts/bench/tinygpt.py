@@ -81,8 +81,10 @@ def param_count(model: nn.Module) -> int:
 
 
 @torch.inference_mode()
-def generate(model: TinyGPT, prompt: torch.Tensor, new_tokens: int, kv_cache: bool, step_times: list | None = None):
-    """Greedy decoding; returns the new ids. `step_times` collects each step's seconds when given."""
+def generate(model: TinyGPT, prompt: torch.Tensor, new_tokens: int, kv_cache: bool, step_times: list | None = None,
+             sync=None):
+    """Greedy decoding; returns the new ids. `step_times` collects each step's seconds when given; `sync` (e.g.
+    torch.cuda.synchronize) is called before each step's clock is read, so an asynchronous device is timed whole."""
     import time
 
     ids, out = prompt, []
@@ -92,6 +94,8 @@ def generate(model: TinyGPT, prompt: torch.Tensor, new_tokens: int, kv_cache: bo
         t0 = time.perf_counter()
         logits = model(feed, caches, start) if kv_cache else model(ids)
         nxt = logits[:, -1].argmax(-1, keepdim=True)
+        if sync is not None:
+            sync()
         if step_times is not None:
             step_times.append(time.perf_counter() - t0)
         out.append(nxt)

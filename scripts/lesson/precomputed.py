@@ -25,11 +25,13 @@ def powers_of_two(lo: int, hi: int) -> list[int]:
     return [1 << k for k in range(lo.bit_length() - 1, hi.bit_length())]
 
 
-def frontier_rows(a, contexts: list[int]) -> list[dict]:
+def frontier_rows(a, contexts: list[int], max_batch: int) -> list[dict]:
+    """Every batch up to the memory cap plus one row past it (where memory runs out), never past the batch
+    slider's maximum: the slider cannot reach further, and a huge memory must not mean a huge table."""
     rows = []
     for context in contexts:
         cap = rl.max_batch_by_memory(a, context)
-        for batch in range(1, cap + 2):  # one row past the cap marks where memory runs out
+        for batch in range(1, min(cap, max_batch) + 2):
             step = rl.decode_step_seconds(a, batch, context)
             rows.append({"context": context, "batch": batch, "step_ms": step * 1e3,
                          "throughput_tok_s": batch / step, "per_user_tok_s": 1 / step, "fits": batch <= cap})
@@ -137,7 +139,8 @@ def build(a, doc: dict, cited_doc: dict) -> dict:
         "scenario": sc,
         "constants": constants,
         "frontier": {"contexts": powers_of_two(sc["context_tokens"]["min"], sc["context_tokens"]["max"]),
-                     "rows": frontier_rows(a, powers_of_two(sc["context_tokens"]["min"], sc["context_tokens"]["max"]))},
+                     "rows": frontier_rows(a, powers_of_two(sc["context_tokens"]["min"], sc["context_tokens"]["max"]),
+                                           int(sc["batch"]["max"]))},
         "timeline_default": {"context": ctx, "prompt": prompt, "chunk": chunk,
                              "bars": tl.lanes(a, ctx, prompt, chunk)},
         "provenance": {r["id"]: r for r in records},

@@ -73,6 +73,14 @@ def merged_provenance(data: dict, tokens: dict | None, bench: dict | None) -> di
     return {**data["provenance"], **(tokens or {}).get("provenance", {}), **(bench or {}).get("provenance", {})}
 
 
+def page_data(data: dict, tokens: dict | None, bench: dict | None) -> dict:
+    """What the page embeds as #lesson-data: the constants and scenario its math reads, every provenance record,
+    the token rows. The audit rebuilds it from precomputed/ and compares the page's copy byte for byte."""
+    return {"constants": data["constants"], "scenario": data["scenario"],
+            "provenance": merged_provenance(data, tokens, bench),
+            "tokens": {k: tokens[k] for k in ("rows", "chars_passage")} if tokens else None}
+
+
 def render(data: dict, tokens: dict | None, bench: dict | None, questions_md: str, templates: Path) -> str:
     prov = merged_provenance(data, tokens, bench)
     env = jinja_env(templates)
@@ -98,15 +106,12 @@ def render(data: dict, tokens: dict | None, bench: dict | None, questions_md: st
         specs.update(charts.bench(bench))
     lesson_js = (templates / "lesson.js").read_text(encoding="utf-8")
     bundle = vl_convert.javascript_bundle()
-    page_data = {k: data[k] for k in ("constants", "scenario")}
-    page_data["provenance"] = prov
-    page_data["tokens"] = {k: tokens[k] for k in ("rows", "chars_passage")} if tokens else None
     scripts = [bundle, lesson_js]
     return env.get_template("index.html.j2").render(
         d=data, P=prov, num=num, readout=readout, tokens=tokens, bench=bench,
         css=Markup((templates / "lesson.css").read_text(encoding="utf-8")),
         vega_bundle=Markup(bundle), lesson_js=Markup(lesson_js),
-        lesson_data=json_for_script(page_data), lesson_specs=json_for_script(specs),
+        lesson_data=json_for_script(page_data(data, tokens, bench)), lesson_specs=json_for_script(specs),
         csp=Markup("; ".join([
             "default-src 'none'", "script-src " + " ".join(csp_hash(s) for s in scripts) + " 'unsafe-eval'",
             "style-src 'unsafe-inline'", "img-src data:", "font-src data:", "connect-src 'none'",
@@ -137,12 +142,12 @@ def render_provenance(html: str, prov: dict, templates: Path, report: bool) -> t
     return page, sources
 
 
-def site_files(data_path: str, tokens_path: str | None, bench_path: str | None, questions_path: str,
+def site_files(data_path: str, tokens_path: str | None, bench_path: str | None, questions_md: str,
                templates: Path) -> dict[str, bytes]:
     """Every file of the built site, by its path relative to site/: the page, the provenance page, the sources."""
     data, tokens, bench = (json.loads(Path(data_path).read_text(encoding="utf-8")), load_optional(tokens_path),
                            load_optional(bench_path))
-    html = render(data, tokens, bench, Path(questions_path).read_text(encoding="utf-8"), templates)
+    html = render(data, tokens, bench, questions_md, templates)
     page, sources = render_provenance(html, merged_provenance(data, tokens, bench), templates, report=True)
     files = {f"source/{src}": (REPO / src).read_bytes() for src in sources}  # the scripts behind the numbers
     files["provenance.html"] = page.encode("utf-8")

@@ -1,23 +1,157 @@
-"""Reading JSON inputs so that every failure is one line naming the file and the field (InputError)."""
+"""Reading inputs so that every failure is one line naming the file and the field (InputError).
+
+Every JSON and text input goes through here: UTF-8 only (a byte-order mark is refused, UTF-16 is named as such),
+a size cap, JSON with no duplicate keys and no NaN/Infinity (nor numbers that overflow to them), and text with no
+control or bidi-override characters (tab, newline and carriage return are allowed). Lone surrogates (escaped in
+JSON as \\ud800 and the like) are refused too: they cannot be written back out as UTF-8.
+"""
 from __future__ import annotations
 
 import json
+import math
+import re
 from pathlib import Path
+
+MAX_JSON_BYTES = 5 * 1024 * 1024
+BIDI = {"\u202a": "left-to-right embedding", "\u202b": "right-to-left embedding", "\u202c": "pop directional format",
+        "\u202d": "left-to-right override", "\u202e": "right-to-left override", "\u2066": "left-to-right isolate",
+        "\u2067": "right-to-left isolate", "\u2068": "first strong isolate", "\u2069": "pop directional isolate"}
 
 
 class InputError(Exception):
     """A bad input file: the message is one line, naming file and field."""
 
 
-def read_json(path: Path) -> object:
+class _DuplicateKey(Exception):
+    pass
+
+
+class _NonFinite(Exception):
+    pass
+
+
+def bad_character(text: str) -> str | None:
+    """A description of the first character text must not hold, or None."""
+    for ch in text:
+        code = ord(ch)
+        if ch in "\t\n\r":
+            continue
+        if code < 0x20 or 0x7F <= code <= 0x9F:
+            return f"control character U+{code:04X}"
+        if ch in BIDI:
+            return f"U+{code:04X} ({BIDI[ch]})"
+        if 0xD800 <= code <= 0xDFFF:
+            return f"lone surrogate U+{code:04X}"
+    return None
+
+
+def read_text(path: Path, max_bytes: int = MAX_JSON_BYTES) -> str:
+    """The file as UTF-8 text, or one line saying why not (size, byte-order mark, encoding, with the line)."""
+    name = Path(path).as_posix()
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        size = Path(path).stat().st_size
+        if size > max_bytes:
+            raise InputError(f"{name}: {size:,} bytes, more than the {max_bytes:,} allowed for this input")
+        raw = Path(path).read_bytes()
     except OSError as exc:
-        raise InputError(f"{path}: cannot be read ({exc.strerror})") from None
+        raise InputError(f"{name}: cannot be read ({exc.strerror})") from None
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raise InputError(f"{name}: starts with a UTF-8 byte-order mark (refused, not stripped): save it as UTF-8 "
+                         "without a BOM")
+    if raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        raise InputError(f"{name}: is UTF-16: save it as UTF-8")
     try:
-        return json.loads(text)
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[:exc.start].count(b"\n") + 1
+        raise InputError(f"{name}: line {line}: byte 0x{raw[exc.start]:02x} is not UTF-8: save the file as UTF-8") \
+            from None
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
+    seen = {}
+    for key, value in pairs:
+        if key in seen:
+            raise _DuplicateKey(key)
+        seen[key] = value
+    return seen
+
+
+def _no_constant(name: str):
+    raise _NonFinite(name)
+
+
+def _line_of_second(text: str, key: str) -> int:
+    hits = [m.start() for m in re.finditer(re.escape(json.dumps(key)) + r"\s*:", text)]
+    return text.count("\n", 0, hits[1]) + 1 if len(hits) > 1 else 1
+
+
+def _where_constant(text: str, literal: str) -> str:
+    """'line N: field a.b ' for the first NaN/Infinity literal (found by parsing with it replaced by a marker)."""
+    pattern = re.compile(r"([:\[,]\s*)" + re.escape(literal) + r"(?=\s*[,\]}])")
+    found = pattern.search(text)
+    if not found:
+        return ""
+    line = text.count("\n", 0, found.start()) + 1
+    marker = "\u0000nonfinite"
+    try:
+        doc = json.loads(text[:found.start()] + found.group(1) + json.dumps(marker) + text[found.end():],
+                         parse_constant=lambda _: 0)
+    except (json.JSONDecodeError, RecursionError):
+        return f"line {line}: "
+
+    def path_of(node, where):
+        if node == marker:
+            return where
+        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        for k, v in items:
+            hit = path_of(v, f"{where}.{k}" if isinstance(k, str) and where else f"{where}[{k}]" if
+                          isinstance(k, int) else k)
+            if hit is not None:
+                return hit
+        return None
+
+    field = path_of(doc, "")
+    return f"line {line}: field {field}: " if field else f"line {line}: "
+
+
+def check_values(node: object, name: str, where: str = "") -> None:
+    """Every string (keys too) free of forbidden characters, every number finite."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            field = f"{where}.{key}" if where else key
+            if (why := bad_character(key)) is not None:
+                raise InputError(f"{name}: field {field!r} has a key with a {why}")
+            check_values(value, name, field)
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            check_values(value, name, f"{where}[{i}]")
+    elif isinstance(node, str):
+        if (why := bad_character(node)) is not None:
+            raise InputError(f"{name}: field {where or '(top level)'} contains a {why}: control and bidi-override "
+                             "characters are not allowed in text")
+    elif isinstance(node, float) and not math.isfinite(node):
+        raise InputError(f"{name}: field {where or '(top level)'} is not a finite number")
+
+
+def read_json(path: Path, max_bytes: int = MAX_JSON_BYTES) -> object:
+    name = Path(path).as_posix()
+    text = read_text(path, max_bytes)
+    try:
+        doc = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
-        raise InputError(f"{path}: not valid JSON at line {exc.lineno} column {exc.colno} ({exc.msg})") from None
+        raise InputError(f"{name}: not valid JSON at line {exc.lineno} column {exc.colno} ({exc.msg})") from None
+    except _DuplicateKey as exc:
+        key = str(exc.args[0])
+        raise InputError(f"{name}: line {_line_of_second(text, key)}: key {key!r} appears twice in one object "
+                         "(which one would count is ambiguous)") from None
+    except _NonFinite as exc:
+        raise InputError(f"{name}: {_where_constant(text, exc.args[0])}{exc.args[0]} is not a number JSON allows "
+                         "(use a finite number)") from None
+    except RecursionError:
+        raise InputError(f"{name}: nested too deeply") from None
+    check_values(doc, name)
+    return doc
 
 
 def read_config(path: Path, section: str) -> tuple[dict, dict]:
@@ -29,3 +163,12 @@ def read_config(path: Path, section: str) -> tuple[dict, dict]:
     if not isinstance(part, dict) or not part:
         raise InputError(f"{name}: field {section} must be a non-empty object")
     return doc, part
+
+
+def check_questions(path: Path, max_bytes: int = 1024 * 1024) -> str:
+    """The questions log: UTF-8 Markdown with no control or bidi-override characters; its text."""
+    text = read_text(path, max_bytes)
+    for n, line in enumerate(text.splitlines(), 1):
+        if (why := bad_character(line)) is not None:
+            raise InputError(f"{Path(path).as_posix()}: line {n} contains a {why}: not allowed in the questions log")
+    return text

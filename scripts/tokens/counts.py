@@ -20,9 +20,15 @@ def load_passages(path: Path) -> dict:
         if not isinstance(p, dict) or not isinstance(p.get("text"), str) or not p["text"]:
             raise InputError(f"{path}: field passages.{pid}.text must be a non-empty string")
     slider = doc.get("tok_s_slider", {})
-    if not all(isinstance(slider.get(k), int | float) and slider[k] > 0 for k in ("value", "min", "max")) or \
-            not slider["min"] <= slider["value"] <= slider["max"]:
-        raise InputError(f"{path}: field tok_s_slider needs positive value, min, max with min <= value <= max")
+    if not isinstance(slider, dict) or not all(
+            isinstance(slider.get(k), int) and not isinstance(slider[k], bool) and 1 <= slider[k] <= 1_000_000
+            for k in ("value", "min", "max")) or not slider["min"] <= slider["value"] <= slider["max"]:
+        raise InputError(f"{path}: field tok_s_slider needs whole-number value, min, max in [1, 1000000] token/s "
+                         "with min <= value <= max")
+    for pid, p in passages.items():
+        if len(p["text"]) > 20_000 or not isinstance(p.get("title"), str) or not 0 < len(p["title"]) <= 80:
+            raise InputError(f"{path}: field passages.{pid} needs a text of at most 20,000 characters and a title "
+                             "of 1-80 characters")
     return doc
 
 
