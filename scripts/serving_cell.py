@@ -6,15 +6,12 @@ if "snakemake" in globals():  # run by Snakemake from scripts/: make the repo ro
 
 from pathlib import Path
 
-from scripts.record.anchor_file import load
 from scripts.record.atomic import write_json_atomic
-from scripts.serving.config import load_workloads, sweep_settings
+from scripts.serving.config import sweep_inputs
 from scripts.serving.sweep import run_cell
 
 if "snakemake" in globals():
     sm = snakemake  # noqa: F821
-    a, _ = load(Path(sm.input.anchor))
-    doc = load_workloads(Path(sm.input.workloads))
+    a, workloads, settings = sweep_inputs(Path(sm.input.anchor), Path(sm.input.workloads))
     w = sm.wildcards
-    cell = run_cell(a, doc["workloads"], sweep_settings(doc), w.workload, w.policy, float(w.rate))
-    write_json_atomic(sm.output.json, cell)
+    write_json_atomic(sm.output.json, run_cell(a, workloads, settings, w.workload, w.policy, float(w.rate)))

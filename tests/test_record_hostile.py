@@ -191,7 +191,9 @@ def other_variants():
             yield f"bench[{i}]: {name}", rel, edit(rel, change), "error"
     for name, change in (("duration 0", lambda d: d.update(duration=0)), ("ttfts short", lambda d: d["ttfts"].pop()),
                          ("itls not lists", lambda d: d.update(itls=[1, 2])), ("no ttfts", lambda d: d.pop("ttfts")),
-                         ("negative ttft", lambda d: d["ttfts"].__setitem__(0, -1))):
+                         ("negative ttft", lambda d: d["ttfts"].__setitem__(0, -1)),
+                         ("ttft 1e308", lambda d: d["ttfts"].__setitem__(0, 1e308)),
+                         ("itl true", lambda d: d["itls"][0].__setitem__(0, True))):
         yield f"vllm result: {name}", SERVE, edit(SERVE, change, json.dumps(VLLM_RESULT)), "error"
 
 

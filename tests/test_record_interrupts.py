@@ -56,9 +56,11 @@ def wait_for(proc, text, seconds=300):
 
 
 @pytest.mark.parametrize(("rule", "sig"), [
+    ("fetch_tokenizer", signal.SIGKILL), ("convert_qwen35", signal.SIGTERM), ("verify_qwen35", signal.SIGKILL),
     ("precomputed", signal.SIGKILL), ("tokenizer_counts", signal.SIGTERM), ("bench_medians", signal.SIGKILL),
-    ("serving_cell", signal.SIGINT), ("serving_sweep", signal.SIGKILL), ("manifest", signal.SIGTERM),
-    ("render_site", signal.SIGKILL), ("render_site", signal.SIGINT)])
+    ("serving_cell", signal.SIGINT), ("serving_goodput", signal.SIGKILL), ("serving_sweep", signal.SIGKILL),
+    ("serve_results", signal.SIGTERM), ("manifest", signal.SIGTERM), ("render_site", signal.SIGKILL),
+    ("render_site", signal.SIGINT)])
 def test_a_build_stopped_in_any_rule_loses_nothing_and_the_next_one_heals(kit, rule, sig):
     work, before = kit
     proc = start(work, "all", "--forcerun", rule)
@@ -101,12 +103,12 @@ def test_a_dead_builds_snakemake_lock_is_cleared_with_a_note(kit):
     assert snapshot(work) == before
 
 
-def fake_build(root, new: bytes):
-    (root / "build" / "precomputed").mkdir(parents=True, exist_ok=True)
-    (root / "build" / "site").mkdir(parents=True, exist_ok=True)
-    (root / "build" / "precomputed" / "a.json").write_bytes(new)
-    (root / "build" / "precomputed" / "b.json").write_bytes(new)
-    (root / "build" / "site" / "index.html").write_bytes(new)
+def old_install_and_new_build(root):
+    """Published files that say "old", and a finished build of the same files that say "new"."""
+    for name in ("precomputed/a.json", "precomputed/b.json", "site/index.html"):
+        for where, content in (("", b"old"), ("build/", b"new")):
+            (root / where / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / where / name).write_bytes(content)
 
 
 def state(root):
@@ -115,11 +117,7 @@ def state(root):
 
 
 def test_publish_stopped_before_its_journal_leaves_the_old_version(tmp_path, monkeypatch):
-    (tmp_path / "precomputed").mkdir()
-    (tmp_path / "site").mkdir()
-    for name in ("precomputed/a.json", "precomputed/b.json", "site/index.html"):
-        (tmp_path / name).write_bytes(b"old")
-    fake_build(tmp_path, b"new")
+    old_install_and_new_build(tmp_path)
     old = state(tmp_path)
 
     def crash(*_):
@@ -133,11 +131,7 @@ def test_publish_stopped_before_its_journal_leaves_the_old_version(tmp_path, mon
 
 
 def test_publish_stopped_after_its_journal_is_finished_by_the_next_run(tmp_path, monkeypatch):
-    (tmp_path / "precomputed").mkdir()
-    (tmp_path / "site").mkdir()
-    for name in ("precomputed/a.json", "precomputed/b.json", "site/index.html"):
-        (tmp_path / name).write_bytes(b"old")
-    fake_build(tmp_path, b"new")
+    old_install_and_new_build(tmp_path)
     calls = []
     real = os.replace
 

@@ -89,3 +89,11 @@ def load_workloads(path: Path) -> dict:
 
 def sweep_settings(doc: dict) -> dict:
     return {k: doc["sweep"][k]["value"] for k in SWEEP}
+
+
+def sweep_inputs(anchor_path: Path, workloads_path: Path):
+    """What every sweep rule starts from: the anchor, the named workloads and the sweep's settings."""
+    from scripts.record.anchor_file import load
+
+    doc = load_workloads(workloads_path)
+    return load(anchor_path)[0], doc["workloads"], sweep_settings(doc)

@@ -14,7 +14,7 @@ PER_REQUEST = ("ttfts", "itls", "input_lens", "output_lens")
 
 
 def load_result(path: Path) -> dict:
-    doc, name = read_json(path), Path(path).as_posix()
+    doc, name = read_json(path, max_bytes=200 * 1024 * 1024), Path(path).as_posix()
     if not isinstance(doc, dict):
         raise InputError(f"{name}: must be a JSON object (vllm bench serve --save-result --save-detailed)")
     duration = doc.get("duration")
@@ -30,13 +30,17 @@ def load_result(path: Path) -> dict:
         if not isinstance(doc[key], list) or (n is not None and len(doc[key]) != n):
             raise InputError(f"{name}: field {key} must be a list with one entry per request")
         n = len(doc[key])
-    for key in ("ttfts", "input_lens", "output_lens", "latencies"):
+    limits = {"ttfts": 1e6, "latencies": 1e6, "input_lens": 1e9, "output_lens": 1e9}  # seconds / tokens
+    for key, limit in limits.items():
         for i, v in enumerate(doc.get(key, [])):
-            if not isinstance(v, int | float) or isinstance(v, bool) or not math.isfinite(v) or v < 0:
-                raise InputError(f"{name}: field {key}[{i}] must be a finite number >= 0")
+            if not isinstance(v, int | float) or isinstance(v, bool) or not math.isfinite(v) or not 0 <= v <= limit:
+                raise InputError(f"{name}: field {key}[{i}] must be a number in [0, {limit:g}]")
     for i, gaps in enumerate(doc["itls"]):
-        if not isinstance(gaps, list) or not all(isinstance(g, int | float) and math.isfinite(g) for g in gaps):
-            raise InputError(f"{name}: field itls[{i}] must be a list of numbers")
+        if not isinstance(gaps, list) or not all(isinstance(g, int | float) and not isinstance(g, bool)
+                                                 and math.isfinite(g) and 0 <= g <= 1e6 for g in gaps):
+            raise InputError(f"{name}: field itls[{i}] must be a list of gaps in [0, 1e6] seconds")
+    if not duration <= 1e7:
+        raise InputError(f"{name}: field duration must be at most 1e7 seconds")
     return doc
 
 
