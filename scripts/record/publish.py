@@ -92,19 +92,22 @@ def publish(root: Path = Path("."), with_site: bool = True) -> list[Path]:
     return [dst for _, dst in pairs]
 
 
-def tracked_files(root: Path) -> list[str]:
+def scratch_checkout(root: Path, work: Path) -> Path:
+    """The files a fresh clone would have (tracked and not ignored), plus the verified tokenizer cache, in `work`."""
     out = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=root,
                          capture_output=True, text=True, check=True).stdout
-    return [name for name in out.splitlines() if name and (root / name).is_file()]
+    for name in out.splitlines():
+        if name and (root / name).is_file():
+            (work / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(root / name, work / name)
+    if (root / ".cache").is_dir():  # verified downloads; the build re-checks their hashes
+        shutil.copytree(root / ".cache", work / ".cache")
+    return work
 
 
 def fresh_build(root: Path, work: Path) -> Path:
     """The data rebuilt from the committed inputs alone (plus the verified tokenizer cache) in `work`."""
-    for name in tracked_files(root):
-        (work / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(root / name, work / name)
-    if (root / ".cache").is_dir():
-        shutil.copytree(root / ".cache", work / ".cache")
+    scratch_checkout(root, work)
     run = subprocess.run([sys.executable, "-m", "snakemake", "--cores", str(os.cpu_count() or 1), "--quiet", "all",
                           "--", "data"], cwd=work, capture_output=True, text=True)
     if run.returncode != 0:
