@@ -25,8 +25,8 @@ except InputError as exc:
     os._exit(2)  # sys.exit would be caught and re-raised by Snakemake with a traceback
 
 BUILD = "build/precomputed"
-SWEEP = sweep_settings(load_workloads("config/workloads.json"))  # validated above
-WORKLOADS = list(load_workloads("config/workloads.json")["workloads"])
+WORKLOADS_DOC = load_workloads("config/workloads.json")  # validated above
+SWEEP, WORKLOADS = sweep_settings(WORKLOADS_DOC), list(WORKLOADS_DOC["workloads"])
 SERVE_RESULTS = sorted(glob.glob("precomputed/serve/*.json"))  # `vllm bench serve` results, committed
 
 wildcard_constraints:
