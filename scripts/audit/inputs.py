@@ -49,7 +49,7 @@ def check_all(root: Path = Path(".")) -> None:
     from scripts.tokens.counts import load_passages
     from scripts.tokens.files import load_config
 
-    load(root / "anchor-model.json")
+    anchor, _ = load(root / "anchor-model.json")
     check_cited(root / "precomputed" / "cited.json")
     tokenizers = load_config(root / "config" / "tokenizers.json")
     heal_tokenizer_cache(root, tokenizers)
@@ -57,7 +57,7 @@ def check_all(root: Path = Path(".")) -> None:
     load_passages(root / "config" / "passages.json")
     for record in sorted((root / "precomputed" / "bench").glob("*.json")):
         read_record(record, record.relative_to(root).as_posix())
-    check_workloads_fit(root / "config" / "workloads.json", load(root / "anchor-model.json")[0])
+    check_workloads_fit(root / "config" / "workloads.json", anchor)
     for result in sorted((root / "precomputed" / "serve").glob("*.json")):
         load_result(result)
 

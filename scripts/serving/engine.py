@@ -66,15 +66,13 @@ class _Gpu:
 
     def __init__(self, a: Anchor, policy: str, chunk_tokens: int, max_batch: int, capacity: float):
         self.a, self.policy, self.chunk, self.max_batch, self.capacity = a, policy, chunk_tokens, max_batch, capacity
-        kv, state = rl.kv_bytes_per_token(a), rl.state_bytes_per_request(a)
-        self.kv, self.state = kv, state
         self.ends: list[np.ndarray] = []
         self.n_iters = 0
 
     def run(self, arrival, prompt, output, prefilled, out):
         """Serve requests (arrays sorted by arrival); write admitted/first-token/finish/dec indices into `out`."""
         a, n = self.a, len(arrival)
-        need = prompt.astype(float) * 0 + rl.bytes_per_request(a, (prompt + output).astype(float))
+        need = rl.bytes_per_request(a, (prompt + output).astype(float))  # full context, reserved at admission
         if n and need.max() > self.capacity:
             raise ValueError(f"a request needs {need.max() / 1e9:.1f} GB, more than the {self.capacity / 1e9:.1f} GB "
                              "free for requests on one GPU")

@@ -9,7 +9,7 @@ import numpy as np
 
 from scripts.model.anchor import Anchor
 from scripts.serving import engine, metrics
-from scripts.serving.workload import Requests, generate
+from scripts.serving.workload import generate
 
 
 def workload_seed(settings: dict, workloads: dict, wid: str) -> int:
@@ -89,8 +89,3 @@ def goodput_of(a: Anchor, workloads: dict, settings: dict, wid: str, policy: str
     swept = {c["rate_per_gpu"]: c["metrics"]["slo_attainment"] for c in cells
              if c["workload"] == wid and c["policy"] == policy}
     return {"workload": wid, "policy": policy, **distserve_goodput(a, workloads, settings, wid, policy, swept)}
-
-
-def requests_from_table(rows: list[dict]) -> Requests:
-    return Requests(np.array([r["arrival_s"] for r in rows]), np.array([r["prompt_tokens"] for r in rows]),
-                    np.array([r["output_tokens"] for r in rows]))
