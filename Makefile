@@ -59,8 +59,9 @@ audit: $(VENV_STAMP)  ## check every number on the built page against its proven
 bench: $(VENV_STAMP)  ## measure the tiny model on this machine; adds or replaces its record in precomputed/bench/
 	$(PY) -m scripts.bench.kv_cache --out-dir precomputed/bench
 
-bench-page: $(VENV_STAMP) browser-deps  ## slider move -> all readouts and charts updated, in the browser (median, p95)
-	$(PY) -m scripts.page.bench_page
+bench-page: $(VENV_STAMP) browser-deps  ## slider latency (median, p95) and Lighthouse mobile/desktop -> build/bench/
+	$(PY) -m scripts.bench.page_latency
+	$(PY) -m scripts.bench.lighthouse
 
 bench-serving: $(VENV_STAMP)  ## simulator speed (Vidur's comparison point) and the default sweep's cold wall time
 	$(PY) -m scripts.serving.bench

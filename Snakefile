@@ -89,6 +89,21 @@ rule fetch_tokenizer:
         "scripts/fetch_tokenizer.py"
 
 
+# The page's Vega runtime, pinned by version and sha256 in config/vendor.json.
+rule fetch_vendor:
+    input:
+        config="config/vendor.json",
+        code=code("scripts/fetch_vendor.py"),
+    output:
+        js=".cache/vendor/vega.min.js",
+    log:
+        "build/logs/fetch_vendor.log",
+    conda:
+        "envs/lesson.yaml"
+    script:
+        "scripts/fetch_vendor.py"
+
+
 # The anchor's own 248K vocabulary: tiktoken ranks -> a `tokenizers` JSON.
 rule convert_qwen35:
     input:
@@ -281,11 +296,17 @@ rule render_site:
         tokens=f"{BUILD}/tokenizer_counts.json",
         bench=f"{BUILD}/bench_medians.json",
         questions="questions/C13-L5.md",
+        runtime=".cache/vendor/vega.min.js",
+        serving=f"{BUILD}/serving.json",
         templates=["templates/index.html.j2", "templates/bench_section.html.j2", "templates/lesson.js",
                    "templates/lesson.css", "templates/provenance.html.j2"],
         code=code("scripts/render_site.py"),
     output:
         html="build/site/index.html",
+        runtime="build/site/vega.min.js",
+        script="build/site/lesson.js",
+        data_script="build/site/lesson-data.js",
+        serving_script="build/site/serving-data.js",
         provenance="build/site/provenance.html",
         source=directory("build/site/source"),
     log:

@@ -9,7 +9,8 @@ from pathlib import Path
 from scripts.page.render import site_files
 from scripts.record.atomic import write_bytes_atomic
 from scripts.record.cli import run_cleanly
-from scripts.record.inputs import check_questions
+from scripts.record.inputs import check_questions, read_json
+from scripts.serving.load_page import page_bundle
 
 if "snakemake" in globals():
     sm = snakemake  # noqa: F821
@@ -17,7 +18,8 @@ if "snakemake" in globals():
 
     def render() -> None:
         files = site_files(inp.data, inp.get("tokens"), inp.get("bench"), check_questions(Path(inp.questions)),
-                           Path(inp.templates[0]).parent)
+                           Path(inp.templates[0]).parent, runtime=Path(inp.runtime),
+                           load=page_bundle(read_json(Path(inp.serving))))
         for name, data in files.items():
             write_bytes_atomic(Path(out.html).parent / name, data)
 

@@ -1,9 +1,9 @@
 // C13-L5 lesson page: slider math in the browser, every constant read from precomputed.json.
 // Each function mirrors one in scripts/model/roofline.py, scripts/model/timeline.py or scripts/model/readouts.py;
 // the browser tests hold them to the Python within 1e-6 relative.
-(function () {
-  "use strict";
-  const DATA = JSON.parse(document.getElementById("lesson-data").textContent);
+"use strict";
+function lesson(loadScript, files) {
+  const DATA = window.C13_DATA;  // lesson-data.js, loaded by the loader at the end of this file
   const K = DATA.constants;
   const PROV = DATA.provenance;
 
@@ -119,6 +119,138 @@
     return out;
   }
 
+  // ---- serving/load_page.py: the under-load experiment, from serving-data.js ----------------
+  const SCHEDULES = ["whole", "chunked", "disagg"];
+  const SCHEDULE_LABELS = {whole: "整段 prefill", chunked: "分块 prefill", disagg: "P/D 分离"};
+  const cellKey = (w, s, r) => `${w}/${s}/${r}`;  // Python's f"{rate:g}" for the sweep's rates
+  function percentile(sorted, q) {  // numpy.percentile, method 'linear' (numpy's _lerp, exactly)
+    const n = sorted.length;
+    if (n === 0) return 0;
+    const pos = (n - 1) * q / 100, lo = Math.floor(pos), hi = Math.min(lo + 1, n - 1), t = pos - lo;
+    const a = sorted[lo], b = sorted[hi];
+    return t >= 0.5 ? b - (b - a) * (1 - t) : a + (b - a) * t;
+  }
+  const cells = {};
+  function cellData(key) {  // decoded once: requests sorted by TTFT, TTFT stored as differences
+    if (cells[key]) return cells[key];
+    const S = window.C13_SERVING, c = S.cells[key], unit = S.unit_ms;
+    let total = 0;
+    const ttft = c.ttft_delta.map((d) => (total += d));
+    const ttftMs = ttft.map((v) => v * unit);
+    const tpotMs = c.tpot.filter((v) => v > 0).map((v) => v * unit).sort((x, y) => x - y);
+    cells[key] = {ttft, tpot: c.tpot, ttftMs, tpotMs, duration: c.duration_s, attained: {}};
+    return cells[key];
+  }
+  const sum2 = (xs) => { let t = 0; for (const x of xs) t += x; return t; };
+  function goodCount(cell, ttftSlo, tpotSlo) {
+    const k = `${ttftSlo}|${tpotSlo}`, unit = window.C13_SERVING.unit_ms;
+    if (cell.attained[k] === undefined) {
+      let good = 0;
+      for (let i = 0; i < cell.ttft.length; i++) {
+        if (cell.ttft[i] * unit <= ttftSlo && cell.tpot[i] * unit <= tpotSlo) good++;
+      }
+      cell.attained[k] = good;
+    }
+    return cell.attained[k];
+  }
+  function goodputRate(rates, att, target) {
+    if (!rates.length || att[0] < target) return 0;
+    for (let i = 1; i < rates.length; i++) {
+      if (att[i] < target) return rates[i - 1] + (att[i - 1] - target) / (att[i - 1] - att[i]) * (rates[i] - rates[i - 1]);
+    }
+    return rates[rates.length - 1];
+  }
+  function loadReadouts(s) {
+    const S = window.C13_SERVING, out = {};
+    if (!S || s.request_rate === undefined) return out;
+    const curves = {};
+    for (const sch of SCHEDULES) {
+      curves[sch] = S.rates_per_gpu.map((r) => {
+        const c = cellData(cellKey(s.workload, sch, r)), n = c.ttft.length;
+        return n ? goodCount(c, s.ttft_slo_ms, s.load_tpot_slo_ms) / n : 0;
+      });
+      const c = cellData(cellKey(s.workload, sch, s.request_rate)), n = c.ttft.length;
+      const good = goodCount(c, s.ttft_slo_ms, s.load_tpot_slo_ms);
+      Object.assign(out, {
+        [`mean_ttft_ms.${sch}`]: n ? sum2(c.ttftMs) / n : 0,
+        [`p50_ttft_ms.${sch}`]: percentile(c.ttftMs, 50), [`p90_ttft_ms.${sch}`]: percentile(c.ttftMs, 90),
+        [`p99_ttft_ms.${sch}`]: percentile(c.ttftMs, 99),
+        [`mean_tpot_ms.${sch}`]: c.tpotMs.length ? sum2(c.tpotMs) / c.tpotMs.length : 0,
+        [`p50_tpot_ms.${sch}`]: percentile(c.tpotMs, 50), [`p90_tpot_ms.${sch}`]: percentile(c.tpotMs, 90),
+        [`p99_tpot_ms.${sch}`]: percentile(c.tpotMs, 99),
+        [`attainment.${sch}`]: n ? good / n : 0,
+        [`request_goodput.${sch}`]: c.duration > 0 ? good / c.duration : 0,
+        [`goodput_rate.${sch}`]: goodputRate(S.rates_per_gpu, curves[sch], s.attainment_target),
+      });
+    }
+    for (const sch of SCHEDULES) {
+      const base = out["goodput_rate.whole"];
+      out[`goodput_gain.${sch}`] = base > 0 ? out[`goodput_rate.${sch}`] / base : 0;
+    }
+    out._curves = curves;
+    return out;
+  }
+  const shownSchedules = (s) => SCHEDULES.filter((sch) => s.show[sch]);
+  // The rows each under-load chart draws; each builder is called only when its chart's requests changed.
+  function attainRows(s, r) {
+    const S = window.C13_SERVING, attain = [], goodput = [];
+    for (const sch of shownSchedules(s)) {
+      const label = SCHEDULE_LABELS[sch];
+      S.rates_per_gpu.forEach((rate, i) => attain.push({schedule: label, rate, attainment: r._curves[sch][i]}));
+      if (r[`goodput_rate.${sch}`] > 0) goodput.push({schedule: label, goodput_rate: r[`goodput_rate.${sch}`], target: s.attainment_target});
+    }
+    return {load_attain: attain, load_goodput: goodput};
+  }
+  function distRows(s, metric) {
+    const curve = [], stats = [];
+    for (const sch of shownSchedules(s)) {
+      const label = SCHEDULE_LABELS[sch], c = cellData(cellKey(s.workload, sch, s.request_rate));
+      const sorted = metric === "ttft" ? c.ttftMs : c.tpotMs;
+      for (let k = 0; k <= 100; k++) curve.push({schedule: label, ms: percentile(sorted, k), share: k / 100});
+      const mean = sorted.length ? sum2(sorted) / sorted.length : 0;
+      let below = 0;
+      while (below < sorted.length && sorted[below] <= mean) below++;
+      stats.push({schedule: label, stat: "平均", ms: mean, share: sorted.length ? below / sorted.length : 0});
+      for (const q of [50, 90, 99]) stats.push({schedule: label, stat: `p${q}`, ms: percentile(sorted, q), share: q / 100});
+    }
+    return {[`load_${metric}_curve`]: curve, [`load_${metric}_stats`]: stats};
+  }
+  const insideLabel = (p, s) => (p.ttft_ms <= s.ttft_slo_ms && p.tpot_ms <= s.load_tpot_slo_ms ? "都达标" : "未达标");
+  function scatterRows(s) {  // one schedule's requests at the chosen rate; the box starts at the axes' corner
+    const unit = window.C13_SERVING.unit_ms, c = cellData(cellKey(s.workload, s.scatter, s.request_rate));
+    const points = [];
+    for (let i = 0; i < c.ttft.length; i++) {
+      if (c.tpot[i] <= 0) continue;  // a one-token answer has no TPOT (and no place on a log axis)
+      const p = {ttft_ms: c.ttft[i] * unit, tpot_ms: c.tpot[i] * unit, inside: ""};
+      p.inside = insideLabel(p, s);
+      points.push(p);
+    }
+    const dom = scatterDomains(s.workload);
+    return {load_points: points, load_box: dom ? [{x1: dom.scatter_x[0], y1: dom.scatter_y[0]}] : [], domains: dom};
+  }
+  const domains = {};
+  function scatterDomains(workload) {  // one pair of axes per workload, over every schedule and rate: the cloud
+    if (domains[workload]) return domains[workload];  // moves across fixed axes as the rate changes
+    const S = window.C13_SERVING, unit = S.unit_ms;
+    let x0 = Infinity, x1 = 0, y0 = Infinity, y1 = 0;
+    for (const sch of SCHEDULES) {
+      for (const r of S.rates_per_gpu) {
+        const c = cellData(cellKey(workload, sch, r));
+        for (let i = 0; i < c.ttft.length; i++) {
+          if (c.tpot[i] <= 0) continue;
+          const x = c.ttft[i] * unit, y = c.tpot[i] * unit;
+          if (x < x0) x0 = x;
+          if (x > x1) x1 = x;
+          if (y < y0) y0 = y;
+          if (y > y1) y1 = y;
+        }
+      }
+    }
+    domains[workload] = x1 > 0 ? {scatter_x: [x0 / 1.5, x1 * 1.5], scatter_y: [y0 / 1.2, y1 * 1.2]} : null;
+    return domains[workload];
+  }
+  const loadChartData = (s, r) => ({...attainRows(s, r), ...distRows(s, "ttft"), ...distRows(s, "tpot"), ...scatterRows(s)});
+
   function frontierRows(c, sloMs) {
     const cap = maxBatchByMemory(c), rows = [];
     for (let b = 1; b <= cap; b++) {
@@ -131,22 +263,38 @@
 
   // ---- display.py --------------------------------------------------------------------------
   const DECIMALS = {int: 0, f1: 1, f2: 2, f3: 3};
+  const FORMATTERS = {};  // one Intl.NumberFormat per format: toLocaleString builds a new one on every call
   function formatNumber(v, fmt) {
     const d = DECIMALS[fmt];
     const scale = Math.pow(10, d);
     const r = Math.floor(v * scale + 0.5) / scale;
-    return r.toLocaleString("en-US", {minimumFractionDigits: d, maximumFractionDigits: d});
+    FORMATTERS[fmt] = FORMATTERS[fmt] || new Intl.NumberFormat("en-US", {minimumFractionDigits: d, maximumFractionDigits: d});
+    return FORMATTERS[fmt].format(r);
   }
 
-  window.lessonMath = {readouts, tokenReadouts, frontierRows, lanes, formatNumber, maxBatchByMemory, decodeStepSeconds};
+  window.lessonMath = {readouts, tokenReadouts, loadReadouts, frontierRows, lanes, formatNumber, maxBatchByMemory,
+    decodeStepSeconds, percentile};
   window.lessonViews = {};
 
   // ---- sliders -----------------------------------------------------------------------------
   const state = {};
   const sliders = document.querySelectorAll("input[data-param]");
-  const fromSlider = (el) => (el.dataset.scale === "log2" ? Math.pow(2, Number(el.value)) : Number(el.value));
-  const toSlider = (el, v) => (el.dataset.scale === "log2" ? Math.log2(v) : v);
+  const listed = (el) => (el.dataset.values ? JSON.parse(el.dataset.values) : null);
+  function fromSlider(el) {
+    if (el.dataset.values) return listed(el)[Number(el.value)];
+    return el.dataset.scale === "log2" ? Math.pow(2, Number(el.value)) : Number(el.value);
+  }
+  function toSlider(el, v) {
+    if (el.dataset.values) {  // the listed value nearest to v
+      const vs = listed(el);
+      return vs.reduce((best, x, i) => (Math.abs(x - v) < Math.abs(vs[best] - v) ? i : best), 0);
+    }
+    return el.dataset.scale === "log2" ? Math.log2(v) : v;
+  }
   sliders.forEach((el) => { state[el.dataset.param] = fromSlider(el); });
+  document.querySelectorAll("input[data-choice]:checked").forEach((el) => { state[el.dataset.choice] = el.value; });
+  state.show = {};
+  document.querySelectorAll("input[data-show]").forEach((el) => { state.show[el.dataset.show] = el.checked; });
 
   function setText(el, text) { if (el.textContent !== text) el.textContent = text; }
 
@@ -161,13 +309,14 @@
     }
     for (const el of sliders) {  // a value can be shown in several places (beside its slider and in the prose)
       for (const out of document.querySelectorAll(`[data-slider-value="${el.dataset.param}"]`)) {
-        setText(out, formatNumber(state[el.dataset.param], "int"));
+        setText(out, formatNumber(state[el.dataset.param], out.dataset.format || "int"));
       }
       el.setAttribute("aria-valuetext", String(state[el.dataset.param]));
     }
-    const r = {...readouts(state), ...tokenReadouts(state)};
+    const r = {...readouts(state), ...tokenReadouts(state), ...loadReadouts(state)};
     for (const el of document.querySelectorAll("[data-readout]")) {
       const v = r[el.dataset.readout];
+      if (v === undefined) continue;  // the under-load readouts before serving-data.js has arrived
       el.dataset.value = String(v);
       setText(el, formatNumber(v, el.dataset.format || "int"));
     }
@@ -194,12 +343,57 @@
         .data("timeline", lanes(state.context_tokens, state.prompt_tokens, state.chunk_tokens));
       jobs.push(v.runAsync());
     }
+    document.querySelectorAll("[data-schedule-row]").forEach((row) => { row.hidden = !state.show[row.dataset.scheduleRow]; });
+    if (r._curves) {
+      // Each view re-runs only when its own inputs moved; data is rebuilt only when the requests it shows
+      // changed (an SLO move only sets signals on the scatter and the distributions).
+      const shownKey = shownSchedules(state).join(",");
+      const needs = {
+        load_attain: [key(["workload", "ttft_slo_ms", "load_tpot_slo_ms", "attainment_target"]) + "|" + shownKey,
+          key(["workload", "ttft_slo_ms", "load_tpot_slo_ms", "attainment_target"]) + "|" + shownKey,
+          () => attainRows(state, r), ["attainment_target"]],
+        load_ttft: [key(["workload", "request_rate", "ttft_slo_ms"]) + "|" + shownKey,
+          key(["workload", "request_rate"]) + "|" + shownKey, () => distRows(state, "ttft"), ["ttft_slo_ms"]],
+        load_tpot: [key(["workload", "request_rate", "load_tpot_slo_ms"]) + "|" + shownKey,
+          key(["workload", "request_rate"]) + "|" + shownKey, () => distRows(state, "tpot"), ["load_tpot_slo_ms"]],
+        load_scatter: [key(["workload", "request_rate", "scatter", "ttft_slo_ms", "load_tpot_slo_ms"]),
+          key(["workload", "request_rate", "scatter"]), () => scatterRows(state), ["ttft_slo_ms", "load_tpot_slo_ms"]],
+      };
+      for (const [id, [viewKey, dataKey, rows, signals]] of Object.entries(needs)) {
+        const v = views[id];
+        if (!v || drawn[id] === viewKey) continue;
+        drawn[id] = viewKey;
+        for (const name of signals) v.signal(name, state[name]);
+        if (drawn[`${id}:data`] !== dataKey) {
+          drawn[`${id}:data`] = dataKey;
+          for (const [name, values] of Object.entries(rows())) {
+            if (name !== "domains") v.data(name, values);
+            else if (values) for (const [sig, dom] of Object.entries(values)) v.signal(sig, dom);
+          }
+        } else if (id === "load_scatter") {  // an SLO move: re-colour only the points that changed side
+          const cs = window.vega.changeset();
+          for (const t of v.data("load_points")) {
+            const side = insideLabel(t, state);
+            if (t.inside !== side) cs.modify(t, "inside", side);
+          }
+          v.change("load_points", cs);
+        }
+        jobs.push(v.runAsync());
+      }
+    }
     pending = Promise.all(jobs).then(() => undefined);
     return pending;
   }
 
   window.lessonSet = function (values) {
     for (const [name, v] of Object.entries(values)) {
+      if (name === "workload" || name === "scatter") {
+        document.querySelectorAll(`input[data-choice="${name}"]`).forEach((el) => { el.checked = el.value === v; });
+      } else if (name === "show") {
+        Object.assign(state.show, v);
+        document.querySelectorAll("input[data-show]").forEach((el) => { el.checked = !!state.show[el.dataset.show]; });
+        continue;
+      }
       state[name] = v;
       const el = document.querySelector(`input[data-param="${name}"]`);
       if (el) el.value = String(toSlider(el, v));
@@ -209,6 +403,12 @@
   window.lessonState = () => ({...state});
   window.lessonPending = () => pending || Promise.resolve();
   sliders.forEach((el) => el.addEventListener("input", () => { state[el.dataset.param] = fromSlider(el); update(); }));
+  document.querySelectorAll("input[data-choice]").forEach((el) => el.addEventListener("change", () => {
+    if (el.checked) { state[el.dataset.choice] = el.value; update(); }
+  }));
+  document.querySelectorAll("input[data-show]").forEach((el) => el.addEventListener("change", () => {
+    state.show[el.dataset.show] = el.checked; update();
+  }));
 
   // ---- provenance pop-over -----------------------------------------------------------------
   const pop = document.getElementById("prov-pop");
@@ -221,6 +421,10 @@
       lines.push(["出处", rec.work], ["版本", rec.version || ""], ["位置", rec.locator], ["自报", rec.self_reported ? "是(提出方自报)" : "否"]);
     } else if (rec.kind === "measured") {
       lines.push(["机器", rec.machine], ["日期", rec.date], ["次数", String(rec.runs)], ["离散", rec.spread], ["文件", rec.file]);
+    } else if (rec.kind === "simulated") {
+      lines.push(["负载", rec.workload], ["调度", rec.policy], ["每卡请求率", `${rec.rate_per_gpu} req/s`],
+        ["请求数", String(rec.requests)], ["种子", String(rec.seed)], ["脚本", rec.script]);
+      if (rec.formula) lines.push(["公式", rec.formula], ["参数", JSON.stringify(rec.args)]);
     } else if (rec.kind === "assumed") {
       lines.push(["假设", rec.assumption]);
     }
@@ -272,19 +476,74 @@
   });
 
   // ---- charts ------------------------------------------------------------------------------
-  const specs = JSON.parse(document.getElementById("lesson-specs").textContent);
-  // Start each chart with its data already in place, so Vega never lays out an empty dataset.
-  const initial = {
+  // The specs arrive compiled to Vega. A chart is drawn when its box comes near the screen: a phone never spends
+  // time on charts its reader has not reached.
+  const specs = window.C13_SPECS || {};
+  const initial = {  // each chart starts with its data in place, so Vega never lays out an empty dataset
     frontier: () => ({frontier: frontierRows(state.context_tokens, state.tpot_slo_ms)}),
     timeline: () => ({timeline: lanes(state.context_tokens, state.prompt_tokens, state.chunk_tokens)}),
   };
-  for (const [id, make] of Object.entries(initial)) if (specs[id]) specs[id].datasets = make();
-  const embeds = Object.entries(specs).map(([id, spec]) => {
+  for (const id of ["load_attain", "load_ttft", "load_tpot", "load_scatter"]) {
+    initial[id] = () => loadChartData(state, loadReadouts(state));
+  }
+  // Canvas for the charts whose marks a slider moves (the scatter: 2,000 points, re-coloured in place).
+  const CANVAS = new Set(["frontier", "timeline", "load_attain", "load_ttft", "load_tpot", "load_scatter"]);
+  let servingRequested = null;  // serving-data.js (1.3 MB of requests) loads only when its section comes near
+  const servingData = () => (servingRequested = servingRequested ||
+    (window.C13_SERVING ? Promise.resolve() : loadScript(files.serving)).then(() => {
+      Object.assign(PROV, window.C13_SERVING_PROV || {});
+      for (const k of Object.keys(drawn)) drawn[k] = undefined;
+    }));
+  const drawing = {}, waiting = {};
+  function draw(id) {
+    if (drawing[id]) return drawing[id];
     const el = document.getElementById(`chart-${id}`);
-    if (!el) return Promise.resolve();
-    return window.vegaEmbed(el, spec, {actions: false, renderer: id === "timeline" || id === "frontier" ? "canvas" : "svg"})
-      .then((res) => { window.lessonViews[id] = res.view; });
-  });
-  window.lessonReady = Promise.all(embeds).then(update).then(() => { document.body.dataset.ready = "1"; });
+    if (!el || !window.vega) return Promise.resolve();
+    if (id.startsWith("load_") && !window.C13_SERVING) {
+      drawing[id] = servingData().then(() => { drawing[id] = undefined; return draw(id); });
+      return drawing[id];
+    }
+    const spec = specs[id];
+    const values = initial[id] ? initial[id]() : {};
+    for (const d of spec.data || []) if (values[d.name]) d.values = values[d.name];
+    el.classList.add("vega-embed");  // the class vega-embed gives its charts: the page's tests and CSS know it
+    const view = new window.vega.View(window.vega.parse(spec), {renderer: CANVAS.has(id) ? "canvas" : "svg",
+      container: el, hover: id !== "load_scatter"});  // the scatter has no hover marks: skip the hover pass
+    if (id === "load_scatter") for (const [name, value] of Object.entries(values.domains || {})) view.signal(name, value);
+    drawing[id] = view.runAsync().then(() => { window.lessonViews[id] = view; drawn[id] = undefined; return update(); })
+      .then(() => waiting[id] && waiting[id]());
+    return drawing[id];
+  }
+  const ids = Object.keys(specs).filter((id) => document.getElementById(`chart-${id}`));
+  if ("IntersectionObserver" in window) {
+    const near = new IntersectionObserver((entries) => {
+      for (const e of entries) if (e.isIntersecting) { near.unobserve(e.target); draw(e.target.id.slice(6)); }
+    }, {rootMargin: "600px 0px"});
+    ids.forEach((id) => near.observe(document.getElementById(`chart-${id}`)));
+  } else {
+    ids.forEach(draw);
+  }
+  // Ready when every chart has been drawn: charts are drawn as they come near the screen (the browser tests
+  // scroll the page to each, as a reader does).
+  window.lessonReady = Promise.all(ids.map((id) => new Promise((resolve) => { waiting[id] = resolve; })))
+    .then(update).then(() => { document.body.dataset.ready = "1"; });
+  window.lessonDraw = draw;
   update();
+}
+
+// ---- loader: the text paints first; the data and the Vega runtime load after the first frame -----------
+(function () {
+  const me = document.currentScript;
+  const load = (src) => new Promise((resolve, reject) => {
+    const el = document.createElement("script");
+    el.src = src;
+    el.async = false;  // run in the order given: the data, then the runtime
+    el.onload = resolve;
+    el.onerror = () => reject(new Error(`${src} did not load`));
+    document.head.append(el);
+  });
+  const afterFirstFrame = new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
+  afterFirstFrame.then(() => Promise.all([load(me.dataset.data), load(me.dataset.runtime)]))
+    .then(() => lesson(load, {serving: me.dataset.serving}))
+    .catch((err) => { document.body.dataset.ready = "error"; console.error(err); });
 })();

@@ -27,8 +27,25 @@ def open_page(browser, url: str, width: int = 1280, height: int = 900):
     page = browser.new_page(viewport={"width": width, "height": height})
     watch = PageWatch(page)
     page.goto(url)
-    page.wait_for_function("document.body.dataset.ready === '1'", timeout=30000)
+    wait_ready(page)
     return page, watch
+
+
+def wait_ready(page) -> None:
+    """The page's script started, every chart drawn (scrolled to, as a reader would), the readouts written."""
+    page.wait_for_function("window.lessonDraw !== undefined || document.body.dataset.ready === 'error'", timeout=30000)
+    page.evaluate(SCROLL_TO_EVERY_CHART)
+    page.wait_for_function("document.body.dataset.ready === '1'", timeout=30000)
+
+
+# Charts are drawn as they come near the screen; a test reads the page as a reader does, down to each chart.
+SCROLL_TO_EVERY_CHART = """async () => {
+  const frame = () => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
+  const hash = location.hash, x = window.scrollX, y = window.scrollY;
+  for (const el of document.querySelectorAll('.chart')) { el.scrollIntoView({block: 'center'}); await frame(); }
+  window.scrollTo(x, y);
+  return hash;
+}"""
 
 
 @contextlib.contextmanager

@@ -6,12 +6,13 @@ import math
 import pytest
 
 from scripts.model.readouts import readouts
-from tests.browser import ARTIFACTS, CHROMIUM, FLAGS, open_page, serve
+from tests.browser import ARTIFACTS, CHROMIUM, FLAGS, open_page, serve, wait_ready
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.browser
 SITE = ROOT / "site"
-CHARTS = ("frontier", "timeline", "tokens", "bench_total", "bench_steps")
+CHARTS = ("frontier", "timeline", "tokens", "bench_total", "bench_steps", "load_attain", "load_ttft", "load_tpot",
+          "load_scatter")
 
 
 @pytest.fixture(scope="module")
@@ -201,7 +202,7 @@ def test_provenance_page_links_both_ways(browser):
     source = row.locator('a[href^="source/"]').first.get_attribute("href")
     assert (SITE / source).is_file()
     row.locator('a[href^="index.html#"]').click()
-    page.wait_for_function("document.body.dataset.ready === '1'", timeout=30000)
+    wait_ready(page)
     target = page.locator(".prov-target")
     assert target.count() == 1 and target.get_attribute("data-prov") == "frontier.c4096.b58.throughput_tok_s"
     target.click()

@@ -107,7 +107,7 @@ EDITS = {
     "scripts/page/display.py": ({"precomputed", "tokenizer_counts", "bench_medians", "manifest", "serving_sweep"},
                                 PAGE),
     "scripts/record/provenance.py": ({"precomputed", "manifest"}, PAGE),
-    "scripts/serving/engine.py": ({"serving_cell", "serving_goodput", "manifest"}, {"serving_sweep", "all"}),
+    "scripts/serving/engine.py": ({"serving_cell", "serving_goodput", "manifest"}, PAGE | {"serving_sweep"}),
     "scripts/audit/report.py": (set(), set()),
 }
 

@@ -170,7 +170,14 @@ def other_variants():
                       (("workloads", "chat", "prompt_tokens", "max"), 10_000_000),
                       (("workloads", "chat_long", "long_prompts", "prompt_tokens", "max"), 300_000),
                       (("sweep", "requests", "value"), 10**9), (("sweep", "rates_per_gpu", "value"), []),
-                      (("sweep", "slo_ms", "value"), {"ttft": True})):
+                      (("sweep", "slo_ms", "value"), {"ttft": True}),
+                      (("page", "workload", "value"), "nobody"), (("page", "request_rate", "value"), 4.5),
+                      (("page", "ttft_slo_ms", "value"), {"min": 5000, "max": 100, "step": 1}),
+                      (("page", "tpot_slo_ms", "value"), {"min": 10, "max": 20, "step": 1}),
+                      (("page", "attainment_target", "value"), [0.5, 0.99]),
+                      (("page", "try", "value"), {"tight_tpot": {"workload": "chat", "load_tpot_slo_ms": 1e9}}),
+                      (("page", "try", "value", "tight_ttft"), {"workload": "chat_long", "ttft_slo_ms": 1e9}),
+                      (("page",), [])):
         yield f"workloads: {'.'.join(path)} = {bad!r}", wl, edit(wl, lambda d, p=path, v=bad: set_at(d, p, v)), "error"
     for i, rec in enumerate(BENCH[:1]):
         rel = f"precomputed/bench/{rec.name}"

@@ -5,12 +5,13 @@
 Regenerates nothing. Checks, each reported with what failed and where:
   1. numbers   every number in the page's text and chart titles sits in a [data-prov] element whose record exists
   2. derived   each derived record names its formula and inputs; recomputing it gives the shown value
-  2b. embedded the page's #lesson-data JSON (what its sliders compute from) equals, byte for byte, the same
+  2b. embedded the page's data (lesson-data.js) (what its sliders compute from) equals, byte for byte, the same
                document rebuilt from precomputed/ (a hand-edited constant in the page cannot pass)
   3. measured  each measured record names machine, date, runs and spread; its file's sha256 matches the manifest
   4. simulated each simulated record names seed, requests, workload, policy, rate and script; re-running that
                simulation (scripts/serving/) gives the shown value
   5. cited     each cited record names work, version and place; self-reported claims say so
+  5b. claims   every qualitative claim the page makes (precomputed/*.json "claims") still holds over the records
   6. manifest  every hash in precomputed/MANIFEST.json matches its file (stale files are named)
 """
 from __future__ import annotations
@@ -25,7 +26,7 @@ from pathlib import Path
 from scripts.page.display import format_number
 from scripts.page.scan import page_numbers, spec_titles, unregistered_numbers
 
-CHECKS = ("numbers", "embedded", "derived", "measured", "simulated", "cited", "manifest")
+CHECKS = ("numbers", "embedded", "derived", "measured", "simulated", "claims", "cited", "manifest")
 
 
 def sha256(path: Path) -> str:
@@ -41,7 +42,7 @@ def load_records(data: Path) -> dict:
     return records
 
 
-def check_numbers(html: str, records: dict) -> list[str]:
+def check_numbers(html: str, records: dict, specs: str = "") -> list[str]:
     problems = []
     shown = page_numbers(html)
     for rid, text, where in shown:
@@ -51,7 +52,7 @@ def check_numbers(html: str, records: dict) -> list[str]:
             problems.append(f"{where}: shows {text.strip()!r} but record {rid} displays {records[rid]['display']!r}")
     problems += [f"{where}: number {num!r} is not inside a [data-prov] element" for num, where in
                  unregistered_numbers(html)]
-    for title, where in spec_titles(html):
+    for title, where in spec_titles(specs):
         problems += [f"{where}: chart title {title!r} contains number {num!r}" for num, _ in
                      unregistered_numbers(f"<p>{title}</p>")]
     return problems
@@ -123,24 +124,31 @@ def check_measured(records: dict, manifest: dict, root: Path) -> list[str]:
 
 
 def check_simulated(records: dict, root: Path, resimulate: bool = True) -> list[str]:
-    """Re-run every simulated number's cell (or its goodput bisection) from the committed inputs."""
+    """Re-run every simulated number's cell (or its goodput bisection, or the page readouts over the whole sweep)
+    from the committed inputs."""
     from scripts.record.anchor_file import load
     from scripts.serving import sweep
+    from scripts.serving.aggregate import aggregate
     from scripts.serving.config import load_workloads, sweep_settings
 
     sims = {rid: rec for rid, rec in records.items() if rec.get("kind") == "simulated"}
     if not sims:
         return []
-    anchor, _ = load(root / "anchor-model.json")
+    anchor, anchor_doc = load(root / "anchor-model.json")
     doc = load_workloads(root / "config" / "workloads.json")
     settings, workloads = sweep_settings(doc), doc["workloads"]
-    problems, cells = [], {}
+    problems, runs, rebuilt = [], {}, {}
 
-    def cell(workload: str, policy: str, rate: float) -> dict:
-        if (workload, policy, rate) not in cells:
-            run = sweep.run_cell(anchor, workloads, settings, workload, policy, rate)
-            cells[workload, policy, rate] = run["metrics"]
-        return cells[workload, policy, rate]
+    def run(workload: str, policy: str, rate: float) -> dict:
+        if (workload, policy, rate) not in runs:
+            runs[workload, policy, rate] = sweep.run_cell(anchor, workloads, settings, workload, policy, rate)
+        return runs[workload, policy, rate]
+
+    def page_records() -> dict:  # serving.json's page readouts, rebuilt from re-run cells
+        if not rebuilt:
+            every = [run(w, p, r) for w in workloads for p in settings["policies"] for r in settings["rates_per_gpu"]]
+            rebuilt.update(aggregate(anchor_doc, doc, settings, every, [])["provenance"])
+        return rebuilt
 
     for rid, rec in sims.items():
         missing = [k for k in ("seed", "requests", "workload", "policy", "script", "metric") if rec.get(k) is None]
@@ -153,34 +161,88 @@ def check_simulated(records: dict, root: Path, resimulate: bool = True) -> list[
             continue
         if not resimulate:
             continue
-        if rec["metric"] == "distserve_goodput":
-            swept = {r: cell(rec["workload"], rec["policy"], r)["slo_attainment"] for r in settings["rates_per_gpu"]}
+        if rec.get("formula") == "scripts.serving.load_page:readouts":
+            value = page_records().get(rid, {}).get("value", float("nan"))
+        elif rec["metric"] == "distserve_goodput":
+            swept = {r: run(rec["workload"], rec["policy"], r)["metrics"]["slo_attainment"]
+                     for r in settings["rates_per_gpu"]}
             value = sweep.distserve_goodput(anchor, workloads, settings, rec["workload"], rec["policy"],
                                             swept)["rate_per_gpu"]
         else:
-            value = cell(rec["workload"], rec["policy"], rec["rate_per_gpu"])[rec["metric"]]
+            value = run(rec["workload"], rec["policy"], rec["rate_per_gpu"])["metrics"][rec["metric"]]
         if format_number(value, rec["format"]) != rec["display"]:
             problems.append(f"{rid}: re-simulates to {format_number(value, rec['format'])} but shows {rec['display']}")
     return problems
 
 
-def check_embedded(html: str, data: Path) -> list[str]:
-    import re
+def page_specs(site: Path) -> str:
+    from scripts.page.render import DATA_SCRIPT, read_data_script
 
-    from scripts.page.render import json_for_script, page_data
+    path = site / DATA_SCRIPT
+    return read_data_script(path.read_text(encoding="utf-8"))[1] if path.exists() else ""
 
-    found = re.search(r'<script type="application/json" id="lesson-data">(.*?)</script>', html, re.S)
+
+def check_embedded(site: Path, data: Path) -> list[str]:
+    from scripts.page.render import DATA_SCRIPT, json_for_script, page_data, read_data_script
+
+    path = site / DATA_SCRIPT
+    if not path.exists():
+        return [f"{path}: missing (the page's sliders have no data)"]
+    found, _ = read_data_script(path.read_text(encoding="utf-8"))
     if not found:
-        return ["site/index.html: no #lesson-data element"]
+        return [f"{path}: no window.C13_DATA line"]
     docs = {name: json.loads((data / f"{name}.json").read_text(encoding="utf-8")) if (data / f"{name}.json").exists()
             else None for name in ("precomputed", "tokenizer_counts", "bench_medians")}
     expected = str(json_for_script(page_data(docs["precomputed"], docs["tokenizer_counts"], docs["bench_medians"])))
-    if found.group(1) == expected:
+    problems = _differs(path, found, expected)
+    serving_path = data / "serving.json"
+    if serving_path.exists():
+        problems += check_serving_data(site, json.loads(serving_path.read_text(encoding="utf-8")))
+    return problems
+
+
+def _differs(path: Path, found: str, expected: str) -> list[str]:
+    if found == expected:
         return []
-    at = next((i for i, (x, y) in enumerate(zip(found.group(1), expected, strict=False)) if x != y),
-              min(len(found.group(1)), len(expected)))
-    return [f"site/index.html: the embedded #lesson-data differs from precomputed/ at character {at}: "
-            f"{found.group(1)[max(0, at - 30):at + 30]!r} (edited by hand, or built from other data)"]
+    at = next((i for i, (x, y) in enumerate(zip(found, expected, strict=False)) if x != y),
+              min(len(found), len(expected)))
+    return [f"{path}: the page's data differs from precomputed/ at character {at}: "
+            f"{found[max(0, at - 30):at + 30]!r} (edited by hand, or built from other data)"]
+
+
+def check_serving_data(site: Path, serving: dict) -> list[str]:
+    """serving-data.js (the under-load experiment's requests) equals the one rebuilt from serving.json; its records
+    equal serving.json's."""
+    from scripts.page.render import (
+        SERVING_PREFIX,
+        SERVING_PROV_PREFIX,
+        SERVING_SCRIPT,
+        json_for_script,
+        read_data_script,
+    )
+    from scripts.serving.load_page import experiment_data
+
+    if "page_opening" not in serving:
+        return []
+    path = site / SERVING_SCRIPT
+    if not path.exists():
+        return [f"{path}: missing (the under-load experiment has no data)"]
+    found, prov = read_data_script(path.read_text(encoding="utf-8"), (SERVING_PREFIX, SERVING_PROV_PREFIX))
+    problems = _differs(path, found, str(json_for_script(experiment_data(serving))))
+    shown = json.loads(prov or "{}")
+    problems += [f"{path}: record {rid} differs from precomputed/serving.json" for rid, rec in shown.items()
+                 if serving["provenance"].get(rid) != rec]
+    return problems
+
+
+def check_claims(data: Path, records: dict) -> list[str]:
+    from scripts.record.claims import failures
+
+    claims = []
+    for path in sorted(data.glob("*.json")):
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        claims += doc.get("claims", []) if isinstance(doc, dict) else []
+    return failures(claims, records)
 
 
 def check_cited(records: dict) -> list[str]:
@@ -221,11 +283,12 @@ def audit(site: Path, data: Path, root: Path, resimulate: bool = True) -> dict[s
     manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.exists() else {}
     derived, skipped = check_derived(records, root)
     results = {
-        "numbers": check_numbers(index.read_text(encoding="utf-8"), records),
-        "embedded": check_embedded(index.read_text(encoding="utf-8"), data),
+        "numbers": check_numbers(index.read_text(encoding="utf-8"), records, page_specs(site)),
+        "embedded": check_embedded(site, data),
         "derived": derived,
         "measured": check_measured(records, manifest, root),
         "simulated": check_simulated(records, root, resimulate),
+        "claims": check_claims(data, records),
         "cited": check_cited(records),
         "manifest": check_manifest(manifest, root) if manifest else [f"{manifest_path} is missing"],
     }

@@ -103,3 +103,75 @@ def bench(merged: dict) -> dict:
         tooltip=["machine:N", "mode:N", "position:Q", alt.Tooltip("ms:Q", format=".2f")],
     ).properties(height=240, title="每一步的时间随位置的变化(实测)")
     return {"bench_total": _config(total, width=0), "bench_steps": _config(step, width=0)}
+
+
+LOG_AXIS = alt.Axis(labelOverlap="greedy", labelSeparation=6, tickCount=5)  # 390 px: no labels on top of each other
+SCHEDULE_LABELS = {"whole": "整段 prefill", "chunked": "分块 prefill", "disagg": "P/D 分离"}
+SCHEDULE_COLORS = alt.Scale(domain=list(SCHEDULE_LABELS.values()), range=["#e45756", "#f58518", "#54a24b"])
+
+
+def load_attainment(target: float) -> dict:
+    """SLO attainment against the rate per GPU, one line per schedule; the target; each schedule's goodput."""
+    target_p = alt.param(name="attainment_target", value=target)
+    color = alt.Color("schedule:N", title="调度", scale=SCHEDULE_COLORS, legend=LEGEND)
+    x = alt.X("rate:Q", title="每卡请求率(req/s)")
+    lines = alt.Chart(alt.Data(name="load_attain")).mark_line(point=alt.OverlayMarkDef(size=20)).encode(
+        x=x, y=alt.Y("attainment:Q", title="达标请求占比", axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1])),
+        color=color, tooltip=[alt.Tooltip("schedule:N", title="调度"), alt.Tooltip("rate:Q", title="每卡 req/s"),
+                              alt.Tooltip("attainment:Q", title="达标占比", format=".1%")])
+    rule = alt.Chart(alt.Data(name="load_attain")).mark_rule(color="#d62728", strokeDash=[6, 4]).encode(
+        y="t:Q").transform_aggregate(n="count()").transform_calculate(t="attainment_target")
+    marks = alt.Chart(alt.Data(name="load_goodput")).mark_point(shape="diamond", size=160, filled=True,
+                                                                   stroke="black", strokeWidth=0.8).encode(
+        x="goodput_rate:Q", y="target:Q", color=alt.Color("schedule:N", scale=SCHEDULE_COLORS, legend=None),
+        tooltip=[alt.Tooltip("schedule:N", title="调度"),
+                 alt.Tooltip("goodput_rate:Q", title="goodput(每卡 req/s)", format=".2f")])
+    chart = alt.layer(lines, rule, marks).add_params(target_p).properties(
+        height=260, title="达标率随请求率的变化(菱形:goodput)")
+    return _config(chart, width=0)
+
+
+def load_distribution(metric: str, slo_param: str, slo: float) -> dict:
+    """One metric's distribution per schedule at the chosen rate: the share of requests at or below each latency,
+    with mean, p50, p90 and p99 marked, and the SLO."""
+    slo_p = alt.param(name=slo_param, value=slo)
+    name = metric.upper()
+    color = alt.Color("schedule:N", title="调度", scale=SCHEDULE_COLORS, legend=LEGEND)
+    x = alt.X("ms:Q", title=f"{name}(ms,对数刻度)", scale=alt.Scale(type="log"), axis=LOG_AXIS)
+    curve = alt.Chart(alt.Data(name=f"load_{metric}_curve")).mark_line(interpolate="step-after").encode(
+        x=x, y=alt.Y("share:Q", title="不超过该值的请求占比", axis=alt.Axis(format="%")), color=color)
+    stats = alt.Chart(alt.Data(name=f"load_{metric}_stats")).mark_point(size=90, filled=True, opacity=1).encode(
+        x=x, y="share:Q", color=alt.Color("schedule:N", scale=SCHEDULE_COLORS, legend=None),
+        shape=alt.Shape("stat:N", title="标记", scale=alt.Scale(domain=["平均", "p50", "p90", "p99"],
+                                                                 range=["diamond", "circle", "square", "triangle-up"]),
+                        legend=LEGEND),
+        tooltip=[alt.Tooltip("schedule:N", title="调度"), alt.Tooltip("stat:N", title="统计量"),
+                 alt.Tooltip("ms:Q", title="ms", format=",.1f")])
+    rule = alt.Chart(alt.Data(name=f"load_{metric}_curve")).mark_rule(color="#d62728", strokeDash=[6, 4]).encode(
+        x="slo:Q").transform_aggregate(n="count()").transform_calculate(slo=slo_param)
+    chart = alt.layer(curve, stats, rule).add_params(slo_p).properties(
+        height=230, title=f"{name} 的分布(红虚线:目标)")
+    return _config(chart, width=0)
+
+
+def load_scatter(ttft_slo: float, tpot_slo: float) -> dict:
+    """Every request of one schedule at the chosen rate as a point (TTFT, TPOT), the SLO box, inside and outside
+    coloured. The axes' domains are signals set from the requests, so an SLO move redraws the box and re-colours
+    only the points that changed side, instead of re-laying out every point."""
+    params = [alt.param(name="ttft_slo_ms", value=ttft_slo), alt.param(name="load_tpot_slo_ms", value=tpot_slo),
+              alt.param(name="scatter_x", value=[10, 10000]), alt.param(name="scatter_y", value=[10, 100])]
+    x_scale = alt.Scale(type="log", domain=alt.ExprRef("scatter_x"))
+    y_scale = alt.Scale(type="log", domain=alt.ExprRef("scatter_y"))
+    box = alt.Chart(alt.Data(name="load_box")).mark_rect(
+        fill="#4c78a8", opacity=0.08, stroke="#4c78a8", clip=True).encode(
+        x=alt.X("x1:Q", scale=x_scale), x2="x2:Q", y=alt.Y("y1:Q", scale=y_scale), y2="y2:Q").transform_calculate(
+        x2="max(ttft_slo_ms, datum.x1)", y2="max(load_tpot_slo_ms, datum.y1)")  # below the data: no box
+    points = alt.Chart(alt.Data(name="load_points")).mark_point(size=14, filled=True, opacity=0.6).encode(
+        x=alt.X("ttft_ms:Q", title="TTFT(ms,对数刻度)", scale=x_scale, axis=LOG_AXIS),
+        y=alt.Y("tpot_ms:Q", title="TPOT(ms,对数刻度)", scale=y_scale, axis=LOG_AXIS),
+        color=alt.Color("inside:N", title="两个目标", scale=alt.Scale(domain=["都达标", "未达标"],
+                                                                       range=["#4c78a8", "#e45756"]), legend=LEGEND))
+    # no tooltip: 2,000 tooltip objects per rate change cost a fifth of the chart's update
+    chart = alt.layer(box, points).add_params(*params).properties(
+        height=300, title="所选调度的每个请求一个点(蓝框内:两个目标都达标)")
+    return _config(chart, width=0)

@@ -1,11 +1,18 @@
 """Render the lesson page and its provenance page from the JSON, the Jinja templates and the Vega-Lite specs.
 
-One self-contained file: the Vega bundle and the page's JS are inlined and pinned by sha256 in a
-Content-Security-Policy that allows no remote origin, so the page works offline and from file://."""
+Phone first: index.html carries the text, its numbers and the CSS, so it paints before any script runs. Beside it
+(plain <script defer src>, which works from file:// where fetch() does not): the Vega runtime alone (npm vega's
+vega.min.js, pinned in config/vendor.json; the specs are compiled from Vega-Lite to Vega here, so no Vega-Lite
+compiler ships), the data and specs the charts need, and the
+page's own script. The CSP allows scripts from the page's own origin only ('self': CSP has no way to name a file
+without a host, and Subresource Integrity refuses file:// scripts), and no remote origin at all. connect-src is
+'self' rather than 'none' only because crawlers' audits (Lighthouse) fetch /robots.txt from inside the page; the
+page's own script fetches nothing."""
 
 import base64
 import hashlib
 import json
+import math
 import os
 import re
 import subprocess
@@ -29,6 +36,53 @@ def json_for_script(obj: object) -> Markup:
     """JSON that cannot close its <script> element early."""
     text = json.dumps(obj, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
     return Markup(text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"))
+
+
+RUNTIME, SCRIPT, DATA_SCRIPT, SERVING_SCRIPT = "vega.min.js", "lesson.js", "lesson-data.js", "serving-data.js"
+DATA_PREFIX, SPECS_PREFIX = "window.C13_DATA=", "window.C13_SPECS="
+SERVING_PREFIX, SERVING_PROV_PREFIX = "window.C13_SERVING=", "window.C13_SERVING_PROV="
+
+
+RUNTIME_CACHE = REPO / ".cache" / "vendor" / RUNTIME  # fetched and checked by the fetch_vendor rule
+
+
+def compile_specs(specs: dict[str, dict]) -> dict[str, dict]:
+    """Vega-Lite -> Vega at build time; the $schema URL is dropped (the page names no remote address)."""
+    out = {}
+    for chart_id, spec in specs.items():
+        vega = vl_convert.vegalite_to_vega(spec)
+        vega.pop("$schema", None)
+        out[chart_id] = vega
+    return out
+
+
+def data_script(data: dict, specs: dict) -> str:
+    """lesson-data.js: the page's data and chart specs, one assignment per line (the audit reads them back)."""
+    return f"{DATA_PREFIX}{json_for_script(data)};\n{SPECS_PREFIX}{json_for_script(specs)};\n"
+
+
+def serving_script(experiment: dict, records: dict) -> str:
+    """serving-data.js: the under-load experiment's requests (loaded when its section comes near the screen) and
+    the records of the serving numbers the page shows."""
+    return f"{SERVING_PREFIX}{json_for_script(experiment)};\n{SERVING_PROV_PREFIX}{json_for_script(records)};\n"
+
+
+def read_data_script(text: str, prefixes: tuple[str, str] = (DATA_PREFIX, SPECS_PREFIX)) -> tuple[str, str]:
+    """The two JSON lines of a data script (lesson-data.js by default), empty strings when one is missing."""
+    found = {p: "" for p in prefixes}
+    for line in text.splitlines():
+        for prefix in found:
+            if line.startswith(prefix) and line.endswith(";"):
+                found[prefix] = line[len(prefix):-1]
+    return found[prefixes[0]], found[prefixes[1]]
+
+
+def serving_records_on_page(html: str, serving: dict) -> dict:
+    """The serving.json records the page shows (its other thousand stay in serving.json and provenance.html)."""
+    from scripts.page.scan import page_numbers
+
+    shown = {rid for rid, _, _ in page_numbers(html)}
+    return {rid: rec for rid, rec in serving["provenance"].items() if rid in shown}
 
 
 def build_date(paths: list[str]) -> str:
@@ -69,8 +123,9 @@ def load_optional(path: str | None):
     return json.loads(Path(path).read_text(encoding="utf-8")) if path and Path(path).exists() else None
 
 
-def merged_provenance(data: dict, tokens: dict | None, bench: dict | None) -> dict:
-    return {**data["provenance"], **(tokens or {}).get("provenance", {}), **(bench or {}).get("provenance", {})}
+def merged_provenance(data: dict, tokens: dict | None, bench: dict | None, serving: dict | None = None) -> dict:
+    return {**data["provenance"], **(tokens or {}).get("provenance", {}), **(bench or {}).get("provenance", {}),
+            **(serving or {}).get("provenance", {})}
 
 
 def page_data(data: dict, tokens: dict | None, bench: dict | None) -> dict:
@@ -81,8 +136,12 @@ def page_data(data: dict, tokens: dict | None, bench: dict | None) -> dict:
             "tokens": {k: tokens[k] for k in ("rows", "chars_passage")} if tokens else None}
 
 
-def render(data: dict, tokens: dict | None, bench: dict | None, questions_md: str, templates: Path) -> str:
-    prov = merged_provenance(data, tokens, bench)
+def render(data: dict, tokens: dict | None, bench: dict | None, questions_md: str, templates: Path,
+           runtime: Path = RUNTIME_CACHE, load: dict | None = None) -> dict[str, str]:
+    """index.html and the scripts beside it, by file name. `load` is scripts.serving.load_page.page_bundle's
+    (serving.json, the experiment's data, its opening readouts), or None for a page without that experiment."""
+    serving = load["serving"] if load else None
+    prov = merged_provenance(data, tokens, bench, serving)
     env = jinja_env(templates)
 
     def num(rid: str, suffix: str = "") -> Markup:
@@ -104,21 +163,75 @@ def render(data: dict, tokens: dict | None, bench: dict | None, questions_md: st
         specs["tokens"] = charts.tokens(tokens)
     if bench:
         specs.update(charts.bench(bench))
+    if serving:
+        o = serving["page_opening"]
+        specs.update({"load_attain": charts.load_attainment(o["attainment_target"]),
+                      "load_ttft": charts.load_distribution("ttft", "ttft_slo_ms", o["ttft_slo_ms"]),
+                      "load_tpot": charts.load_distribution("tpot", "load_tpot_slo_ms", o["load_tpot_slo_ms"]),
+                      "load_scatter": charts.load_scatter(o["ttft_slo_ms"], o["load_tpot_slo_ms"])})
     lesson_js = (templates / "lesson.js").read_text(encoding="utf-8")
-    bundle = vl_convert.javascript_bundle()
-    scripts = [bundle, lesson_js]
-    return env.get_template("index.html.j2").render(
-        d=data, P=prov, num=num, readout=readout, tokens=tokens, bench=bench,
+    compiled = compile_specs(specs)
+    html = env.get_template("index.html.j2").render(
+        d=data, P=prov, num=num, readout=readout, tokens=tokens, bench=bench, serving=serving,
         css=Markup((templates / "lesson.css").read_text(encoding="utf-8")),
-        vega_bundle=Markup(bundle), lesson_js=Markup(lesson_js),
-        lesson_data=json_for_script(page_data(data, tokens, bench)), lesson_specs=json_for_script(specs),
+        scripts={"page": SCRIPT, "data": DATA_SCRIPT, "runtime": RUNTIME, "serving": SERVING_SCRIPT},
+        chart_boxes=chart_boxes(compiled, {**default_chart_data(data), **(default_load_data(
+            load["opening"], serving["settings"]["rates_per_gpu"]) if load else {})}),
         csp=Markup("; ".join([
-            "default-src 'none'", "script-src " + " ".join(csp_hash(s) for s in scripts) + " 'unsafe-eval'",
-            "style-src 'unsafe-inline'", "img-src data:", "font-src data:", "connect-src 'none'",
-            "base-uri 'none'", "form-action 'none'"])),
+            "default-src 'none'", "script-src 'self' 'unsafe-eval'", "style-src 'unsafe-inline'", "img-src data:",
+            "font-src data:", "connect-src 'self'", "base-uri 'none'", "form-action 'none'"])),
         questions=markdown(questions_md), build_date=build_date(["anchor-model.json", "precomputed"]),
         commit=git_commit(),
     )
+    files = {"index.html": html, RUNTIME: runtime.read_text(encoding="utf-8"), SCRIPT: lesson_js,
+             DATA_SCRIPT: data_script(page_data(data, tokens, bench), compiled)}
+    if serving:
+        files[SERVING_SCRIPT] = serving_script(load["experiment"], serving_records_on_page(html, serving))
+    return files
+
+
+def chart_boxes(compiled: dict[str, dict], samples: dict[str, dict[str, list]]) -> dict[str, int]:
+    """Each chart's height in px, reserved before it renders so that nothing below it moves (no layout shift):
+    the chart drawn once here by vl-convert with its default data, as the page will first draw it."""
+    boxes = {}
+    for chart_id, spec in compiled.items():
+        data = [{**d, "values": samples[chart_id][d["name"]]} if d["name"] in samples.get(chart_id, {}) else d
+                for d in spec.get("data", [])]
+        svg = vl_convert.vega_to_svg({**spec, "data": data, "autosize": {"type": "pad"}, "width": 400})
+        boxes[chart_id] = math.ceil(float(re.search(r'<svg[^>]*\bheight="([0-9.]+)"', svg).group(1)))
+    return boxes
+
+
+def default_chart_data(data: dict) -> dict[str, dict[str, list]]:
+    """The rows the page's script first draws the computed charts with (frontier at the default context and SLO;
+    the default timeline), here only to size their boxes."""
+    sc, ctx = data["scenario"], data["scenario"]["context_tokens"]["value"]
+    rows = [r for r in data["frontier"]["rows"] if r["context"] == ctx and r["fits"]]
+    cap = max((r["batch"] for r in rows), default=0)
+    frontier = [{**r, "slo_status": "达标" if r["step_ms"] <= sc["tpot_slo_ms"]["value"] else "超标",
+                 "is_cap": r["batch"] == cap} for r in rows]
+    bars = [{**b, "lane_label": b["lane"], "kind_label": b["kind"]} for b in data["timeline_default"]["bars"]]
+    return {"frontier": {"frontier": frontier}, "timeline": {"timeline": bars}}
+
+
+def default_load_data(readouts: dict, rates: list[float]) -> dict[str, dict[str, list]]:
+    """Rows shaped like the under-load charts' first draw (every schedule, every statistic, both sides of the
+    SLO box), from the opening readouts, here only to size the charts' boxes."""
+    labels = list(charts.SCHEDULE_LABELS.items())
+    attain = [{"schedule": lab, "rate": r, "attainment": 1.0 if r < 5 else 0.0} for _, lab in labels for r in rates]
+    goodput = [{"schedule": lab, "goodput_rate": readouts[f"goodput_rate.{s}"], "target": 0.9} for s, lab in labels]
+    out = {"load_attain": {"load_attain": attain, "load_goodput": goodput}}
+    for metric in ("ttft", "tpot"):
+        curve, stats = [], []
+        for s, lab in labels:
+            lo, hi = readouts[f"p50_{metric}_ms.{s}"] / 2, readouts[f"p99_{metric}_ms.{s}"]
+            curve += [{"schedule": lab, "ms": lo, "share": 0.0}, {"schedule": lab, "ms": hi, "share": 1.0}]
+            stats += [{"schedule": lab, "stat": st, "ms": hi, "share": 0.5} for st in ("平均", "p50", "p90", "p99")]
+        out[f"load_{metric}"] = {f"load_{metric}_curve": curve, f"load_{metric}_stats": stats}
+    points = [{"ttft_ms": readouts[f"{q}_ttft_ms.whole"], "tpot_ms": readouts[f"{q}_tpot_ms.whole"], "inside": inside}
+              for q, inside in (("p50", "都达标"), ("p99", "未达标"))]
+    out["load_scatter"] = {"load_points": points, "load_box": [{"x1": 10, "y1": 10}]}
+    return out
 
 
 def render_provenance(html: str, prov: dict, templates: Path, report: bool) -> tuple[str, list[str]]:
@@ -136,20 +249,22 @@ def render_provenance(html: str, prov: dict, templates: Path, report: bool) -> t
     sources = sorted({r[k] for r in rows for k in ("script", "formula_file") if r.get(k)})
     page = jinja_env(templates).get_template("provenance.html.j2").render(
         rows=[{"key": None, "args": None, "inputs": None, "field": None, "script": None, "formula_file": None,
-               "unit": None, **r} for r in rows],
+               "unit": None, "formula": None, "rate_per_gpu": None, **r} for r in rows],
         css=Markup((templates / "lesson.css").read_text(encoding="utf-8")), commit=git_commit(),
         build_date=build_date(["anchor-model.json", "precomputed"]), report=report)
     return page, sources
 
 
 def site_files(data_path: str, tokens_path: str | None, bench_path: str | None, questions_md: str,
-               templates: Path) -> dict[str, bytes]:
+               templates: Path, runtime: Path = RUNTIME_CACHE, load: dict | None = None) -> dict[str, bytes]:
     """Every file of the built site, by its path relative to site/: the page, the provenance page, the sources."""
     data, tokens, bench = (json.loads(Path(data_path).read_text(encoding="utf-8")), load_optional(tokens_path),
                            load_optional(bench_path))
-    html = render(data, tokens, bench, questions_md, templates)
-    page, sources = render_provenance(html, merged_provenance(data, tokens, bench), templates, report=True)
-    files = {f"source/{src}": (REPO / src).read_bytes() for src in sources}  # the scripts behind the numbers
-    files["provenance.html"] = page.encode("utf-8")
-    files["index.html"] = html.encode("utf-8")
-    return files
+    files = render(data, tokens, bench, questions_md, templates, runtime, load)
+    prov = merged_provenance(data, tokens, bench, load["serving"] if load else None)
+    page, sources = render_provenance(files["index.html"], prov, templates, report=True)
+    out = {f"source/{src}": (REPO / src).read_bytes() for src in sources}  # the scripts behind the numbers
+    out["provenance.html"] = page.encode("utf-8")
+    out.update({name: text.encode("utf-8") for name, text in files.items()})
+    out["robots.txt"] = b"User-agent: *\nAllow: /\n"  # a static lesson: crawlers welcome
+    return out

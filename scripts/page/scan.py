@@ -32,7 +32,6 @@ class _Walker(HTMLParser):
         self.stack: list[tuple[str, dict]] = []
         self.prov: list[list] = []  # [rid, text, where] per data-prov element, text filled as we go
         self.loose: list[tuple[str, str]] = []
-        self.specs = ""
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
@@ -52,8 +51,6 @@ class _Walker(HTMLParser):
         return any(t in SKIP_TAGS for t, _ in self.stack)
 
     def handle_data(self, data):
-        if self.stack and self.stack[-1][0] == "script" and self.stack[-1][1].get("id") == "lesson-specs":
-            self.specs += data
         if self._skipping() or not data.strip():
             return
         attrs = [a for _, a in self.stack]
@@ -86,9 +83,8 @@ def unregistered_numbers(html: str) -> list[tuple[str, str]]:
     return _walk(html).loose
 
 
-def spec_titles(html: str) -> list[tuple[str, str]]:
-    """Every title string in the embedded Vega-Lite specs (chart, axis and legend titles)."""
-    raw = _walk(html).specs
+def spec_titles(raw: str) -> list[tuple[str, str]]:
+    """Every title string in the page's chart specs (chart, axis and legend titles), given their JSON."""
     if not raw.strip():
         return []
     found = []

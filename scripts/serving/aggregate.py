@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from scripts.page.display import format_number
+from scripts.record.claims import check as check_claims
 from scripts.serving.sweep import per_request_metrics, workload_seed
 
 SCRIPT = "scripts/serving_cell.py"
@@ -68,11 +69,79 @@ def aggregate(anchor_doc: dict, workloads_doc: dict, settings: dict, cells: list
                              "script": "scripts/serving_sweep.py"}
                 prov[rid]["display"] = format_number(prov[rid]["value"], "f2")
     anchor = {"name": anchor_doc["model"]["name"]["value"], "hardware": anchor_doc["hardware"]["name"]["value"]}
-    return {"schema_version": 1, "anchor": anchor,
-            "settings": settings,
-            "workloads": {wid: {"label": w["label"], "description": w.get("description", "")}
-                          for wid, w in workloads.items()},
-            "definitions": "scripts/serving/metrics.py (vllm bench serve's calculate_metrics)",
-            "cells": table, "per_request": per_request, "goodput": goodput, "provenance": prov}
+    doc = {"schema_version": 1, "anchor": anchor,
+           "settings": settings,
+           "workloads": {wid: {"label": w["label"], "description": w.get("description", "")}
+                         for wid, w in workloads.items()},
+           "definitions": "scripts/serving/metrics.py (vllm bench serve's calculate_metrics)",
+           "cells": table, "per_request": per_request, "goodput": goodput, "provenance": prov}
+    if "page" in workloads_doc:
+        add_page_opening(doc, workloads_doc, settings)
+    return doc
 
 
+READOUT_FORMATS = {"mean_ttft_ms": ("ms", "int"), "p50_ttft_ms": ("ms", "int"), "p90_ttft_ms": ("ms", "int"),
+                   "p99_ttft_ms": ("ms", "int"), "mean_tpot_ms": ("ms", "f1"), "p50_tpot_ms": ("ms", "f1"),
+                   "p90_tpot_ms": ("ms", "f1"), "p99_tpot_ms": ("ms", "f1"), "attainment": ("", "f3"),
+                   "request_goodput": ("req/s", "f2"), "goodput_rate": ("req/s per GPU", "f2"),
+                   "goodput_gain": ("×", "f2")}
+
+
+def add_page_opening(doc: dict, workloads_doc: dict, settings: dict) -> None:
+    """The page experiment's opening settings, slider ranges, and a record per readout at those settings."""
+    from scripts.serving.load_page import claims, experiment_data, opening_readouts, readouts
+
+    page, sweep = workloads_doc["page"], workloads_doc["sweep"]
+    opening = {"workload": page["workload"]["value"], "request_rate": page["request_rate"]["value"],
+               "ttft_slo_ms": settings["slo_ms"]["ttft"], "load_tpot_slo_ms": settings["slo_ms"]["tpot"],
+               "attainment_target": settings["attainment_target"]}
+    doc["page_opening"] = opening
+    doc["page_ranges"] = {"ttft_slo_ms": page["ttft_slo_ms"]["value"], "load_tpot_slo_ms": page["tpot_slo_ms"]["value"],
+                          "attainment_target": page["attainment_target"]["value"]}
+    wid = opening["workload"]
+    seed = next(c["seed"] for c in doc["cells"] if c["workload"] == wid)
+    for name, value in opening_readouts(doc).items():
+        metric, schedule = name.split(".")
+        unit, fmt = READOUT_FORMATS[metric]
+        rid = f"readout.{name}"
+        cell = {"workload": wid, "policy": schedule, "rate_per_gpu": opening["request_rate"], "seed": seed,
+                "requests": settings["requests"], "slo_ms": settings["slo_ms"]}
+        doc["provenance"][rid] = {**simulated(rid, value, unit, fmt, f"实时读数 {name}(默认滑块位置)", cell, metric,
+                                              "scripts/serving_sweep.py"),
+                                  "formula": "scripts.serving.load_page:readouts", "args": opening, "key": name}
+    exp = experiment_data(doc)
+    doc["page_try"] = page["try"]["value"]
+    for tid, setting in page["try"]["value"].items():
+        for key, value in setting.items():
+            if key != "workload":
+                rid = f"load.{tid}.{key}"
+                doc["provenance"][rid] = {"id": rid, "kind": "assumed", "label": f"试一试 {tid} 的目标", "value": value,
+                                          "unit": "ms", "format": "int", "display": format_number(value, "int"),
+                                          "assumption": page["try"]["assumption"]}
+        args = {**opening, **setting}
+        for name, value in readouts(exp, args["workload"], args["request_rate"], args["ttft_slo_ms"],
+                                    args["load_tpot_slo_ms"], args["attainment_target"]).items():
+            metric, schedule = name.split(".")
+            if metric not in ("goodput_rate", "goodput_gain", "attainment"):
+                continue
+            unit, fmt = READOUT_FORMATS[metric]
+            rid = f"load.{tid}.{name}"
+            cell = {"workload": args["workload"], "policy": schedule, "rate_per_gpu": args["request_rate"],
+                    "seed": next(c["seed"] for c in doc["cells"] if c["workload"] == args["workload"]),
+                    "requests": settings["requests"], "slo_ms": settings["slo_ms"]}
+            doc["provenance"][rid] = {**simulated(rid, value, unit, fmt, f"试一试 {tid}:{name}", cell, metric,
+                                                  "scripts/serving_sweep.py"),
+                                      "formula": "scripts.serving.load_page:readouts", "args": args, "key": name}
+    opening_values = {**opening, "requests": settings["requests"]}
+    sliders = {"requests": (sweep["requests"], "每个格子模拟的请求数", "request", "int"),
+               "request_rate": (page["request_rate"], "实验的起始请求率(每卡)", "req/s per GPU", "f1"),
+               "ttft_slo_ms": (sweep["slo_ms"], "TTFT 目标", "ms", "int"),
+               "load_tpot_slo_ms": (sweep["slo_ms"], "TPOT 目标", "ms", "int"),
+               "attainment_target": (sweep["attainment_target"], "达标率目标", "", "f2")}
+    for key, (src, label, unit, fmt) in sliders.items():
+        rid = f"load.{key}"
+        doc["provenance"][rid] = {"id": rid, "kind": "assumed", "label": label, "value": opening_values[key],
+                                  "unit": unit, "format": fmt, "display": format_number(opening_values[key], fmt),
+                                  "assumption": src.get("assumption") or src.get("source")}
+    if doc["goodput"]:  # the claims read the bisected goodput too (absent from the audit's partial rebuild)
+        doc["claims"] = check_claims(claims(opening), doc["provenance"])

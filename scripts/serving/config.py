@@ -84,7 +84,43 @@ def load_workloads(path: Path) -> dict:
     if not isinstance(v["percentiles"], list) or not v["percentiles"] or \
             not all(_number(p, 0, 100) for p in v["percentiles"]):
         fail("sweep.percentiles.value", "must be a list of percentiles in [0, 100]")
+    if "page" in doc:
+        _check_page(doc["page"], doc, fail)
     return doc
+
+
+def _check_page(page: object, doc: dict, fail) -> None:
+    """The page experiment's opening settings and slider ranges (optional: a sweep without a page has none)."""
+    if not isinstance(page, dict):
+        fail("page", "must be an object")
+    for key in ("workload", "request_rate", "ttft_slo_ms", "tpot_slo_ms", "attainment_target", "try"):
+        if not isinstance(page.get(key), dict) or "value" not in page[key]:
+            fail(f"page.{key}.value", "is missing")
+        _sourced(page[key], f"page.{key}", fail)
+    if page["workload"]["value"] not in doc["workloads"]:
+        fail("page.workload.value", f"must name a workload ({', '.join(doc['workloads'])})")
+    if page["request_rate"]["value"] not in doc["sweep"]["rates_per_gpu"]["value"]:
+        fail("page.request_rate.value", "must be one of sweep.rates_per_gpu.value")
+    slo, target = doc["sweep"]["slo_ms"]["value"], doc["sweep"]["attainment_target"]["value"]
+    for key, default, lo, hi in (("ttft_slo_ms", slo.get("ttft"), 1, 1e6), ("tpot_slo_ms", slo.get("tpot"), 1, 1e4),
+                                 ("attainment_target", target, 0.01, 1)):
+        r = page[key]["value"]
+        if not isinstance(r, dict) or set(r) != {"min", "max", "step"} or \
+                not all(_number(r[k], lo, hi) for k in r) or not r["min"] < r["max"] or r["step"] > r["max"] - r["min"]:
+            fail(f"page.{key}.value", f"must be {{min, max, step}} with {lo} <= min < max <= {hi}")
+        if default is None or not r["min"] <= default <= r["max"]:
+            fail(f"page.{key}.value", "must include the sweep's default (sweep.slo_ms / sweep.attainment_target)")
+    tries = page["try"]["value"]
+    if not isinstance(tries, dict) or set(tries) != {"tight_tpot", "tight_ttft"}:
+        fail("page.try.value", "must hold the settings tight_tpot and tight_ttft")
+    ranges = {"ttft_slo_ms": page["ttft_slo_ms"]["value"], "load_tpot_slo_ms": page["tpot_slo_ms"]["value"]}
+    for tid, t in tries.items():
+        if not isinstance(t, dict) or t.get("workload") not in doc["workloads"] or \
+                not set(t) <= {"workload", *ranges} or len(t) != 2:
+            fail(f"page.try.value.{tid}", "must name a workload and one of ttft_slo_ms, load_tpot_slo_ms")
+        for key, r in ranges.items():
+            if key in t and not (_number(t[key], r["min"], r["max"])):
+                fail(f"page.try.value.{tid}.{key}", f"must be within the slider's range [{r['min']}, {r['max']}]")
 
 
 def sweep_settings(doc: dict) -> dict:

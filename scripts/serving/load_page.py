@@ -1,0 +1,146 @@
+"""The "under load" experiment's math, one definition for the page (templates/lesson.js mirrors each function),
+its tests and the audit. Pure: no I/O.
+
+Input: serving.json's per-request TTFT and TPOT (vLLM's all_tpots) in whole units of 0.1 ms, and each cell's
+duration. Output, per schedule, at one rate per GPU and one SLO pair, the numbers `vllm bench serve` reports:
+mean / p50 / p90 / p99 TTFT and TPOT (numpy's linear percentile; TPOT over requests with more than one output
+token, as vLLM), SLO attainment (a request counts when TTFT <= target and TPOT <= target, vLLM's goodput rule),
+request goodput (those requests / the run's duration, vLLM's `request_goodput`), and DistServe's goodput per
+GPU: the largest swept rate whose attainment meets the target, interpolated linearly to the next swept rate
+where it fails (the build's bisection, which re-simulates, gives serving.<w>.<s>.goodput_rate instead)."""
+from __future__ import annotations
+
+import math
+
+SCHEDULES = ("whole", "chunked", "disagg")
+
+
+def cell_key(workload: str, schedule: str, rate_per_gpu: float) -> str:
+    return f"{workload}/{schedule}/{rate_per_gpu:g}"
+
+
+def percentile(sorted_values: list[float], q: float) -> float:
+    """numpy.percentile(values, q) with its default 'linear' method, on values already sorted."""
+    n = len(sorted_values)
+    if n == 0:
+        return 0.0
+    pos = (n - 1) * q / 100
+    lo = math.floor(pos)
+    hi = min(lo + 1, n - 1)
+    t = pos - lo
+    a, b = sorted_values[lo], sorted_values[hi]
+    return b - (b - a) * (1 - t) if t >= 0.5 else a + (b - a) * t  # numpy's _lerp, exactly
+
+
+def encode_cell(ttft_units: list[int], tpot_units: list[int]) -> dict:
+    """Requests sorted by TTFT, TTFT stored as differences (small numbers: about a third of the bytes)."""
+    pairs = sorted(zip(ttft_units, tpot_units, strict=True))
+    ttft_delta = [pairs[0][0]] + [pairs[i][0] - pairs[i - 1][0] for i in range(1, len(pairs))] if pairs else []
+    return {"ttft_delta": ttft_delta, "tpot": [p[1] for p in pairs]}
+
+
+def decode_cell(cell: dict) -> tuple[list[int], list[int]]:
+    ttft, total = [], 0
+    for d in cell["ttft_delta"]:
+        total += d
+        ttft.append(total)
+    return ttft, list(cell["tpot"])
+
+
+def cell_readouts(ttft: list[int], tpot: list[int], unit_ms: float, duration_s: float, ttft_slo_ms: float,
+                  tpot_slo_ms: float) -> dict:
+    ttft_ms = sorted(v * unit_ms for v in ttft)
+    tpot_ms = sorted(v * unit_ms for v in tpot if v > 0)  # vLLM's `tpots`: one-token answers have none
+    n = len(ttft)
+    good = sum(1 for a, b in zip(ttft, tpot, strict=True) if a * unit_ms <= ttft_slo_ms and b * unit_ms <= tpot_slo_ms)
+    return {"mean_ttft_ms": sum(ttft_ms) / n if n else 0.0, "p50_ttft_ms": percentile(ttft_ms, 50),
+            "p90_ttft_ms": percentile(ttft_ms, 90), "p99_ttft_ms": percentile(ttft_ms, 99),
+            "mean_tpot_ms": sum(tpot_ms) / len(tpot_ms) if tpot_ms else 0.0, "p50_tpot_ms": percentile(tpot_ms, 50),
+            "p90_tpot_ms": percentile(tpot_ms, 90), "p99_tpot_ms": percentile(tpot_ms, 99),
+            "attainment": good / n if n else 0.0, "request_goodput": good / duration_s if duration_s > 0 else 0.0}
+
+
+def goodput_rate(rates: list[float], attainments: list[float], target: float) -> float:
+    """DistServe's goodput per GPU read off the sweep: the last rate before attainment first drops below the
+    target, moved linearly toward the next rate; 0 when the lightest swept load already misses it, the
+    heaviest swept rate when none does (a lower bound then)."""
+    if not rates or attainments[0] < target:
+        return 0.0
+    for i in range(1, len(rates)):
+        if attainments[i] < target:
+            a1, a2 = attainments[i - 1], attainments[i]
+            return rates[i - 1] + (a1 - target) / (a1 - a2) * (rates[i] - rates[i - 1])
+    return rates[-1]
+
+
+def readouts(page: dict, workload: str, request_rate: float, ttft_slo_ms: float, load_tpot_slo_ms: float,
+             attainment_target: float) -> dict:
+    """Every readout of the experiment, named as the page names them (`p99_ttft_ms.whole`, ...)."""
+    unit, rates, out = page["unit_ms"], page["rates_per_gpu"], {}
+    for s in SCHEDULES:
+        curve = []
+        for r in rates:
+            cell = page["cells"][cell_key(workload, s, r)]
+            ttft, tpot = decode_cell(cell)
+            values = cell_readouts(ttft, tpot, unit, cell["duration_s"], ttft_slo_ms, load_tpot_slo_ms)
+            curve.append(values["attainment"])
+            if r == request_rate:
+                out.update({f"{k}.{s}": v for k, v in values.items()})
+        out[f"goodput_rate.{s}"] = goodput_rate(rates, curve, attainment_target)
+    for s in SCHEDULES:
+        base = out["goodput_rate.whole"]
+        out[f"goodput_gain.{s}"] = out[f"goodput_rate.{s}"] / base if base > 0 else 0.0
+    return out
+
+
+def experiment_data(serving: dict) -> dict:
+    """What the page's serving-data.js carries, built from serving.json: rates, labels, every cell's requests
+    (encoded), each cell's duration, the opening settings and slider ranges, and the build's bisected goodput."""
+    per, settings = serving["per_request"], serving["settings"]
+    cells = {}
+    for row in serving["cells"]:
+        key = cell_key(row["workload"], row["policy"], row["rate_per_gpu"])
+        cells[key] = {"duration_s": row["metrics"]["duration"], "gpus": row["gpus"],
+                      **encode_cell(per["ttft"][key], per["tpot"][key])}
+    return {"unit_ms": per["unit_ms"], "rates_per_gpu": settings["rates_per_gpu"], "schedules": settings["policies"],
+            "workloads": {wid: w["label"] for wid, w in serving["workloads"].items()},
+            "requests": settings["requests"], "seed": settings["seed"], "opening": serving.get("page_opening"),
+            "goodput_bisected": {w: {s: g["rate_per_gpu"] for s, g in by.items()}
+                                 for w, by in serving["goodput"].items()},
+            "cells": cells}
+
+
+def opening_readouts(serving: dict) -> dict:
+    """The readouts at the page's opening settings (what the HTML shows before any slider moves)."""
+    o = serving["page_opening"]
+    return readouts(experiment_data(serving), o["workload"], o["request_rate"], o["ttft_slo_ms"],
+                    o["load_tpot_slo_ms"], o["attainment_target"])
+
+
+def claims(opening: dict) -> list[dict]:
+    """What the page's prose and 'try this' steps say about the experiment, as checkable claims
+    (scripts/record/claims.py) over the records serving.json holds."""
+    w, slo_tpot = opening["workload"], "load.load_tpot_slo_ms"
+    tpot, ttft = "load.tight_tpot.goodput_rate", "load.tight_ttft.goodput_rate"
+    return [
+        {"id": "load.mean_fine_p99_not", "says": "起始请求率下,整段 prefill 的平均 TPOT 在目标以内,p99 却超出了目标",
+         "all": [["readout.mean_tpot_ms.whole", "<=", slo_tpot], ["readout.p99_tpot_ms.whole", ">", slo_tpot]],
+         "fix": "config/workloads.json page.request_rate"},
+        {"id": "load.chunking_gains", "says": "默认目标下,分块 prefill 的 goodput 高于整段 prefill",
+         "all": [[f"serving.{w}.chunked.goodput_rate", ">", f"serving.{w}.whole.goodput_rate"]],
+         "fix": "config/workloads.json sweep"},
+        {"id": "load.pd_wins_tight_tpot", "says": "TPOT 目标收紧时,P/D 分离的 goodput 最高",
+         "all": [[f"{tpot}.disagg", ">", f"{tpot}.chunked"], [f"{tpot}.disagg", ">", f"{tpot}.whole"]],
+         "fix": "config/workloads.json page.try.tight_tpot"},
+        {"id": "load.pd_loses_tight_ttft", "says": "TTFT 目标收紧时,P/D 分离的 goodput 最低",
+         "all": [[f"{ttft}.disagg", "<", f"{ttft}.chunked"], [f"{ttft}.disagg", "<", f"{ttft}.whole"]],
+         "fix": "config/workloads.json page.try.tight_ttft"},
+    ]
+
+
+def page_bundle(serving: dict | None) -> dict | None:
+    """What the page renderer needs from serving.json (None when it has no page experiment): the document, the
+    experiment's data for serving-data.js, and the readouts at the opening settings."""
+    if not serving or "page_opening" not in serving:
+        return None
+    return {"serving": serving, "experiment": experiment_data(serving), "opening": opening_readouts(serving)}

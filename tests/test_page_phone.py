@@ -1,0 +1,59 @@
+"""Phone first: the text needs no script to paint, the charts draw into boxes reserved for them (no layout
+shift), the Vega runtime is the pinned file, and the SEO basics are in the page."""
+import hashlib
+import json
+import re
+
+import pytest
+
+from tests.browser import CHROMIUM, FLAGS, wait_ready
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.browser
+SITE = ROOT / "site"
+
+
+def test_the_page_has_no_inline_script_and_names_its_three_files():
+    html = (SITE / "index.html").read_text(encoding="utf-8")
+    scripts = re.findall(r"<script\b[^>]*>", html)
+    assert scripts == ['<script defer src="lesson.js" data-data="lesson-data.js" data-runtime="vega.min.js" '
+                       'data-serving="serving-data.js">']
+    assert len(html.encode()) < 100_000  # the text and CSS only; before this split it was 1.13 MB
+    assert '<html lang="zh-CN">' in html
+    assert re.search(r'<meta name="description" content="[^"]{40,}">', html)
+    assert re.search(r'<link rel="icon" href="data:image/svg\+xml,', html)
+
+
+def test_the_runtime_is_the_pinned_vega():
+    pin = json.loads((ROOT / "config" / "vendor.json").read_text(encoding="utf-8"))["vega"]
+    assert hashlib.sha256((SITE / "vega.min.js").read_bytes()).hexdigest() == pin["file_sha256"]
+    assert "vegaEmbed" not in (SITE / "vega.min.js").read_text(encoding="utf-8")[:2000]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        yield b
+        b.close()
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_charts_draw_into_their_reserved_boxes_without_layout_shift(browser, width):
+    page = browser.new_page(viewport={"width": width, "height": 800})
+    page.add_init_script("""window.__shifts = [];
+      new PerformanceObserver((l) => { for (const e of l.getEntries()) window.__shifts.push(e.value); })
+        .observe({type: 'layout-shift', buffered: true});""")
+    page.goto((SITE / "index.html").as_uri())
+    page.wait_for_function("window.lessonDraw !== undefined")
+    assert page.evaluate("Object.keys(window.lessonViews).length") == 0  # nothing drawn off screen
+    wait_ready(page)
+    boxes = page.evaluate("""[...document.querySelectorAll('.chart')].map(e => [e.id, parseFloat(e.style.minHeight),
+        e.getBoundingClientRect().height])""")
+    assert len(boxes) >= 5
+    for chart, reserved, drawn in boxes:
+        assert drawn == pytest.approx(reserved, abs=0.5), chart
+    assert sum(page.evaluate("window.__shifts")) == 0
+    page.close()

@@ -1,0 +1,87 @@
+"""The under-load experiment's math (scripts/serving/load_page.py) and claims as data (scripts/record/claims.py)."""
+import json
+import random
+
+import numpy as np
+import pytest
+
+from scripts.record.claims import check, failures
+from scripts.record.inputs import InputError
+from scripts.serving import load_page
+from tests.conftest import ROOT
+
+
+@pytest.fixture(scope="module")
+def serving():
+    return json.loads((ROOT / "precomputed" / "serving.json").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 7, 100, 2000])
+def test_percentile_is_numpys_linear_percentile(n):
+    rng = random.Random(n)
+    values = sorted(rng.randint(0, 2_000_000) * 0.1 for _ in range(n))
+    for q in (0, 0.5, 1, 25, 50, 90, 99, 99.9, 100):
+        assert load_page.percentile(values, q) == pytest.approx(float(np.percentile(values, q)), rel=1e-15, abs=0)
+
+
+def test_cell_encoding_round_trips_the_pairs():
+    ttft, tpot = [50, 10, 10, 400, 7], [300, 310, 290, 0, 150]
+    enc = load_page.encode_cell(ttft, tpot)
+    got = load_page.decode_cell(enc)
+    assert sorted(zip(*got, strict=True)) == sorted(zip(ttft, tpot, strict=True))
+    assert enc["ttft_delta"][0] == 7 and all(d >= 0 for d in enc["ttft_delta"])
+
+
+def test_cell_readouts_follow_vllms_rules():
+    # TTFT 10, 20, 30 ms; TPOT 0 (a one-token answer: not in the TPOT percentiles, but counts 0 for the SLO), 25, 35
+    r = load_page.cell_readouts([100, 200, 300], [0, 250, 350], 0.1, 2.0, ttft_slo_ms=25, tpot_slo_ms=30)
+    assert r["mean_ttft_ms"] == pytest.approx(20) and r["p50_ttft_ms"] == pytest.approx(20)
+    assert r["mean_tpot_ms"] == pytest.approx(30) and r["p99_tpot_ms"] == pytest.approx(34.9)
+    assert r["attainment"] == pytest.approx(2 / 3) and r["request_goodput"] == pytest.approx(1.0)
+
+
+def test_goodput_rate_interpolates_between_sweep_points():
+    rates = [1, 2, 3, 4]
+    assert load_page.goodput_rate(rates, [1.0, 0.95, 0.85, 0.2], 0.9) == pytest.approx(2.5)
+    assert load_page.goodput_rate(rates, [0.5, 0.4, 0.3, 0.2], 0.9) == 0.0
+    assert load_page.goodput_rate(rates, [1.0, 1.0, 1.0, 0.99], 0.9) == 4  # never fails: the sweep's end
+    assert load_page.goodput_rate(rates, [1.0, 0.8, 0.95, 0.1], 0.9) == pytest.approx(1 + 0.1 / 0.2)  # first crossing
+
+
+def test_opening_readouts_match_the_records_and_the_cells(serving):
+    values = load_page.opening_readouts(serving)
+    for name, v in values.items():
+        assert serving["provenance"][f"readout.{name}"]["value"] == pytest.approx(v, rel=1e-12)
+    o = serving["page_opening"]
+    cell = next(c for c in serving["cells"] if (c["workload"], c["policy"], c["rate_per_gpu"]) ==
+                (o["workload"], "whole", o["request_rate"]))
+    # the quantized requests (0.1 ms) give the simulator's own percentiles to within a quantum
+    assert values["p99_tpot_ms.whole"] == pytest.approx(cell["metrics"]["p99_tpot_ms"], abs=0.1)
+    assert values["attainment.whole"] == pytest.approx(cell["metrics"]["slo_attainment"], abs=2e-3)
+    # the grid's goodput is near the bisected one (both read the same attainment curve)
+    assert values["goodput_rate.chunked"] == pytest.approx(
+        serving["goodput"][o["workload"]]["chunked"]["rate_per_gpu"], rel=0.05)
+
+
+def test_the_experiments_claims_hold_and_are_recorded(serving):
+    ids = {c["id"] for c in serving["claims"]}
+    assert ids == {"load.mean_fine_p99_not", "load.chunking_gains", "load.pd_wins_tight_tpot",
+                   "load.pd_loses_tight_ttft"}
+    assert failures(serving["claims"], serving["provenance"]) == []
+    assert all(c["numbers"] for c in serving["claims"])
+
+
+def test_a_false_claim_stops_with_one_line_naming_claim_numbers_and_field(serving):
+    records = json.loads(json.dumps(serving["provenance"]))
+    records["readout.p99_tpot_ms.whole"].update(value=12.0, display="12.0")
+    claim = next(c for c in serving["claims"] if c["id"] == "load.mean_fine_p99_not")
+    with pytest.raises(InputError) as err:
+        check([claim], records)
+    line = str(err.value)
+    assert "\n" not in line and line.startswith("claim load.mean_fine_p99_not")
+    assert "readout.p99_tpot_ms.whole = 12.0" in line and "config/workloads.json page.request_rate" in line
+
+
+def test_a_claim_naming_a_missing_record_is_reported():
+    assert failures([{"id": "x", "says": "s", "all": [["nope", "<", 1]], "fix": "f"}], {}) == [
+        "claim x: reads record 'nope', which does not exist"]
