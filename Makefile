@@ -11,15 +11,24 @@ export PYTHONHASHSEED := 0
 
 
 .PHONY: test-cluster bench-cluster sweep-cluster
-.PHONY: site data publish test check-stale audit bench bench-page bench-serving lint dist serve browser-deps clean
+.PHONY: anchors site data publish test check-stale audit bench bench-page bench-serving lint dist serve browser-deps clean
 
 # Every rule, the render included, writes under build/; only when all of them succeeded does publish replace
 # precomputed/ and site/ (crash-safe: a journal, then renames). A failed or killed build leaves both as they were.
+# ANCHOR=anchors/<name>.json builds that anchor's page into site/<name>/ instead (the default stays site/).
+ANCHOR ?=
 site: $(VENV_STAMP)  ## build the lesson page and its data, then publish precomputed/ and site/ together
+ifeq ($(strip $(ANCHOR)),)
 	$(SNAKEMAKE) all $(QUIET)
 	$(SNAKEMAKE) all --report build/site/report.html >/dev/null 2>&1 || echo "warning: snakemake --report failed"
 	$(PY) -m scripts.record.publish
 	@echo "site: $$(du -b site/index.html | cut -f1) bytes in site/index.html"
+else
+	$(PY) -m scripts.record.anchor_site $(ANCHOR)
+endif
+
+anchors: $(VENV_STAMP)  ## every anchor in anchors/ built (and audited) into site/<name>/
+	for a in anchors/*.json; do $(PY) -m scripts.record.anchor_site "$$a" --audit || exit 1; done
 
 data: $(VENV_STAMP)  ## regenerate every derived file under build/precomputed/ (publishes nothing)
 	$(SNAKEMAKE) data $(QUIET)

@@ -63,6 +63,7 @@ rule precomputed:
     input:
         anchor="anchor-model.json",
         cited="precomputed/cited.json",
+        gpus="config/gpus.json",
         code=code("scripts/gen_c13_precomputed.py"),
     output:
         json=f"{BUILD}/precomputed.json",

@@ -6,10 +6,10 @@ if "snakemake" in globals():  # run by Snakemake from scripts/: make the repo ro
 
 from pathlib import Path
 
-from scripts.page.render import site_files
+from scripts.page.render import TemplateProblem, site_files
 from scripts.record.atomic import write_bytes_atomic
 from scripts.record.cli import run_cleanly
-from scripts.record.inputs import check_questions, read_json
+from scripts.record.inputs import InputError, check_questions, read_json
 from scripts.serving.load_page import page_bundle
 
 if "snakemake" in globals():
@@ -17,9 +17,12 @@ if "snakemake" in globals():
     inp, out = sm.input, sm.output
 
     def render() -> None:
-        files = site_files(inp.data, inp.get("tokens"), inp.get("bench"), check_questions(Path(inp.questions)),
-                           Path(inp.templates[0]).parent, runtime=Path(inp.runtime),
-                           load=page_bundle(read_json(Path(inp.serving))))
+        try:
+            files = site_files(inp.data, inp.get("tokens"), inp.get("bench"), check_questions(Path(inp.questions)),
+                               Path(inp.templates[0]).parent, runtime=Path(inp.runtime),
+                               load=page_bundle(read_json(Path(inp.serving))))
+        except TemplateProblem as exc:
+            raise InputError(str(exc)) from None
         for name, data in files.items():
             write_bytes_atomic(Path(out.html).parent / name, data)
 

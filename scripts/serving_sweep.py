@@ -8,14 +8,20 @@ import json
 from pathlib import Path
 
 from scripts.record.atomic import write_bytes_atomic
+from scripts.record.cli import run_cleanly
 from scripts.record.inputs import read_json
 from scripts.serving.aggregate import aggregate
 from scripts.serving.config import load_workloads, sweep_settings
 
 if "snakemake" in globals():
     sm = snakemake  # noqa: F821
-    doc = load_workloads(Path(sm.input.workloads))
-    cells, goodputs = [read_json(Path(p)) for p in sm.input.cells], [read_json(Path(p)) for p in sm.input.goodput]
-    out = aggregate(read_json(Path(sm.input.anchor)), doc, sweep_settings(doc), cells, goodputs)
-    text = json.dumps(out, ensure_ascii=False, separators=(",", ":"), allow_nan=False)  # compact: 192k numbers
-    write_bytes_atomic(sm.output.json, (text + "\n").encode("utf-8"))
+
+    def sweep() -> None:
+        doc = load_workloads(Path(sm.input.workloads))
+        cells = [read_json(Path(p)) for p in sm.input.cells]
+        goodputs = [read_json(Path(p)) for p in sm.input.goodput]
+        out = aggregate(read_json(Path(sm.input.anchor)), doc, sweep_settings(doc), cells, goodputs)
+        text = json.dumps(out, ensure_ascii=False, separators=(",", ":"), allow_nan=False)  # compact: 192k numbers
+        write_bytes_atomic(sm.output.json, (text + "\n").encode("utf-8"))
+
+    run_cleanly(sweep, log=sm.log[0])

@@ -4,7 +4,9 @@
 "use strict";
 function lesson(loadScript, files) {
   const DATA = window.C13_DATA;  // lesson-data.js, loaded by the loader at the end of this file
-  const K = DATA.constants;
+  const K = {...DATA.constants};  // the GPU switch overwrites the hardware constants in place
+  const GPUS = Object.fromEntries((DATA.gpus || []).map((g) => [g.id, g]));
+  const DEFAULT_GPU = (DATA.gpus || []).find((g) => g.default);
   const PROV = DATA.provenance;
 
   // ---- roofline.py -------------------------------------------------------------------------
@@ -292,7 +294,9 @@ function lesson(loadScript, files) {
     return el.dataset.scale === "log2" ? Math.log2(v) : v;
   }
   sliders.forEach((el) => { state[el.dataset.param] = fromSlider(el); });
-  document.querySelectorAll("input[data-choice]:checked").forEach((el) => { state[el.dataset.choice] = el.value; });
+  document.querySelectorAll("input[data-choice]:checked, select[data-choice]").forEach((el) => {
+    state[el.dataset.choice] = el.value;
+  });
   state.show = {};
   document.querySelectorAll("input[data-show]").forEach((el) => { state.show[el.dataset.show] = el.checked; });
 
@@ -301,6 +305,9 @@ function lesson(loadScript, files) {
   let pending = null;
   const drawn = {};  // the inputs each view was last drawn with
   function update() {
+    if (state.gpu && GPUS[state.gpu]) Object.assign(K, GPUS[state.gpu].constants);
+    document.querySelectorAll("[data-when-other-gpu]").forEach((el) => { el.hidden = !DEFAULT_GPU || state.gpu === DEFAULT_GPU.id; });
+    document.querySelectorAll("[data-gpu-row]").forEach((row) => row.classList.toggle("chosen", row.dataset.gpuRow === state.gpu));
     const batchEl = document.querySelector('input[data-param="batch"]');
     const cap = maxBatchByMemory(state.context_tokens);
     if (batchEl) {
@@ -327,7 +334,7 @@ function lesson(loadScript, files) {
     const jobs = [];
     // Re-run a view only when one of its inputs moved: each Vega run costs a few ms.
     const key = (names) => names.map((n) => state[n]).join("|");
-    const frontierKey = key(["context_tokens", "tpot_slo_ms"]) + "|" + r.effective_batch;
+    const frontierKey = key(["gpu", "context_tokens", "tpot_slo_ms"]) + "|" + r.effective_batch;
     if (views.frontier && frontierKey !== drawn.frontier) {
       drawn.frontier = frontierKey;
       const v = views.frontier;
@@ -335,7 +342,7 @@ function lesson(loadScript, files) {
         .signal("tpot_slo_ms", state.tpot_slo_ms).data("frontier", frontierRows(state.context_tokens, state.tpot_slo_ms));
       jobs.push(v.runAsync());
     }
-    const timelineKey = key(["context_tokens", "prompt_tokens", "chunk_tokens"]);
+    const timelineKey = key(["gpu", "context_tokens", "prompt_tokens", "chunk_tokens"]);
     if (views.timeline && timelineKey !== drawn.timeline) {
       drawn.timeline = timelineKey;
       const v = views.timeline;
@@ -387,7 +394,9 @@ function lesson(loadScript, files) {
 
   window.lessonSet = function (values) {
     for (const [name, v] of Object.entries(values)) {
-      if (name === "workload" || name === "scatter") {
+      if (name === "gpu") {
+        document.querySelectorAll('select[data-choice="gpu"]').forEach((el) => { el.value = v; });
+      } else if (name === "workload" || name === "scatter") {
         document.querySelectorAll(`input[data-choice="${name}"]`).forEach((el) => { el.checked = el.value === v; });
       } else if (name === "show") {
         Object.assign(state.show, v);
@@ -403,8 +412,8 @@ function lesson(loadScript, files) {
   window.lessonState = () => ({...state});
   window.lessonPending = () => pending || Promise.resolve();
   sliders.forEach((el) => el.addEventListener("input", () => { state[el.dataset.param] = fromSlider(el); update(); }));
-  document.querySelectorAll("input[data-choice]").forEach((el) => el.addEventListener("change", () => {
-    if (el.checked) { state[el.dataset.choice] = el.value; update(); }
+  document.querySelectorAll("input[data-choice], select[data-choice]").forEach((el) => el.addEventListener("change", () => {
+    if (el.tagName === "SELECT" || el.checked) { state[el.dataset.choice] = el.value; update(); }
   }));
   document.querySelectorAll("input[data-show]").forEach((el) => el.addEventListener("change", () => {
     state.show[el.dataset.show] = el.checked; update();

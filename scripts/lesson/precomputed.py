@@ -3,9 +3,13 @@ long-prompt timeline, the lesson's headline numbers, and one provenance record p
 
 
 
+from dataclasses import replace
+
 from scripts.model import roofline as rl
 from scripts.model import timeline as tl
 from scripts.model.readouts import READOUT_FORMATS, SLIDERS, readouts
+from scripts.page.display import format_number
+from scripts.record.claims import check as check_claims
 from scripts.record.inputs import InputError
 from scripts.record.provenance import cited, derived, field_paths, from_anchor, ratio
 
@@ -19,6 +23,9 @@ CLIENT_CONSTANTS = {
     "free_bytes_for_requests": (rl.free_bytes_for_requests, "B"),
 }
 HARDWARE_CONSTANTS = ("hbm_bandwidth_bytes_per_s", "peak_bf16_flops", "pd_link_bytes_per_s")
+GPU_FIELDS = ("hbm_bytes", "hbm_bandwidth_bytes_per_s", "peak_bf16_flops")
+GPU_SHOWN = (("hbm_bandwidth_bytes_per_s", "TB/s", "f2", 1e-12), ("peak_bf16_flops", "TFLOP/s", "f1", 1e-12),
+             ("hbm_bytes", "GB", "int", 1e-9))
 
 
 def powers_of_two(lo: int, hi: int) -> list[int]:
@@ -38,7 +45,35 @@ def frontier_rows(a, contexts: list[int], max_batch: int) -> list[dict]:
     return rows
 
 
-def build(a, doc: dict, cited_doc: dict) -> dict:
+def gpu_choices(a, doc: dict, gpus_doc: dict | None) -> tuple[list[dict], list[dict]]:
+    """The page's GPU switch: each GPU's constants for the browser's math (bandwidth, dense BF16 peak, memory left
+    for requests beside this model's weights) and a cited record per datasheet number. The anchor's own GPU comes
+    first and is the default; a listed GPU with the same three numbers is that one."""
+    hw = doc["hardware"]
+    own = {k: hw[k]["value"] for k in GPU_FIELDS}
+    listed = (gpus_doc or {}).get("gpus", {})
+    choices, records = [], []
+    default_id = next((gid for gid, g in listed.items() if {k: g[k]["value"] for k in GPU_FIELDS} == own), "anchor")
+    entries = ([] if default_id != "anchor" else [("anchor", hw["name"]["value"], hw)]) + \
+        [(gid, g["label"], g) for gid, g in listed.items()]
+    for gid, label, g in entries:
+        values = {k: g[k]["value"] for k in GPU_FIELDS}
+        on_gpu = replace(a, **values)
+        choices.append({"id": gid, "label": label, "default": gid == default_id,
+                        "constants": {"hbm_bandwidth_bytes_per_s": values["hbm_bandwidth_bytes_per_s"],
+                                      "peak_bf16_flops": values["peak_bf16_flops"],
+                                      "free_bytes_for_requests": rl.free_bytes_for_requests(on_gpu)}})
+        for k, unit, fmt, scale in GPU_SHOWN:
+            records.append({"id": f"gpu.{gid}.{k}", "label": f"{label} {k}", "value": values[k] * scale, "unit": unit,
+                            "format": fmt, "display": format_number(values[k] * scale, fmt), "kind": "cited",
+                            "work": g[k].get("source", "anchor-model.json"), "version": "config/gpus.json",
+                            "locator": f"anchor-model.json hardware.{k}" if gid == "anchor" else
+                            f"config/gpus.json gpus.{gid}.{k}",
+                            "self_reported": True})
+    return choices, records
+
+
+def build(a, doc: dict, cited_doc: dict, gpus_doc: dict | None = None) -> dict:
     paths, sc = field_paths(doc), {k: v for k, v in doc["scenario"].items()}
     ctx, prompt, chunk = sc["context_tokens"]["value"], sc["prompt_tokens"]["value"], sc["chunk_tokens"]["value"]
     records = []
@@ -70,13 +105,15 @@ def build(a, doc: dict, cited_doc: dict) -> dict:
         rec["id"] = f"hw.{name}"
         records.append(rec)
 
-    for b in sc["table_batches"]["value"]:
+    cap = d(f"mem.cap.c{ctx}", rl.max_batch_by_memory, {"context": ctx}, "request", "int", "显存放得下的请求数")
+    # The table: the scenario's batches that fit, then the real memory cap as its last row.
+    table_rows = [b for b in sc["table_batches"]["value"] if b < cap] + ([int(cap)] if cap >= 1 else [])
+    for b in sorted({1, *table_rows}) if cap >= 1 else []:
         d(f"frontier.c{ctx}.b{b}.throughput_tok_s", rl.decode_throughput_tok_s, {"batch": b, "context": ctx},
           "tok/s", "int", f"batch {b} 整机吞吐")
         d(f"frontier.c{ctx}.b{b}.step_ms", rl.decode_step_seconds, {"batch": b, "context": ctx}, "ms", "f1",
           f"batch {b} 每步时间(TPOT)", 1e3)
-    cap = d(f"mem.cap.c{ctx}", rl.max_batch_by_memory, {"context": ctx}, "request", "int", "显存放得下的请求数")
-    d("frontier.gain_1_to_cap", rl.throughput_gain_over_batch1, {"batch": cap, "context": ctx}, "×", "f1",
+    d("frontier.gain_1_to_cap", rl.throughput_gain_over_batch1, {"batch": max(1, cap), "context": ctx}, "×", "f1",
       "batch 1 → 上限 的吞吐倍数")
     for c in sc["try_context_tokens"]["value"]:
         d(f"mem.cap.c{c}", rl.max_batch_by_memory, {"context": c}, "request", "int", f"上下文 {c} 时放得下的请求数")
@@ -132,12 +169,20 @@ def build(a, doc: dict, cited_doc: dict) -> dict:
     records.append(ratio("course.gpt2_to_anchor_ratio", by_id["cited.course.gpt2_tokens"],
                          by_id["cited.course.qwen_tokens"], fmt="f1", label="课程段落:GPT-2 与锚点词表的 token 数之比"))
 
+    gpus, gpu_records = gpu_choices(a, doc, gpus_doc)
+    records += gpu_records
+    by_id = {r["id"]: r for r in records}
+    view = {"context": ctx, "cap": int(cap), "table_rows": table_rows, "linear_layers": rl.linear_attention_layers(a),
+            "try_slo_all_fit": [by_id[f"slo.{s}ms.max_batch"]["value"] >= cap for s in sc["try_tpot_slo_ms"]["value"]]}
     return {
         "schema_version": 1,
+        "page": view,
+        "claims": check_claims(anchor_claims(sc, ctx, int(cap), chunk), by_id),
         "anchor": {"name": doc["model"]["name"]["value"], "display_name": doc["model"]["display_name"]["value"],
                    "hardware": doc["hardware"]["name"]["value"]},
         "scenario": sc,
         "constants": constants,
+        "gpus": gpus,
         "frontier": {"contexts": powers_of_two(sc["context_tokens"]["min"], sc["context_tokens"]["max"]),
                      "rows": frontier_rows(a, powers_of_two(sc["context_tokens"]["min"], sc["context_tokens"]["max"]),
                                            int(sc["batch"]["max"]))},
@@ -145,3 +190,40 @@ def build(a, doc: dict, cited_doc: dict) -> dict:
                              "bars": tl.lanes(a, ctx, prompt, chunk)},
         "provenance": {r["id"]: r for r in records},
     }
+
+
+def anchor_claims(sc: dict, ctx: int, cap: int, chunk: int) -> list[dict]:
+    """What the page's prose says about the anchor, as claims over the records (scripts/record/claims.py): an anchor
+    or scenario for which one is false stops the build, naming the claim and the scenario field to change."""
+    s0, s1 = sc["try_tpot_slo_ms"]["value"][:2]
+    long_ctx, big_chunk = sc["try_context_tokens"]["value"][0], sc["try_chunk_tokens"]["value"][0]
+    a = "anchor-model.json "
+    return [
+        {"id": "anchor.room_for_a_batch", "says": "默认上下文下,显存放得下至少两个请求(一位新来者加至少一位老用户)",
+         "all": [[f"mem.cap.c{ctx}", ">=", 2]], "fix": a + "scenario.context_tokens (or hardware.hbm_bytes)"},
+        {"id": "anchor.table_starts_at_one", "says": "表和开头的对比都从 batch 1 算起",
+         "all": [["scenario.table_batches.0", "==", 1]], "fix": a + "scenario.table_batches[0]"},
+        {"id": "anchor.batching_raises_throughput", "says": "batch 从 1 开到显存上限,整机吞吐上涨,每个用户的 TPOT 变长",
+         "all": [["frontier.gain_1_to_cap", ">", 1],
+                 [f"frontier.c{ctx}.b{cap}.step_ms", ">", f"frontier.c{ctx}.b1.step_ms"]],
+         "fix": a + "scenario.context_tokens"},
+        {"id": "anchor.tight_slo_binds", "says": f"TPOT 目标为 {s0} ms 时,达标的 batch 少于显存上限但至少一个",
+         "all": [[f"slo.{s0}ms.max_batch", "<", f"mem.cap.c{ctx}"], [f"slo.{s0}ms.max_batch", ">=", 1]],
+         "fix": a + "scenario.try_tpot_slo_ms[0]"},
+        {"id": "anchor.loose_slo_is_looser", "says": "第二个 TPOT 目标比第一个宽",
+         "all": [["scenario.try_tpot_slo_ms.1", ">", "scenario.try_tpot_slo_ms.0"]],
+         "fix": a + "scenario.try_tpot_slo_ms"},
+        {"id": "anchor.long_context_costs", "says": "上下文拉长后,显存装下的请求变少,同一目标下的吞吐下降",
+         "all": [[f"mem.cap.c{long_ctx}", "<", f"mem.cap.c{ctx}"],
+                 [f"slo.default.c{long_ctx}.throughput_tok_s", "<", "readout.throughput_at_slo_tok_s"]],
+         "fix": a + "scenario.try_context_tokens"},
+        {"id": "timeline.chunking_shortens_the_longest_step", "says": "分块后,老用户最长的一步短于整段 prefill 的停顿",
+         "all": [[f"timeline.chunk{chunk}.max_step_ms", "<", ["timeline.whole_stall_s", 1000]]],
+         "fix": a + "scenario.chunk_tokens"},
+        {"id": "timeline.chunking_costs_ttft", "says": "分块的代价是新请求的 TTFT 变长",
+         "all": [[f"timeline.chunk{chunk}.ttft_s", ">", "timeline.whole_stall_s"]], "fix": a + "scenario.chunk_tokens"},
+        {"id": "timeline.bigger_chunk_tradeoff", "says": "块更大时,老用户的最长一步变长,新请求的 TTFT 变短",
+         "all": [[f"timeline.chunk{big_chunk}.max_step_ms", ">", f"timeline.chunk{chunk}.max_step_ms"],
+                 [f"timeline.chunk{big_chunk}.ttft_s", "<", f"timeline.chunk{chunk}.ttft_s"]],
+         "fix": a + "scenario.try_chunk_tokens"},
+    ]

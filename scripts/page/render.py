@@ -131,15 +131,44 @@ def merged_provenance(data: dict, tokens: dict | None, bench: dict | None, servi
 def page_data(data: dict, tokens: dict | None, bench: dict | None) -> dict:
     """What the page embeds as #lesson-data: the constants and scenario its math reads, every provenance record,
     the token rows. The audit rebuilds it from precomputed/ and compares the page's copy byte for byte."""
-    return {"constants": data["constants"], "scenario": data["scenario"],
+    return {"constants": data["constants"], "gpus": data.get("gpus", []), "scenario": data["scenario"],
             "provenance": merged_provenance(data, tokens, bench),
             "tokens": {k: tokens[k] for k in ("rows", "chars_passage")} if tokens else None}
+
+
+class TemplateProblem(ValueError):
+    """A template names something the data does not have: one line, naming the template, its line and the name."""
+
+
+def template_problem(exc: Exception) -> TemplateProblem:
+    import traceback
+
+    from jinja2 import TemplateSyntaxError
+
+    if isinstance(exc, TemplateSyntaxError):
+        return TemplateProblem(f"templates/{exc.name}: line {exc.lineno}: {exc.message}")
+    where = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.endswith(".j2")]
+    place = f"templates/{Path(where[-1].filename).name}: line {where[-1].lineno}" if where else "templates"
+    what = f"names the number {exc.args[0]!r}, which has no provenance record" if isinstance(exc, KeyError) \
+        else str(exc)
+    return TemplateProblem(f"{place}: {what}")
 
 
 def render(data: dict, tokens: dict | None, bench: dict | None, questions_md: str, templates: Path,
            runtime: Path = RUNTIME_CACHE, load: dict | None = None) -> dict[str, str]:
     """index.html and the scripts beside it, by file name. `load` is scripts.serving.load_page.page_bundle's
-    (serving.json, the experiment's data, its opening readouts), or None for a page without that experiment."""
+    (serving.json, the experiment's data, its opening readouts), or None for a page without that experiment.
+    A template naming what the data lacks raises TemplateProblem (one line), never a bare traceback."""
+    from jinja2 import TemplateError
+
+    try:
+        return _render(data, tokens, bench, questions_md, templates, runtime, load)
+    except (TemplateError, KeyError) as exc:
+        raise template_problem(exc) from None
+
+
+def _render(data: dict, tokens: dict | None, bench: dict | None, questions_md: str, templates: Path,
+            runtime: Path, load: dict | None) -> dict[str, str]:
     serving = load["serving"] if load else None
     prov = merged_provenance(data, tokens, bench, serving)
     env = jinja_env(templates)

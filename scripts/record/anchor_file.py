@@ -101,3 +101,23 @@ def load(path: Path) -> tuple[Anchor, dict]:
     """The validated anchor and the raw document (for sources and scenario)."""
     data = validate(read_json(path), Path(path).name)
     return anchor_from(data), data
+
+
+def load_gpus(path: Path) -> dict:
+    """config/gpus.json: the GPUs the page can switch to, each number with its datasheet."""
+    from scripts.record.inputs import read_config
+
+    doc, gpus = read_config(path, "gpus")
+    name = Path(path).as_posix()
+    bounds = {"hbm_bytes": (1e9, 1e13), "hbm_bandwidth_bytes_per_s": (1e10, 1e15), "peak_bf16_flops": (1e12, 1e18)}
+    for gid, g in gpus.items():
+        if not isinstance(g, dict) or not isinstance(g.get("label"), str) or not g["label"].strip():
+            raise InputError(f"{name}: field gpus.{gid}.label must be a non-empty string")
+        for key, (lo, hi) in bounds.items():
+            f = g.get(key)
+            v = f.get("value") if isinstance(f, dict) else None
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not lo <= v <= hi:
+                raise InputError(f"{name}: field gpus.{gid}.{key}.value must be a number in [{lo:g}, {hi:g}]")
+            if not str(f.get("source") or "").strip():
+                raise InputError(f"{name}: field gpus.{gid}.{key}.source must name the datasheet")
+    return doc

@@ -4,7 +4,8 @@ is built and again by `make audit`. A claim that no longer holds stops the build
 the numbers it read and the input field to change.
 
 A claim: {"id", "says" (the sentence, in the page's words), "all": [[lhs, op, rhs], ...], "fix": field}, where
-lhs and rhs are record ids or plain numbers and op is one of < <= > >= == !=. It holds when every comparison does."""
+lhs and rhs are record ids, [record id, factor] or plain numbers and op is one of < <= > >= == !=. It holds when
+every comparison does."""
 from __future__ import annotations
 
 import operator
@@ -17,6 +18,8 @@ OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
 def _value(term, records: dict) -> float:
     if isinstance(term, (int, float)) and not isinstance(term, bool):
         return float(term)
+    if isinstance(term, list):  # [record id, factor]: compare across units (s and ms)
+        return _value(term[0], records) * term[1]
     if term not in records:
         raise KeyError(term)
     return float(records[term]["value"])
@@ -27,13 +30,21 @@ def evaluate(claim: dict, records: dict) -> tuple[bool, dict[str, float]]:
     used, holds = {}, True
     for lhs, op, rhs in claim["all"]:
         a, b = _value(lhs, records), _value(rhs, records)
-        used.update({t: v for t, v in ((lhs, a), (rhs, b)) if isinstance(t, str)})
+        for t in (lhs, rhs):
+            rid = t[0] if isinstance(t, list) else t
+            if isinstance(rid, str):
+                used[rid] = float(records[rid]["value"])
         holds = holds and OPS[op](a, b)
     return holds, used
 
 
+def _name(term) -> str:
+    return f"{term[0]} × {term[1]:g}" if isinstance(term, list) else str(term)
+
+
 def failures(claims: list[dict], records: dict) -> list[str]:
-    """One line per claim that does not hold (or reads a record that does not exist)."""
+    """One line per claim that does not hold (or reads a record that does not exist). A claim recorded with
+    "holds": false is one the page words the other way: it fails when it has come to hold."""
     problems = []
     for claim in claims:
         try:
@@ -41,9 +52,12 @@ def failures(claims: list[dict], records: dict) -> list[str]:
         except KeyError as missing:
             problems.append(f"claim {claim['id']}: reads record {missing.args[0]!r}, which does not exist")
             continue
-        if not holds:
+        if claim.get("holds") is False and holds:
+            problems.append(f"claim {claim['id']} ({claim['says']}) now holds, but the page was worded for it "
+                            f"not holding: rebuild")
+        elif claim.get("holds", True) and not holds:
             numbers = ", ".join(f"{rid} = {records[rid]['display']}" for rid in used)
-            conds = " and ".join(f"{lhs} {op} {rhs}" for lhs, op, rhs in claim["all"])
+            conds = " and ".join(f"{_name(lhs)} {op} {_name(rhs)}" for lhs, op, rhs in claim["all"])
             problems.append(f"claim {claim['id']} ({claim['says']}) is false: needs {conds}; has {numbers}; "
                             f"change {claim['fix']}")
     return problems
@@ -55,3 +69,13 @@ def check(claims: list[dict], records: dict) -> list[dict]:
     if problems:
         raise InputError(problems[0])
     return [{**c, "numbers": evaluate(c, records)[1]} for c in claims]
+
+
+def settle(claims: list[dict], records: dict) -> list[dict]:
+    """The claims with whether each holds and the numbers it read, for a page that words each sentence by the
+    outcome (no claim stops the build; the audit re-checks each outcome)."""
+    out = []
+    for c in claims:
+        holds, used = evaluate(c, records)
+        out.append({**c, "holds": holds, "numbers": used})
+    return out

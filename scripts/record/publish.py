@@ -83,6 +83,9 @@ def publish(root: Path = Path("."), with_site: bool = True) -> list[Path]:
     site_ready = with_site and (root / BUILD_SITE / "index.html").is_file()
     if site_ready:
         shutil.copytree(root / BUILD_SITE, root / f"{SITE}.new")
+        for sub in sorted((root / "anchors").glob("*.json")):  # other anchors' pages (site/<name>/) stay
+            if (root / SITE / sub.stem / "index.html").is_file():
+                shutil.copytree(root / SITE / sub.stem, root / f"{SITE}.new" / sub.stem)
     write_bytes_atomic(root / JOURNAL, json.dumps({"renames": renames, "site": site_ready}).encode("utf-8"))
     recover(root, announce=False)  # the journal is complete: carry it out as the next run would
     for _, dst in pairs:
@@ -101,7 +104,7 @@ def scratch_checkout(root: Path, work: Path) -> Path:
             (work / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(root / name, work / name)
     if (root / ".cache").is_dir():  # verified downloads; the build re-checks their hashes
-        shutil.copytree(root / ".cache", work / ".cache")
+        shutil.copytree(root / ".cache", work / ".cache", dirs_exist_ok=True)
     return work
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from scripts.page.display import format_number
-from scripts.record.claims import check as check_claims
+from scripts.record.claims import settle as settle_claims
 from scripts.serving.sweep import per_request_metrics, workload_seed
 
 SCRIPT = "scripts/serving_cell.py"
@@ -144,4 +144,4 @@ def add_page_opening(doc: dict, workloads_doc: dict, settings: dict) -> None:
                                   "unit": unit, "format": fmt, "display": format_number(opening_values[key], fmt),
                                   "assumption": src.get("assumption") or src.get("source")}
     if doc["goodput"]:  # the claims read the bisected goodput too (absent from the audit's partial rebuild)
-        doc["claims"] = check_claims(claims(opening), doc["provenance"])
+        doc["claims"] = settle_claims(claims(opening), doc["provenance"])  # the page words each by its outcome
