@@ -497,7 +497,7 @@ function lesson(loadScript, files) {
   }
   // Canvas for the charts whose marks a slider moves (the scatter: 2,000 points, re-coloured in place).
   const CANVAS = new Set(["frontier", "timeline", "load_attain", "load_ttft", "load_tpot", "load_scatter"]);
-  let servingRequested = null;  // serving-data.js (1.3 MB of requests) loads only when its section comes near
+  let servingRequested = null;  // serving-data.js (every simulated request) loads only when its section comes near
   const servingData = () => (servingRequested = servingRequested ||
     (window.C13_SERVING ? Promise.resolve() : loadScript(files.serving)).then(() => {
       Object.assign(PROV, window.C13_SERVING_PROV || {});

@@ -24,6 +24,19 @@ def precomputed():
     return json.loads((ROOT / "precomputed" / "precomputed.json").read_text(encoding="utf-8"))
 
 
+@pytest.fixture(scope="module")
+def browser():
+    """Debian Chromium through Playwright, one per test module (a test module may override it)."""
+    from playwright.sync_api import sync_playwright
+
+    from tests.browser import CHROMIUM, FLAGS
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        yield b
+        b.close()
+
+
 def scratch_copy(work: Path) -> Path:
     """The files a fresh clone would have, plus the verified tokenizer cache, in `work` (as check-stale makes it)."""
     return scratch_checkout(ROOT, work)

@@ -10,7 +10,7 @@ import pytest
 from scripts.model.readouts import readouts
 from scripts.record import anchor_site
 from scripts.record.anchor_file import load, load_gpus
-from tests.browser import CHROMIUM, FLAGS, open_page
+from tests.browser import open_page
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.browser
@@ -21,16 +21,6 @@ GRID = list(itertools.product([1024, 4096, 16384], [1, 16, 58], [10, 30], [4096,
 def shown(page) -> dict:
     return page.evaluate("""() => Object.fromEntries([...document.querySelectorAll('[data-readout]')]
         .map(e => [e.dataset.readout, Number(e.dataset.value)]))""")
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        yield b
-        b.close()
 
 
 def check_grid(page, anchor):

@@ -8,7 +8,7 @@ import math
 import pytest
 
 from scripts.serving.load_page import SCHEDULES, decode_cell, experiment_data, readouts
-from tests.browser import ARTIFACTS, CHROMIUM, FLAGS, open_page
+from tests.browser import ARTIFACTS, open_page
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.browser
@@ -21,16 +21,6 @@ SHOWN = ("mean_ttft_ms", "p50_ttft_ms", "p90_ttft_ms", "p99_ttft_ms", "mean_tpot
 def serving():
     doc = json.loads((ROOT / "precomputed" / "serving.json").read_text(encoding="utf-8"))
     return doc, experiment_data(doc)
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        yield b
-        b.close()
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from tests.browser import CHROMIUM, FLAGS, wait_ready
+from tests.browser import wait_ready
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.browser
@@ -28,16 +28,6 @@ def test_the_runtime_is_the_pinned_vega():
     pin = json.loads((ROOT / "config" / "vendor.json").read_text(encoding="utf-8"))["vega"]
     assert hashlib.sha256((SITE / "vega.min.js").read_bytes()).hexdigest() == pin["file_sha256"]
     assert "vegaEmbed" not in (SITE / "vega.min.js").read_text(encoding="utf-8")[:2000]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        yield b
-        b.close()
 
 
 @pytest.mark.parametrize("width", [390, 1280])

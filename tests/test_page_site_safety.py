@@ -11,7 +11,7 @@ from scripts.lesson.precomputed import build
 from scripts.model.anchor import anchor_from
 from scripts.page.render import render
 from scripts.record.anchor_file import validate
-from tests.browser import CHROMIUM, FLAGS, open_page
+from tests.browser import open_page
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.browser
@@ -26,16 +26,6 @@ def render_to(tmp_path, data, tokens=None, bench=None, questions=""):
     for name, text in files.items():
         (tmp_path / name).write_text(text, encoding="utf-8")
     return tmp_path / "index.html", files["index.html"]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        yield b
-        b.close()
 
 
 def test_csp_allows_no_remote_origin():
