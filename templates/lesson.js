@@ -251,7 +251,6 @@ function lesson(loadScript, files) {
     domains[workload] = x1 > 0 ? {scatter_x: [x0 / 1.5, x1 * 1.5], scatter_y: [y0 / 1.2, y1 * 1.2]} : null;
     return domains[workload];
   }
-  const loadChartData = (s, r) => ({...attainRows(s, r), ...distRows(s, "ttft"), ...distRows(s, "tpot"), ...scatterRows(s)});
 
   function frontierRows(c, sloMs) {
     const cap = maxBatchByMemory(c), rows = [];
@@ -492,9 +491,12 @@ function lesson(loadScript, files) {
     frontier: () => ({frontier: frontierRows(state.context_tokens, state.tpot_slo_ms)}),
     timeline: () => ({timeline: lanes(state.context_tokens, state.prompt_tokens, state.chunk_tokens)}),
   };
-  for (const id of ["load_attain", "load_ttft", "load_tpot", "load_scatter"]) {
-    initial[id] = () => loadChartData(state, loadReadouts(state));
-  }
+  Object.assign(initial, {  // each under-load chart builds only its own rows
+    load_attain: () => attainRows(state, loadReadouts(state)),
+    load_ttft: () => distRows(state, "ttft"),
+    load_tpot: () => distRows(state, "tpot"),
+    load_scatter: () => scatterRows(state),
+  });
   // Canvas for the charts whose marks a slider moves (the scatter: 2,000 points, re-coloured in place).
   const CANVAS = new Set(["frontier", "timeline", "load_attain", "load_ttft", "load_tpot", "load_scatter"]);
   let servingRequested = null;  // serving-data.js (every simulated request) loads only when its section comes near

@@ -89,7 +89,7 @@ READOUT_FORMATS = {"mean_ttft_ms": ("ms", "int"), "p50_ttft_ms": ("ms", "int"), 
 
 def add_page_opening(doc: dict, workloads_doc: dict, settings: dict) -> None:
     """The page experiment's opening settings, slider ranges, and a record per readout at those settings."""
-    from scripts.serving.load_page import claims, experiment_data, opening_readouts, readouts
+    from scripts.serving.load_page import claims, experiment_data, readouts_at
 
     page, sweep = workloads_doc["page"], workloads_doc["sweep"]
     opening = {"workload": page["workload"]["value"], "request_rate": page["request_rate"]["value"],
@@ -98,18 +98,18 @@ def add_page_opening(doc: dict, workloads_doc: dict, settings: dict) -> None:
     doc["page_opening"] = opening
     doc["page_ranges"] = {"ttft_slo_ms": page["ttft_slo_ms"]["value"], "load_tpot_slo_ms": page["tpot_slo_ms"]["value"],
                           "attainment_target": page["attainment_target"]["value"]}
-    wid = opening["workload"]
-    seed = next(c["seed"] for c in doc["cells"] if c["workload"] == wid)
-    for name, value in opening_readouts(doc).items():
+    wid, workloads = opening["workload"], workloads_doc["workloads"]
+    exp = experiment_data(doc)  # every cell's requests, encoded as the page gets them: built once for all readouts
+    for name, value in readouts_at(exp, opening).items():
         metric, schedule = name.split(".")
         unit, fmt = READOUT_FORMATS[metric]
         rid = f"readout.{name}"
-        cell = {"workload": wid, "policy": schedule, "rate_per_gpu": opening["request_rate"], "seed": seed,
+        cell = {"workload": wid, "policy": schedule, "rate_per_gpu": opening["request_rate"],
+                "seed": workload_seed(settings, workloads, wid),
                 "requests": settings["requests"], "slo_ms": settings["slo_ms"]}
         doc["provenance"][rid] = {**simulated(rid, value, unit, fmt, f"实时读数 {name}(默认滑块位置)", cell, metric,
                                               "scripts/serving_sweep.py"),
                                   "formula": "scripts.serving.load_page:readouts", "args": opening, "key": name}
-    exp = experiment_data(doc)
     doc["page_try"] = page["try"]["value"]
     for tid, setting in page["try"]["value"].items():
         for key, value in setting.items():
@@ -119,15 +119,14 @@ def add_page_opening(doc: dict, workloads_doc: dict, settings: dict) -> None:
                                           "unit": "ms", "format": "int", "display": format_number(value, "int"),
                                           "assumption": page["try"]["assumption"]}
         args = {**opening, **setting}
-        for name, value in readouts(exp, args["workload"], args["request_rate"], args["ttft_slo_ms"],
-                                    args["load_tpot_slo_ms"], args["attainment_target"]).items():
+        for name, value in readouts_at(exp, args).items():
             metric, schedule = name.split(".")
             if metric not in ("goodput_rate", "goodput_gain", "attainment"):
                 continue
             unit, fmt = READOUT_FORMATS[metric]
             rid = f"load.{tid}.{name}"
             cell = {"workload": args["workload"], "policy": schedule, "rate_per_gpu": args["request_rate"],
-                    "seed": next(c["seed"] for c in doc["cells"] if c["workload"] == args["workload"]),
+                    "seed": workload_seed(settings, workloads, args["workload"]),
                     "requests": settings["requests"], "slo_ms": settings["slo_ms"]}
             doc["provenance"][rid] = {**simulated(rid, value, unit, fmt, f"试一试 {tid}:{name}", cell, metric,
                                                   "scripts/serving_sweep.py"),

@@ -110,11 +110,15 @@ def experiment_data(serving: dict) -> dict:
             "cells": cells}
 
 
+def readouts_at(experiment: dict, settings: dict) -> dict:
+    """readouts() at named settings (workload, request_rate, ttft_slo_ms, load_tpot_slo_ms, attainment_target)."""
+    return readouts(experiment, settings["workload"], settings["request_rate"], settings["ttft_slo_ms"],
+                    settings["load_tpot_slo_ms"], settings["attainment_target"])
+
+
 def opening_readouts(serving: dict) -> dict:
     """The readouts at the page's opening settings (what the HTML shows before any slider moves)."""
-    o = serving["page_opening"]
-    return readouts(experiment_data(serving), o["workload"], o["request_rate"], o["ttft_slo_ms"],
-                    o["load_tpot_slo_ms"], o["attainment_target"])
+    return readouts_at(experiment_data(serving), serving["page_opening"])
 
 
 def claims(opening: dict) -> list[dict]:
@@ -143,4 +147,5 @@ def page_bundle(serving: dict | None) -> dict | None:
     experiment's data for serving-data.js, and the readouts at the opening settings."""
     if not serving or "page_opening" not in serving:
         return None
-    return {"serving": serving, "experiment": experiment_data(serving), "opening": opening_readouts(serving)}
+    experiment = experiment_data(serving)
+    return {"serving": serving, "experiment": experiment, "opening": readouts_at(experiment, serving["page_opening"])}
