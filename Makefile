@@ -2,8 +2,12 @@
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 PY := .venv/bin/python
-# Every build runs under the kit's build lock: a second build says who is building; a dead one's locks are cleared.
-SNAKEMAKE := $(PY) -m scripts.record.build_lock -- --cores 2 --rerun-incomplete --scheduler greedy
+# Every build runs under the kit's build lock (scripts/record/build_lock.py), from recovery of an interrupted publish
+# through the input check, Snakemake and the report to the publish: a second build says who is building; a dead
+# one's locks are cleared. Targets that only read the results (audit, check-stale, dist, serve) recover first.
+BUILD_LOCK := $(PY) -m scripts.record.build_lock
+SM_ARGS := --cores 2 --rerun-incomplete --scheduler greedy
+RECOVER := $(BUILD_LOCK) --recover-only
 QUIET := --quiet rules
 VENV_STAMP := .venv/.installed-$(shell sha256sum requirements.txt | cut -c1-16)
 export PYTHONHASHSEED := 0
@@ -19,26 +23,24 @@ export PYTHONHASHSEED := 0
 ANCHOR ?=
 site: $(VENV_STAMP)  ## build the lesson page and its data, then publish precomputed/ and site/ together
 ifeq ($(strip $(ANCHOR)),)
-	$(SNAKEMAKE) all $(QUIET)
-	$(SNAKEMAKE) all --report build/site/report.html >/dev/null 2>&1 || echo "warning: snakemake --report failed"
-	$(PY) -m scripts.record.publish
+	$(BUILD_LOCK) --target all --publish --report build/site/report.html -- $(SM_ARGS) $(QUIET)
 	@echo "site: $$(du -b site/index.html | cut -f1) bytes in site/index.html"
 else
-	$(PY) -m scripts.record.anchor_site $(ANCHOR)
+	$(PY) -m scripts.record.anchor_site "$(ANCHOR)"
 endif
 
 anchors: $(VENV_STAMP)  ## every anchor in anchors/ built (and audited) into site/<name>/
 	for a in anchors/*.json; do $(PY) -m scripts.record.anchor_site "$$a" --audit || exit 1; done
 
 data: $(VENV_STAMP)  ## regenerate every derived file under build/precomputed/ (publishes nothing)
-	$(SNAKEMAKE) data $(QUIET)
+	$(BUILD_LOCK) --target data -- $(SM_ARGS) $(QUIET)
 
 publish: $(VENV_STAMP)  ## publish the last complete build (build/precomputed/, build/site/)
+	$(RECOVER)
 	$(PY) -m scripts.record.publish
 
 test: $(VENV_STAMP) browser-deps check-stale  ## all tests, the audit and the linter
-	$(SNAKEMAKE) all $(QUIET)
-	$(PY) -m scripts.record.publish
+	$(BUILD_LOCK) --target all --publish -- $(SM_ARGS) $(QUIET)
 	$(PY) -m pytest -m "not cluster"
 	$(PY) -m scripts.audit
 	.venv/bin/ruff check .
@@ -50,19 +52,20 @@ test-cluster: $(VENV_STAMP)  ## boot a one-node Slurm, run a reduced sweep and b
 
 # On a cluster: every job through Slurm (profiles/slurm/config.yaml: partition, account, limits), each wait bounded.
 CLUSTER_TIMEOUT ?= 21600
-CLUSTER := timeout --foreground $(CLUSTER_TIMEOUT) $(PY) -m scripts.record.build_lock -- --profile profiles/slurm
+CLUSTER := timeout --foreground $(CLUSTER_TIMEOUT) $(BUILD_LOCK)
 bench-cluster: $(VENV_STAMP)  ## the benchmark on every partition in config/cluster.yaml, gathered into precomputed/bench/
-	$(CLUSTER) bench_cluster
+	$(CLUSTER) --target bench_cluster -- --profile profiles/slurm
 	$(PY) -m scripts.bench.gather build/bench/*.json --into precomputed/bench
 
 sweep-cluster: $(VENV_STAMP)  ## the serving sweep (and every other rule) as Slurm jobs, then publish like `make site`
-	$(CLUSTER) data
-	$(PY) -m scripts.record.publish
+	$(CLUSTER) --target data --publish --data-only -- --profile profiles/slurm
 
 check-stale: $(VENV_STAMP)  ## rebuild the data from the committed inputs in a scratch dir; fail if precomputed/ differs
+	$(RECOVER)
 	$(PY) -m scripts.record.publish --check
 
 audit: $(VENV_STAMP)  ## check every number on the built page against its provenance (regenerates nothing)
+	$(RECOVER)
 	$(PY) -m scripts.audit
 
 bench: $(VENV_STAMP)  ## measure the tiny model on this machine; adds or replaces its record in precomputed/bench/
@@ -84,6 +87,7 @@ dist: site  ## dist/c13-l5-site-<commit>.tar.gz + SHA256SUMS: the deployable sit
 
 PORT ?= 8000
 serve:  ## serve the built site/ on http://127.0.0.1:$(PORT)/ (stdlib http.server; Ctrl-C stops it)
+	@if [ -x $(PY) ]; then $(RECOVER); fi
 	@test -f site/index.html || { echo "error: site/index.html is missing: run \`make site\` first"; exit 1; }
 	@echo "serving site/ at http://127.0.0.1:$(PORT)/ (Ctrl-C to stop)"
 	@python3 -m http.server $(PORT) --bind 127.0.0.1 --directory site
@@ -101,4 +105,4 @@ browser-deps:  ## Debian Chromium and CJK fonts for the browser tests (never `pl
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-noto-cjk >/dev/null; fi
 
 clean:
-	rm -rf build site site.new site.old dist .snakemake .publish-journal.json
+	rm -rf build site site.new site.old dist .snakemake .publish-journal.json .publish

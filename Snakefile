@@ -11,15 +11,17 @@ sys.path.insert(0, workflow.basedir)
 from scripts.audit.inputs import check_all  # noqa: E402
 from scripts.record.deps import code_inputs  # noqa: E402
 from scripts.record.inputs import InputError  # noqa: E402
-from scripts.bench.records import check_cluster_config  # noqa: E402
-from scripts.serving.config import load_workloads, sweep_settings  # noqa: E402
-
-configfile: "config/cluster.yaml"  # where `make bench-cluster` measures (and its settings)
+from scripts.bench.records import check_cluster_config, load_cluster_config  # noqa: E402
+from scripts.serving.config import load_workloads, rate_name, sweep_settings  # noqa: E402
 
 
 try:  # validate every input before scheduling anything: one line naming the file and the field, no traceback
     check_all()
-    check_cluster_config(config)
+    # config/cluster.yaml (where `make bench-cluster` measures) is read by the kit's own loader, not `configfile:`
+    # (which would parse YAML aliases before any check); --config values still override the file's.
+    for key, value in load_cluster_config("config/cluster.yaml").items():
+        config.setdefault(key, value)
+    check_cluster_config(config, "config/cluster.yaml (with --config overrides)")
 except InputError as exc:
     sys.stderr.write(f"error: {exc}\n")
     os._exit(2)  # sys.exit would be caught and re-raised by Snakemake with a traceback
@@ -217,7 +219,7 @@ rule serving_cell:
 rule serving_goodput:
     input:
         cells=expand("build/serving/cells/{{workload}}/{{policy}}/r{rate}.json",
-                     rate=[f"{r:g}" for r in SWEEP["rates_per_gpu"]]),
+                     rate=[rate_name(r) for r in SWEEP["rates_per_gpu"]]),
         anchor="anchor-model.json",
         workloads="config/workloads.json",
         code=code("scripts/serving_goodput.py"),
@@ -235,7 +237,7 @@ rule serving_goodput:
 rule serving_sweep:
     input:
         cells=expand("build/serving/cells/{workload}/{policy}/r{rate}.json", workload=WORKLOADS,
-                     policy=SWEEP["policies"], rate=[f"{r:g}" for r in SWEEP["rates_per_gpu"]]),
+                     policy=SWEEP["policies"], rate=[rate_name(r) for r in SWEEP["rates_per_gpu"]]),
         goodput=expand("build/serving/goodput/{workload}/{policy}.json", workload=WORKLOADS, policy=SWEEP["policies"]),
         anchor="anchor-model.json",
         workloads="config/workloads.json",
@@ -298,6 +300,7 @@ rule render_site:
         bench=f"{BUILD}/bench_medians.json",
         questions="questions/C13-L5.md",
         runtime=".cache/vendor/vega.min.js",
+        vendor="config/vendor.json",
         serving=f"{BUILD}/serving.json",
         templates=["templates/index.html.j2", "templates/bench_section.html.j2", "templates/lesson.js",
                    "templates/lesson.css", "templates/provenance.html.j2"],

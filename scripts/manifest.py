@@ -5,9 +5,10 @@ if "snakemake" in globals():  # run by Snakemake from scripts/: make the repo ro
     sys.path.insert(0, str(__import__("pathlib").Path(snakemake.scriptdir).parent))  # noqa: F821
 
 from scripts.record.atomic import write_json_atomic
+from scripts.record.cli import run_cleanly
 from scripts.record.manifest import build
 
 if "snakemake" in globals():
     inp = snakemake.input  # noqa: F821
     groups = {"outputs": list(inp.data), "inputs": list(inp.sources), "scripts": list(inp.helpers)}
-    write_json_atomic(snakemake.output.json, build(groups))  # noqa: F821
+    run_cleanly(lambda: write_json_atomic(snakemake.output.json, build(groups)), log=snakemake.log[0])  # noqa: F821

@@ -10,13 +10,14 @@ from scripts.page.render import TemplateProblem, site_files
 from scripts.record.atomic import write_bytes_atomic
 from scripts.record.cli import run_cleanly
 from scripts.record.inputs import InputError, check_questions, read_json
+from scripts.record.vendor import verified_runtime
 from scripts.serving.load_page import page_bundle
 
 if "snakemake" in globals():
     sm = snakemake  # noqa: F821
     inp, out = sm.input, sm.output
-
     def render() -> None:
+        verified_runtime(Path(inp.runtime), Path(inp.vendor))  # the cache is checked again: only the pinned bytes ship
         try:
             files = site_files(inp.data, inp.get("tokens"), inp.get("bench"), check_questions(Path(inp.questions)),
                                Path(inp.templates[0]).parent, runtime=Path(inp.runtime),

@@ -7,11 +7,16 @@ if "snakemake" in globals():  # run by Snakemake from scripts/: make the repo ro
 from pathlib import Path
 
 from scripts.record.atomic import write_json_atomic
+from scripts.record.cli import run_cleanly
 from scripts.serving.config import sweep_inputs
 from scripts.serving.sweep import run_cell
 
 if "snakemake" in globals():
     sm = snakemake  # noqa: F821
-    a, workloads, settings = sweep_inputs(Path(sm.input.anchor), Path(sm.input.workloads))
-    w = sm.wildcards
-    write_json_atomic(sm.output.json, run_cell(a, workloads, settings, w.workload, w.policy, float(w.rate)))
+
+    def cell() -> None:
+        a, workloads, settings = sweep_inputs(Path(sm.input.anchor), Path(sm.input.workloads))
+        w = sm.wildcards
+        write_json_atomic(sm.output.json, run_cell(a, workloads, settings, w.workload, w.policy, float(w.rate)))
+
+    run_cleanly(cell, log=sm.log[0])

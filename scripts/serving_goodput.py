@@ -8,12 +8,17 @@ import json
 from pathlib import Path
 
 from scripts.record.atomic import write_json_atomic
+from scripts.record.cli import run_cleanly
 from scripts.serving.config import sweep_inputs
 from scripts.serving.sweep import goodput_of
 
 if "snakemake" in globals():
     sm = snakemake  # noqa: F821
-    a, workloads, settings = sweep_inputs(Path(sm.input.anchor), Path(sm.input.workloads))
-    cells = [json.loads(Path(p).read_text(encoding="utf-8")) for p in sm.input.cells]
-    w = sm.wildcards
-    write_json_atomic(sm.output.json, goodput_of(a, workloads, settings, w.workload, w.policy, cells))
+
+    def goodput() -> None:
+        a, workloads, settings = sweep_inputs(Path(sm.input.anchor), Path(sm.input.workloads))
+        cells = [json.loads(Path(p).read_text(encoding="utf-8")) for p in sm.input.cells]
+        w = sm.wildcards
+        write_json_atomic(sm.output.json, goodput_of(a, workloads, settings, w.workload, w.policy, cells))
+
+    run_cleanly(goodput, log=sm.log[0])

@@ -47,7 +47,7 @@ VARIANTS = [
     ("schema_version", 2, "schema_version"),
     ("model.full_attention_interval.value", 5, "model.full_attention_interval.value"),
     ("model.num_key_value_heads.value", 5, "model.num_key_value_heads.value"),
-    ("scenario.table_batches.value", [1, -8], "scenario.table_batches.value.1"),
+    ("scenario.table_batches.value", [1, -8], "scenario.table_batches.value[1]"),
     ("extra_top_level", 1, "extra_top_level"),
 ]
 

@@ -14,7 +14,7 @@ import time
 import pytest
 
 from scripts.record import publish as pub
-from tests.conftest import scratch_copy
+from tests.conftest import ROOT, scratch_copy
 
 pytestmark = pytest.mark.slow
 LOCKED = [sys.executable, "-m", "scripts.record.build_lock", "--", "--cores", "2", "--rerun-incomplete"]
@@ -103,47 +103,152 @@ def test_a_dead_builds_snakemake_lock_is_cleared_with_a_note(kit):
     assert snapshot(work) == before
 
 
+PUBLISHING = [sys.executable, "-m", "scripts.record.build_lock", "--target", "all", "--publish", "--", "--cores", "2",
+              "--quiet", "rules"]
+
+
+@pytest.mark.parametrize("breakage", ["workload chat-2", "no templates/lesson.js"])
+def test_a_build_that_cannot_make_every_output_publishes_nothing(kit, breakage):
+    """Once, a workload Snakemake could not match, or a deleted template, let `make site` exit 0 and republish the
+    old data with a re-stamped manifest. Now the input check stops it before Snakemake, in one line."""
+    work, before = kit
+    workloads, script = work / "config" / "workloads.json", work / "templates" / "lesson.js"
+    saved = {p: p.read_bytes() for p in (workloads, script)}
+    try:
+        if breakage.startswith("workload"):
+            doc = json.loads(workloads.read_text(encoding="utf-8"))
+            doc["workloads"]["chat-2"] = doc["workloads"]["chat"]
+            doc["sweep"]["requests"]["value"] = 50
+            workloads.write_text(json.dumps(doc), encoding="utf-8")
+        else:
+            script.unlink()
+        run = subprocess.run(PUBLISHING, cwd=work, capture_output=True, text=True, timeout=300)
+        assert run.returncode == 2, run.stderr
+        lines = run.stderr.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: "), run.stderr
+        assert ("config/workloads.json" if breakage.startswith("workload") else "templates/lesson.js") in lines[0]
+        assert snapshot(work) == before
+    finally:
+        for path, data in saved.items():
+            path.write_bytes(data)
+
+
+def test_publish_waits_for_every_output_to_be_current(kit):
+    """The guard itself: data rebuilt but the page not (a narrower target) is never published."""
+    work, before = kit
+    passages = work / "config" / "passages.json"
+    saved = passages.read_bytes()
+    try:
+        doc = json.loads(saved)
+        doc["passages"]["zh"]["title"] = "中文段落(改)"
+        passages.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
+        run = subprocess.run([*PUBLISHING[:3], "--target", "data", "--publish", "--", "--cores", "2"], cwd=work,
+                             capture_output=True, text=True, timeout=600)
+        assert run.returncode == 1, run.stderr[-2000:]
+        assert "the build is not complete" in run.stderr and "render_site" in run.stderr, run.stderr[-2000:]
+        assert snapshot(work) == before
+    finally:
+        passages.write_bytes(saved)
+
+
+def test_a_plain_snakemake_in_the_checkout_keeps_its_locks(kit):
+    """A Snakemake started by hand holds .snakemake/locks without the kit's lock: it is alive, so its locks stay
+    and the build stops, naming it."""
+    work, before = kit
+    locks = work / ".snakemake" / "locks"
+    locks.mkdir(parents=True, exist_ok=True)
+    fake_lock = locks / "0.input.lock"
+    fake_lock.write_text("x")
+    other = subprocess.Popen(["bash", "-c", "exec -a snakemake sleep 60"], cwd=work)
+    try:
+        time.sleep(0.3)
+        run = subprocess.run(PUBLISHING, cwd=work, capture_output=True, text=True, timeout=120)
+        assert run.returncode == 75, run.stderr
+        assert f"a Snakemake run (PID {other.pid})" in run.stderr
+        assert fake_lock.exists()
+        assert snapshot(work) == before
+    finally:
+        other.kill()
+        other.wait(timeout=10)
+        fake_lock.unlink(missing_ok=True)
+
+
+def test_a_lock_path_that_is_a_directory_and_an_unwritable_checkout_are_one_line(tmp_path):
+    (tmp_path / ".snakemake" / "c13-build.lock").mkdir(parents=True)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    run = subprocess.run(PUBLISHING, cwd=tmp_path, capture_output=True, text=True, timeout=60, env=env)
+    assert run.returncode != 0 and "Traceback" not in run.stderr, run.stderr
+    assert run.stderr.strip().startswith("error: cannot open the build lock .snakemake/c13-build.lock"), run.stderr
+    from scripts.record.build_lock import check_writable
+
+    (tmp_path / "precomputed").write_text("a file where the directory should be")
+    assert check_writable(tmp_path) == 2
+
+
 def old_install_and_new_build(root):
-    """Published files that say "old", and a finished build of the same files that say "new"."""
-    for name in ("precomputed/a.json", "precomputed/b.json", "site/index.html"):
+    """Published files that say "old", a finished build of the same files that says "new", and a committed input
+    (precomputed/cited.json) the build does not make, which must survive every switch."""
+    for name in ("precomputed/a.json", "precomputed/sub/b.json", "site/index.html", "site/lesson.js"):
         for where, content in (("", b"old"), ("build/", b"new")):
             (root / where / name).parent.mkdir(parents=True, exist_ok=True)
             (root / where / name).write_bytes(content)
+    (root / "precomputed" / "cited.json").write_bytes(b"input")
+
+
+OLD = {"precomputed/a.json": b"old", "precomputed/sub/b.json": b"old", "precomputed/cited.json": b"input",
+       "site/index.html": b"old", "site/lesson.js": b"old"}
+NEW = {"precomputed/a.json": b"new", "precomputed/sub/b.json": b"new", "precomputed/cited.json": b"input",
+       "site/index.html": b"new", "site/lesson.js": b"new"}
 
 
 def state(root):
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file() and not p.relative_to(root).as_posix().startswith("build/")}
+            if p.is_file() and p.relative_to(root).parts[0] in ("precomputed", "site")}
 
 
-def test_publish_stopped_before_its_journal_leaves_the_old_version(tmp_path, monkeypatch):
+def publish_in(root, stop_at=None):
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **({"C13_PUBLISH_STOP_AT": stop_at} if stop_at else {})}
+    return subprocess.run([sys.executable, "-m", "scripts.record.publish"], cwd=root, env=env, capture_output=True,
+                          text=True, timeout=60)
+
+
+@pytest.mark.parametrize("stop_at", pub.STEPS)
+def test_publish_killed_at_any_step_leaves_the_old_pair_or_is_finished_to_the_new_one(tmp_path, stop_at):
     old_install_and_new_build(tmp_path)
-    old = state(tmp_path)
+    run = publish_in(tmp_path, stop_at)
+    assert run.returncode == 137, run.stderr  # stopped there, as SIGKILL would
+    decided = pub.STEPS.index(stop_at) >= pub.STEPS.index("journal-written")
+    seen = state(tmp_path)
+    # Nothing is ever staged inside the published directories: whatever is there is old or new, never a stray.
+    assert not [n for n in seen if n.endswith((".publishing", ".new", ".old"))], seen
+    if not decided:
+        assert seen == OLD
+    pub.recover(tmp_path)  # what every build target does first
+    assert state(tmp_path) == (NEW if decided else OLD)
+    assert not (tmp_path / pub.STAGE).exists()
+    again = publish_in(tmp_path)  # and the next publish completes from either
+    assert again.returncode == 0, again.stderr
+    assert state(tmp_path) == NEW
 
-    def crash(*_):
-        raise KeyboardInterrupt
-    monkeypatch.setattr(pub, "write_bytes_atomic", crash)
-    with pytest.raises(KeyboardInterrupt):
-        pub.publish(tmp_path)
-    monkeypatch.undo()
-    pub.recover(tmp_path)  # what the next run does first
-    assert state(tmp_path) == old
 
-
-def test_publish_stopped_after_its_journal_is_finished_by_the_next_run(tmp_path, monkeypatch):
-    old_install_and_new_build(tmp_path)
-    calls = []
-    real = os.replace
-
-    def crash_after_one(a, b):
-        calls.append(a)
-        if len(calls) > 1 and str(a).endswith(pub.STAGED):
-            raise KeyboardInterrupt
-        return real(a, b)
-    monkeypatch.setattr(pub.os, "replace", crash_after_one)
-    with pytest.raises(KeyboardInterrupt):
-        pub.publish(tmp_path)
-    monkeypatch.undo()
-    assert json.loads((tmp_path / pub.JOURNAL).read_text())["renames"]
-    pub.recover(tmp_path)
-    assert state(tmp_path) == {"precomputed/a.json": b"new", "precomputed/b.json": b"new", "site/index.html": b"new"}
+def test_publish_killed_by_a_real_signal_at_random_moments_never_mixes_the_pair(tmp_path):
+    """SIGKILL at 12 moments spread over a publish of 1,000 files: after recovery, the old pair or the new."""
+    outcomes = []
+    for n in range(12):
+        root = tmp_path / f"r{n}"
+        old_install_and_new_build(root)
+        for i in range(1000):
+            for where, content in (("", b"old"), ("build/", b"new")):
+                (root / where / "precomputed" / "many" / f"{i}.json").parent.mkdir(parents=True, exist_ok=True)
+                (root / where / "precomputed" / "many" / f"{i}.json").write_bytes(content)
+        proc = subprocess.Popen([sys.executable, "-m", "scripts.record.publish"], cwd=root,
+                                env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        time.sleep(0.05 + 0.04 * n)
+        proc.kill()
+        proc.wait(timeout=30)
+        pub.recover(root)
+        values = set(state(root).values()) - {b"input"}
+        assert values in ({b"old"}, {b"new"}), (n, values)
+        outcomes.append(values.pop())
+    print(f"\nkilled publishes: {outcomes.count(b'old')} left the old pair, {outcomes.count(b'new')} the new")

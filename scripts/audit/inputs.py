@@ -4,53 +4,85 @@ Each problem is one line naming the file and the field; nothing is built, nothin
 """
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
-from scripts.record.anchor_file import load
-from scripts.record.inputs import InputError, check_questions, read_config
+from scripts.record import schema
+from scripts.record.anchor_file import load, load_gpus
+from scripts.record.inputs import InputError, bad_character, check_questions, read_text
+from scripts.record.schema import read_config
 
-CITED_FIELDS = {"id": str, "work_id": str, "locator": str, "label": str, "value": (int, float), "unit": str,
-                "format": str, "self_reported": bool}
+# The cited numbers the kit's code reads by id, and those it divides by (scripts/lesson/precomputed.py).
+CITED_READ = ("cited.course.gpt2_tokens", "cited.course.qwen_tokens")
+CITED_DENOMINATORS = ("cited.course.qwen_tokens",)
+TEMPLATES = ("templates/index.html.j2", "templates/bench_section.html.j2", "templates/provenance.html.j2",
+             "templates/lesson.js", "templates/lesson.css")
 
 
-def check_cited(path: Path) -> None:
-    doc, works = read_config(path, "works")
+def check_cited(path: Path, templates: Path | None = None) -> dict:
+    """Schema (types, keys, bounds), then: each number's work exists, ids are unique, every id the code or the
+    templates name is present, and no denominator is zero."""
+    doc, works = read_config(path, "works", schema.CITED)
     name = path.as_posix()
-    for wid, w in works.items():
-        for key in ("work", "version"):
-            if not isinstance(w, dict) or not isinstance(w.get(key), str) or not w[key].strip():
-                raise InputError(f"{name}: field works.{wid}.{key} must be a non-empty string")
-    numbers = doc.get("numbers")
-    if not isinstance(numbers, list):
-        raise InputError(f"{name}: field numbers must be a list")
-    seen = set()
-    for i, entry in enumerate(numbers):
-        for key, kind in CITED_FIELDS.items():
-            value = entry.get(key) if isinstance(entry, dict) else None
-            if not isinstance(value, kind) or (kind is not bool and isinstance(value, bool)):
-                raise InputError(f"{name}: field numbers[{i}].{key} is missing or of the wrong type")
-            if kind is str and not value.strip():
-                raise InputError(f"{name}: field numbers[{i}].{key} must not be empty")
-        if not 0 <= entry["value"] <= 1e15:
-            raise InputError(f"{name}: field numbers[{i}].value must lie in [0, 1e15]")
-        if entry["format"] not in ("int", "f1", "f2", "f3"):
-            raise InputError(f"{name}: field numbers[{i}].format must be one of int, f1, f2, f3")
+    seen = {}
+    for i, entry in enumerate(doc["numbers"]):
         if entry["work_id"] not in works:
-            raise InputError(f"{name}: field numbers[{i}].work_id names no entry of works")
+            raise InputError(f"{name}: field numbers[{i}].work_id names no entry of works ({', '.join(works)})")
         if entry["id"] in seen:
             raise InputError(f"{name}: field numbers[{i}].id repeats {entry['id']!r}")
-        seen.add(entry["id"])
+        seen[entry["id"]] = entry
+    named = set(CITED_READ)
+    if templates is not None:
+        for rel in TEMPLATES[:3]:
+            named |= set(re.findall(r"cited\.[a-z0-9_]+\.[a-z0-9_]+", read_text(templates / Path(rel).name)))
+    for rid in sorted(named - set(seen)):
+        raise InputError(f"{name}: field numbers has no entry with id {rid!r} (the page or scripts/lesson/ names it)")
+    for rid in CITED_DENOMINATORS:
+        if seen[rid]["value"] <= 0:
+            raise InputError(f"{name}: field numbers[{list(seen).index(rid)}].value must be > 0 ({rid} is a "
+                             "denominator)")
+    return doc
+
+
+def check_templates(root: Path) -> None:
+    """The page's templates and static files: present, regular, UTF-8 without forbidden characters."""
+    for rel in TEMPLATES:
+        text = read_text(root / rel, max_bytes=2 * 1024 * 1024)
+        for n, line in enumerate(text.splitlines(), 1):
+            if (why := bad_character(line)) is not None:
+                raise InputError(f"{rel}: line {n} contains a {why}")
+
+
+def check_gpus_fit(path: Path, anchor) -> None:
+    """Every GPU the page can switch to holds the anchor's weights and runtime reserve (else its readouts would
+    show negative free memory)."""
+    from dataclasses import replace
+
+    from scripts.model import roofline as rl
+
+    for gid, g in load_gpus(path)["gpus"].items():
+        a = replace(anchor, hbm_bytes=g["hbm_bytes"]["value"])
+        if rl.free_bytes_for_requests(a) <= 0:
+            raise InputError(f"{path.as_posix()}: field gpus.{gid}.hbm_bytes.value ({a.hbm_bytes / 1e9:g} GB) cannot "
+                             f"hold the anchor's weights ({rl.weight_bytes_total(a) / 1e9:.1f} GB) plus the runtime "
+                             "reserve")
 
 
 def check_all(root: Path = Path(".")) -> None:
-    from scripts.bench.records import read_record
+    from scripts.bench.records import load_cluster_config, read_record
+    from scripts.record.vendor import load_entry
     from scripts.serving.results import load_result
     from scripts.tokens.counts import load_passages
     from scripts.tokens.files import load_config
 
     anchor, _ = load(root / "anchor-model.json")
-    check_cited(root / "precomputed" / "cited.json")
+    check_templates(root)
+    check_cited(root / "precomputed" / "cited.json", root / "templates")
+    check_gpus_fit(root / "config" / "gpus.json", anchor)
+    load_entry(root / "config" / "vendor.json", "vega")
+    heal_vendor_cache(root)
+    load_cluster_config(root / "config" / "cluster.yaml")
     tokenizers = load_config(root / "config" / "tokenizers.json")
     heal_tokenizer_cache(root, tokenizers)
     check_questions(root / "questions" / "C13-L5.md")
@@ -79,6 +111,19 @@ def heal_tokenizer_cache(root: Path, tokenizers: dict) -> None:
                       f" fetching {tid} again", file=sys.stderr)
 
 
+def heal_vendor_cache(root: Path) -> None:
+    """A cached runtime that fails its pinned sha256 (edited, emptied, appended to) is removed, so the build
+    fetches it again: the page never ships a file other than the pinned one."""
+    from scripts.record.vendor import load_entry
+    from scripts.tokens.files import sha256_file
+
+    cached = root / ".cache" / "vendor" / "vega.min.js"
+    if cached.is_file() and sha256_file(cached) != load_entry(root / "config" / "vendor.json", "vega")["file_sha256"]:
+        cached.unlink()
+        print(f"note: {cached.relative_to(root).as_posix()} fails its sha256 (pinned in config/vendor.json): fetching "
+              "it again", file=sys.stderr)
+
+
 def check_workloads_fit(path: Path, anchor) -> None:
     """Every workload's longest request fits the model's context and, alone, the GPU's free memory."""
     from scripts.model import roofline as rl
@@ -96,3 +141,17 @@ def check_workloads_fit(path: Path, anchor) -> None:
                              f"({anchor.max_position_embeddings})")
         if rl.bytes_per_request(anchor, total) > rl.free_bytes_for_requests(anchor):
             raise InputError(f"{field}: longest request ({total} tokens) does not fit the GPU's free memory")
+
+
+def main() -> int:
+    """`python -m scripts.audit.inputs`: every input checked; 0, or 2 and one line naming the file and field."""
+    try:
+        check_all()
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -3,91 +3,71 @@ and per-position traces the page shows, one provenance record per number; and ch
 
 import datetime as dt
 import hashlib
-import re
 from pathlib import Path
 
 from scripts.page.display import format_number
-from scripts.record.inputs import InputError, read_json
+from scripts.record import schema
+from scripts.record.inputs import InputError, check_values, read_json, read_text
 
 SCHEMA_VERSION = 2
-MACHINE_FIELDS = ("id", "device", "cpu", "cores", "accelerator", "torch", "torch_threads", "os", "date", "git_commit",
-                  "slurm_job_id", "slurm_partition")
-RESULT_FIELDS = ("new_tokens", "kv_cache", "median_s", "q1_s", "q3_s", "min_s", "max_s", "runs", "tokens_identical")
-TOP_FIELDS = {"schema_version", "kind", "machine", "model", "method", "results", "per_step"}
-EXTRA_MACHINE_FIELDS = {"python", "hostname"}
-MACHINE_ID = re.compile(r"^(cpu|cuda)-[a-z0-9-]{1,48}-(\d+c-)?torch[0-9a-z.]+$")
 
 
 def check_record(rec: object, name: str) -> dict:
+    """schemas/bench-record (types, keys, bounds: every time >= 1 µs), then what a schema cannot say: the
+    quartiles in order, one cache and one no-cache result per length, the machine id agreeing with its device,
+    per-step traces of equal lengths."""
     def fail(field: str, why: str):
         raise InputError(f"{name}: field {field} {why}")
 
-    if not isinstance(rec, dict):
-        fail("(top level)", "must be an object")
-    if rec.get("schema_version") != SCHEMA_VERSION:
-        fail("schema_version", f"is {rec.get('schema_version')!r}; this kit reads version {SCHEMA_VERSION} "
-             "(re-run `make bench`)")
-    for key in ("machine", "model", "results", "per_step"):
-        if key not in rec:
-            fail(key, "is missing")
-    for key in MACHINE_FIELDS:
-        if key not in rec["machine"]:
-            fail(f"machine.{key}", "is missing")
-    if not isinstance(rec["model"].get("params"), int) or rec["model"]["params"] <= 0:
-        fail("model.params", "must be a positive integer")
-    if not isinstance(rec["results"], list) or not rec["results"]:
-        fail("results", "must be a non-empty list")
-    unknown = sorted(set(rec) - TOP_FIELDS) or sorted(set(rec["machine"]) - set(MACHINE_FIELDS) - EXTRA_MACHINE_FIELDS)
-    if unknown:
-        fail(unknown[0] if unknown[0] in rec else f"machine.{unknown[0]}", "is not a field of a benchmark record")
+    schema.validate(rec, schema.BENCH_RECORD, name)
     m = rec["machine"]
-    if not isinstance(m.get("id"), str) or not MACHINE_ID.match(m["id"]):
-        fail("machine.id", f"must look like cpu-<model>-<cores>c-torch<threads>t or cuda-<gpu>-torch<version>, "
-             f"got {str(m.get('id'))[:60]!r}")
-    if m.get("device") not in ("cpu", "cuda") or not m["id"].startswith(m["device"] + "-"):
-        fail("machine.device", "must be cpu or cuda, and agree with machine.id")
-    if not isinstance(m.get("cores"), int) or isinstance(m["cores"], bool) or not 1 <= m["cores"] <= 4096:
-        fail("machine.cores", "must be a whole number of cores in [1, 4096]")
+    if not m["id"].startswith(m["device"] + "-"):
+        fail("machine.device", f"is {m['device']!r} but machine.id is {m['id']!r}: they must agree")
     try:
-        dt.date.fromisoformat(str(m.get("date")))
+        dt.date.fromisoformat(m["date"])
     except ValueError:
-        fail("machine.date", f"must be an ISO date (YYYY-MM-DD), got {str(m.get('date'))[:30]!r}")
+        fail("machine.date", f"must be an ISO date (YYYY-MM-DD), got {m['date'][:30]!r}")
     seen = set()
     for i, r in enumerate(rec["results"]):
-        for key in RESULT_FIELDS:
-            if key not in r:
-                fail(f"results[{i}].{key}", "is missing")
-        for key in ("new_tokens", "runs"):
-            if not isinstance(r[key], int) or isinstance(r[key], bool) or not 1 <= r[key] <= 100_000:
-                fail(f"results[{i}].{key}", f"must be a whole number in [1, 100000], got {r[key]!r}")
-        for key in ("median_s", "q1_s", "q3_s", "min_s", "max_s"):
-            if not isinstance(r[key], int | float) or isinstance(r[key], bool) or not 0 < r[key] < 86_400:
-                fail(f"results[{i}].{key}", f"must be a positive number of seconds under a day, got {r[key]!r}")
         if not r["min_s"] <= r["q1_s"] <= r["median_s"] <= r["q3_s"] <= r["max_s"]:
             fail(f"results[{i}].median_s", "must satisfy min_s <= q1_s <= median_s <= q3_s <= max_s")
-        if r["tokens_identical"] is not True:
-            fail(f"results[{i}].tokens_identical", "is not true: cache and no-cache outputs differed")
-        if set(r) - set(RESULT_FIELDS) - {"loops"}:
-            fail(f"results[{i}].{sorted(set(r) - set(RESULT_FIELDS) - {'loops'})[0]}", "is not a field of a result")
         if (r["new_tokens"], r["kv_cache"]) in seen:
             fail(f"results[{i}]", "repeats a (new_tokens, kv_cache) pair")
         seen.add((r["new_tokens"], r["kv_cache"]))
     if seen != {(n, kv) for n, _ in seen for kv in (True, False)}:
         fail("results", "needs both a cache and a no-cache result for every new_tokens")
+    for key in ("kv_cache", "no_cache"):
+        trace = rec["per_step"][key]
+        if len(trace["positions"]) != len(trace["median_ms"]):
+            fail(f"per_step.{key}.median_ms", f"has {len(trace['median_ms'])} entries for "
+                 f"{len(trace['positions'])} positions: one per position")
     return rec
 
 
-def check_cluster_config(config: dict, name: str = "config/cluster.yaml") -> None:
+def load_cluster_config(path: Path) -> dict:
+    """config/cluster.yaml, read here before Snakemake sees it: plain YAML (no anchors or aliases, so a small file
+    cannot expand into gigabytes), at most 64 KB, under schemas/cluster."""
+    import yaml
+
+    name = Path(path).as_posix()
+    text = read_text(path, max_bytes=64 * 1024)
+    try:
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):
+            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
+                line = event.start_mark.line + 1
+                raise InputError(f"{name}: line {line}: YAML anchors and aliases are not allowed in this file")
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}: " if mark else ""
+        raise InputError(f"{name}: {where}not valid YAML ({getattr(exc, 'problem', None) or exc})") from None
+    check_values(doc, name)
+    return check_cluster_config(doc, name)
+
+
+def check_cluster_config(config: dict, name: str = "config/cluster.yaml") -> dict:
     """The benchmark settings Snakemake read from config/cluster.yaml (and any --config override)."""
-    parts, tokens = config.get("bench_partitions"), config.get("bench_new_tokens")
-    if not isinstance(parts, list) or not parts or not all(isinstance(p, str) and re.fullmatch(r"[A-Za-z0-9_-]+", p)
-                                                           for p in parts):
-        raise InputError(f"{name}: field bench_partitions must be a list of partition names ([A-Za-z0-9_-]+)")
-    if not isinstance(tokens, list) or not tokens or not all(isinstance(n, int) and 1 <= n <= 4096 for n in tokens):
-        raise InputError(f"{name}: field bench_new_tokens must be a list of whole numbers in [1, 4096]")
-    for key, lo in (("bench_runs", 1), ("bench_warmup", 0), ("bench_threads", 1)):
-        if not isinstance(config.get(key), int) or isinstance(config[key], bool) or not lo <= config[key] <= 1000:
-            raise InputError(f"{name}: field {key} must be a whole number in [{lo}, 1000]")
+    return schema.validate(config, schema.CLUSTER, name)
 
 
 def measured(rid, value, unit, fmt, label, m, file, digest, runs, spread) -> dict:

@@ -289,9 +289,14 @@ def site_files(data_path: str, tokens_path: str | None, bench_path: str | None, 
     """Every file of the built site, by its path relative to site/: the page, the provenance page, the sources."""
     data, tokens, bench = (json.loads(Path(data_path).read_text(encoding="utf-8")), load_optional(tokens_path),
                            load_optional(bench_path))
+    from jinja2 import TemplateError
+
     files = render(data, tokens, bench, questions_md, templates, runtime, load)
     prov = merged_provenance(data, tokens, bench, load["serving"] if load else None)
-    page, sources = render_provenance(files["index.html"], prov, templates, report=True)
+    try:
+        page, sources = render_provenance(files["index.html"], prov, templates, report=True)
+    except (TemplateError, KeyError) as exc:
+        raise template_problem(exc) from None
     out = {f"source/{src}": (REPO / src).read_bytes() for src in sources}  # the scripts behind the numbers
     out["provenance.html"] = page.encode("utf-8")
     out.update({name: text.encode("utf-8") for name, text in files.items()})

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -19,9 +20,29 @@ from pathlib import Path
 
 from scripts.record.anchor_file import load
 from scripts.record.inputs import InputError
-from scripts.record.publish import scratch_checkout
+from scripts.record.lock import LOCK, acquire, holder
+from scripts.record.publish import recover, scratch_checkout
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+# Names the default site uses at its top level (scripts/page/render.py, the Snakefile's render_site outputs) or
+# that publish stages: an anchor stem equal to one would overwrite part of the default page.
+SITE_NAMES = {"index.html", "lesson.js", "lesson-data.js", "serving-data.js", "vega.min.js", "robots.txt",
+              "provenance.html", "source", "report.html"}
+STEM = re.compile(r"^[a-z0-9](?:[a-z0-9-]|\.(?=[a-z0-9]))*$")
+
+
+def check_stem(anchor: Path) -> str:
+    """The anchor's file stem, which names site/<stem>/: lower-case letters, digits, '-' and inner '.', not a name
+    the default site uses, not ending in a web file's extension."""
+    stem = anchor.stem
+    if anchor.suffix != ".json" or not STEM.match(stem) or len(stem) > 64:
+        raise InputError(f"{anchor}: an anchor file is <name>.json with <name> of lower-case letters, digits, '-' and "
+                         "inner '.' (it names site/<name>/)")
+    if stem in SITE_NAMES or stem.endswith((".html", ".js", ".json", ".txt", ".css", ".new", ".old")):
+        raise InputError(f"{anchor}: the name {stem!r} would replace the default site's own {stem}; rename the file")
+    return stem
 
 
 def anchor_names(root: Path = ROOT) -> list[str]:
@@ -29,8 +50,8 @@ def anchor_names(root: Path = ROOT) -> list[str]:
 
 
 def build(anchor: Path, root: Path = ROOT, audit: bool = False) -> Path:
+    name = check_stem(anchor)
     load(anchor)  # a bad anchor stops here, in one line, before anything runs
-    name = anchor.stem
     work = root / "build" / "anchors" / name
     work.mkdir(parents=True, exist_ok=True)
     scratch_checkout(root, work)  # refreshes the sources; keeps work/build and .snakemake for incremental reruns
@@ -76,7 +97,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if not args.anchor.is_file():
             raise InputError(f"{args.anchor}: no such anchor file (the anchors are in anchors/)")
-        dest = publish_subsite(build(args.anchor.resolve(), audit=args.audit), args.anchor.stem)
+        check_stem(args.anchor)
+        built = build(args.anchor.resolve(), audit=args.audit)
+        lock = acquire(ROOT / LOCK)  # site/ is shared with the default build: swap the subsite under its lock
+        if lock is None:
+            raise InputError(f"another build is running in {ROOT} (PID {holder(ROOT / LOCK)}); "
+                             f"site/{args.anchor.stem}/ was built but not published: run this again when it is done")
+        recover(ROOT)
+        dest = publish_subsite(built, args.anchor.stem)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -9,13 +9,21 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
+import stat
 from pathlib import Path
 
 MAX_JSON_BYTES = 5 * 1024 * 1024
 BIDI = {"\u202a": "left-to-right embedding", "\u202b": "right-to-left embedding", "\u202c": "pop directional format",
         "\u202d": "left-to-right override", "\u202e": "right-to-left override", "\u2066": "left-to-right isolate",
-        "\u2067": "right-to-left isolate", "\u2068": "first strong isolate", "\u2069": "pop directional isolate"}
+        "\u2067": "right-to-left isolate", "\u2068": "first strong isolate", "\u2069": "pop directional isolate",
+        "\u200e": "left-to-right mark", "\u200f": "right-to-left mark", "\u061c": "Arabic letter mark"}
+# Invisible characters: two names that look the same on the page would be different keys and files.
+INVISIBLE = {"\u200b": "zero-width space", "\u200c": "zero-width non-joiner", "\u200d": "zero-width joiner",
+             "\u2060": "word joiner", "\u2061": "invisible function application", "\u2062": "invisible times",
+             "\u2063": "invisible separator", "\u2064": "invisible plus", "\ufeff": "zero-width no-break space",
+             "\u2028": "line separator", "\u2029": "paragraph separator"}
 
 
 class InputError(Exception):
@@ -40,21 +48,39 @@ def bad_character(text: str) -> str | None:
             return f"control character U+{code:04X}"
         if ch in BIDI:
             return f"U+{code:04X} ({BIDI[ch]})"
+        if ch in INVISIBLE:
+            return f"U+{code:04X} ({INVISIBLE[ch]})"
         if 0xD800 <= code <= 0xDFFF:
             return f"lone surrogate U+{code:04X}"
     return None
 
 
+def read_bytes(path: Path, max_bytes: int = MAX_JSON_BYTES) -> bytes:
+    """A regular file's bytes, at most max_bytes (the cap applies while reading: a file growing under us, or a
+    device that reports size 0, cannot make it read more); or one line saying why not."""
+    name = Path(path).as_posix()
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO opens without waiting for a writer
+    except OSError as exc:
+        raise InputError(f"{name}: cannot be read ({exc.strerror})") from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise InputError(f"{name}: is not a regular file (a directory, device or pipe cannot be an input)")
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            raw = fh.read(max_bytes + 1)
+    except OSError as exc:
+        raise InputError(f"{name}: cannot be read ({exc.strerror})") from None
+    finally:
+        os.close(fd)
+    if len(raw) > max_bytes:
+        raise InputError(f"{name}: more than the {max_bytes:,} bytes allowed for this input")
+    return raw
+
+
 def read_text(path: Path, max_bytes: int = MAX_JSON_BYTES) -> str:
     """The file as UTF-8 text, or one line saying why not (size, byte-order mark, encoding, with the line)."""
     name = Path(path).as_posix()
-    try:
-        size = Path(path).stat().st_size
-        if size > max_bytes:
-            raise InputError(f"{name}: {size:,} bytes, more than the {max_bytes:,} allowed for this input")
-        raw = Path(path).read_bytes()
-    except OSError as exc:
-        raise InputError(f"{name}: cannot be read ({exc.strerror})") from None
+    raw = read_bytes(path, max_bytes)
     if raw.startswith(b"\xef\xbb\xbf"):
         raise InputError(f"{name}: starts with a UTF-8 byte-order mark (refused, not stripped): save it as UTF-8 "
                          "without a BOM")
@@ -115,13 +141,16 @@ def _where_constant(text: str, literal: str) -> str:
     return f"line {line}: field {field}: " if field else f"line {line}: "
 
 
-def check_values(node: object, name: str, where: str = "") -> None:
-    """Every string (keys too) free of forbidden characters, every number finite."""
+def check_values(node: object, name: str, where: str = "", free_text: tuple[str, ...] = ()) -> None:
+    """Every string (keys too) free of forbidden characters, every number finite. Top-level keys in `free_text`
+    hold text the kit never reads or shows (a model's generated text): their strings are not checked."""
     if isinstance(node, dict):
         for key, value in node.items():
             field = f"{where}.{key}" if where else key
             if (why := bad_character(key)) is not None:
                 raise InputError(f"{name}: field {field!r} has a key with a {why}")
+            if not where and key in free_text:
+                continue
             check_values(value, name, field)
     elif isinstance(node, list):
         for i, value in enumerate(node):
@@ -134,7 +163,7 @@ def check_values(node: object, name: str, where: str = "") -> None:
         raise InputError(f"{name}: field {where or '(top level)'} is not a finite number")
 
 
-def read_json(path: Path, max_bytes: int = MAX_JSON_BYTES) -> object:
+def read_json(path: Path, max_bytes: int = MAX_JSON_BYTES, free_text: tuple[str, ...] = ()) -> object:
     name = Path(path).as_posix()
     text = read_text(path, max_bytes)
     try:
@@ -150,19 +179,18 @@ def read_json(path: Path, max_bytes: int = MAX_JSON_BYTES) -> object:
                          "(use a finite number)") from None
     except RecursionError:
         raise InputError(f"{name}: nested too deeply") from None
-    check_values(doc, name)
+    except ValueError as exc:  # Python's integer digit limit (int_max_str_digits), and anything else json refuses
+        raise InputError(f"{name}: {_value_error(text, exc)}") from None
+    check_values(doc, name, free_text=free_text)
     return doc
 
 
-def read_config(path: Path, section: str) -> tuple[dict, dict]:
-    """A version-1 JSON input and its non-empty `section` object, or one line naming what is wrong."""
-    doc, name = read_json(path), Path(path).as_posix()
-    if not isinstance(doc, dict) or doc.get("schema_version") != 1:
-        raise InputError(f"{name}: field schema_version must be 1")
-    part = doc.get(section)
-    if not isinstance(part, dict) or not part:
-        raise InputError(f"{name}: field {section} must be a non-empty object")
-    return doc, part
+def _value_error(text: str, exc: ValueError) -> str:
+    if "digits" in str(exc):
+        found = re.search(r"-?\d{4300,}", text)
+        line = f"line {text.count(chr(10), 0, found.start()) + 1}: " if found else ""
+        return f"{line}a number with thousands of digits (no quantity in this kit needs more than 20)"
+    return f"not valid JSON ({str(exc).splitlines()[0][:100]})"
 
 
 def check_questions(path: Path, max_bytes: int = 1024 * 1024) -> str:

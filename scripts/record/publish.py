@@ -1,13 +1,20 @@
 """Publish a finished build: build/precomputed/ into the committed precomputed/, build/site/ in place of site/.
 
-  python -m scripts.record.publish          publish (what `make site` runs once every rule, render included, succeeded)
+  python -m scripts.record.publish          publish (what `make site` runs, under the build lock, once every rule,
+                                            render included, succeeded and a dry run found nothing left to do)
   python -m scripts.record.publish --check  rebuild the data from the committed inputs in a scratch directory and exit 1
                                             naming every committed file that differs (what `make check-stale` runs)
 
-Nothing published is ever half old, half new, whatever interrupts it: every new file is first written beside its
-target, then a journal naming the pending renames is written (atomically), then the renames run and the site
-directory is swapped (site/ -> site.old/, site.new/ -> site/). A run that finds a journal finishes it first;
-staged files without a journal (a stop while staging) are discarded, leaving the previous version in place.
+The pair (precomputed/, site/) is switched as a whole, by directory renames under one journal:
+1. staging, outside both: .publish/precomputed.new (today's precomputed/ with the build's files over it) and
+   .publish/site.new (the built site, plus the other anchors' site/<name>/ pages), synced to disk;
+2. the journal .publish/journal.json is written atomically: from here on the switch is decided;
+3. for each of the two: the live directory moves to .publish/<name>.old, the new one into its place;
+4. the journal goes, then .publish/ with the old versions.
+A stop before 2 leaves the old pair untouched (the next run discards .publish/); a stop after 2 is rolled forward
+by `recover`, which every build target runs first (scripts/record/build_lock.py, `make` targets): each step checks
+where each directory is, so it can be repeated after a stop at any point. Nothing is ever staged inside
+precomputed/ or site/.
 """
 from __future__ import annotations
 
@@ -23,16 +30,21 @@ from scripts.record.atomic import write_bytes_atomic
 
 BUILD, COMMITTED = Path("build/precomputed"), Path("precomputed")
 BUILD_SITE, SITE = Path("build/site"), Path("site")
-JOURNAL = Path(".publish-journal.json")
-STAGED = ".publishing"  # suffix of staged files
+STAGE = Path(".publish")
+JOURNAL = STAGE / "journal.json"
+SWITCHED = (COMMITTED, SITE)  # the two directories published together
+LEGACY = (Path(".publish-journal.json"), Path("site.new"), Path("site.old"))  # earlier kits' staging
 
 
-def _fsync_write(path: Path, data: bytes) -> None:
-    with open(path, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.chmod(path, 0o644)
+STEPS = ("staging", "staged", "journal-written", "switch-0-moved-old", "switch-0-moved-new", "switch-1-moved-old",
+         "switch-1-moved-new", "journal-removed")
+
+
+def _step(name: str) -> None:
+    """A named point in publish; C13_PUBLISH_STOP_AT=<name> ends the process there as SIGKILL would (the tests
+    stop publish at every step this way)."""
+    if os.environ.get("C13_PUBLISH_STOP_AT") == name:
+        os._exit(137)
 
 
 def differing(build: Path = BUILD, committed: Path = COMMITTED) -> list[tuple[Path, Path]]:
@@ -44,50 +56,76 @@ def differing(build: Path = BUILD, committed: Path = COMMITTED) -> list[tuple[Pa
     return pairs
 
 
+def _switch(root: Path) -> None:
+    """Carry out the journal: idempotent, so a stop anywhere in it is finished by running it again."""
+    for i, rel in enumerate(SWITCHED):
+        live, new, old = root / rel, root / STAGE / f"{rel.name}.new", root / STAGE / f"{rel.name}.old"
+        if not new.exists():
+            continue  # this one is switched already
+        if live.exists():
+            os.rename(live, old)
+            _step(f"switch-{i}-moved-old")
+        os.rename(new, live)
+        _step(f"switch-{i}-moved-new")
+    (root / JOURNAL).unlink()
+    _step("journal-removed")
+
+
 def recover(root: Path = Path("."), announce: bool = True) -> None:
-    """Finish a publish the journal says was under way, or discard staging that never got a journal."""
-    journal = root / JOURNAL
-    site, new, old = root / SITE, root / f"{SITE}.new", root / f"{SITE}.old"
-    if journal.exists():
-        plan = json.loads(journal.read_text(encoding="utf-8"))
-        for staged, dst in plan["renames"]:
-            if (root / staged).exists():
-                os.replace(root / staged, root / dst)
-        if plan["site"] and new.exists():
-            if site.exists() and not old.exists():
-                os.rename(site, old)
-            if site.exists():
-                shutil.rmtree(site)
-            os.rename(new, site)
-        journal.unlink()
+    """Finish a publish the journal says was decided, or discard staging that never got a journal."""
+    stage = root / STAGE
+    if (root / JOURNAL).exists():
+        _switch(root)
         if announce:
             print("note: finished a publish that had been interrupted", file=sys.stderr)
-    else:
-        for staged in root.glob(f"{COMMITTED}/**/*{STAGED}"):
-            staged.unlink()
-        if new.exists():
-            shutil.rmtree(new)
-    if old.exists():
-        shutil.rmtree(old)
+    if stage.exists():
+        shutil.rmtree(stage)
+    for rel in LEGACY:
+        legacy = root / rel
+        if legacy.is_dir():
+            shutil.rmtree(legacy)
+        elif legacy.exists():
+            legacy.unlink()
+
+
+def _sync_tree(top: Path) -> None:
+    for path in sorted(top.rglob("*")):
+        if path.is_file():
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
 
 
 def publish(root: Path = Path("."), with_site: bool = True) -> list[Path]:
     recover(root)
+    stage = root / STAGE
     pairs = differing(root / BUILD, root / COMMITTED)
-    renames = []
-    for src, dst in pairs:
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        staged = dst.with_name(dst.name + STAGED)
-        _fsync_write(staged, src.read_bytes())
-        renames.append((staged.relative_to(root).as_posix(), dst.relative_to(root).as_posix()))
     site_ready = with_site and (root / BUILD_SITE / "index.html").is_file()
+    if not pairs and not site_ready:
+        return []
+    stage.mkdir()
+    _step("staging")
+    new_data = stage / f"{COMMITTED.name}.new"
+    shutil.copytree(root / COMMITTED, new_data)
+    for src, dst in pairs:
+        target = new_data / dst.relative_to(root / COMMITTED)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, target)
+        os.chmod(target, 0o644)
     if site_ready:
-        shutil.copytree(root / BUILD_SITE, root / f"{SITE}.new")
+        new_site = stage / f"{SITE.name}.new"
+        shutil.copytree(root / BUILD_SITE, new_site)
         for sub in sorted((root / "anchors").glob("*.json")):  # other anchors' pages (site/<name>/) stay
             if (root / SITE / sub.stem / "index.html").is_file():
-                shutil.copytree(root / SITE / sub.stem, root / f"{SITE}.new" / sub.stem)
-    write_bytes_atomic(root / JOURNAL, json.dumps({"renames": renames, "site": site_ready}).encode("utf-8"))
-    recover(root, announce=False)  # the journal is complete: carry it out as the next run would
+                shutil.copytree(root / SITE / sub.stem, new_site / sub.stem)
+    _sync_tree(stage)
+    _step("staged")
+    write_bytes_atomic(root / JOURNAL, json.dumps({"switch": [p.as_posix() for p in SWITCHED]}).encode("utf-8"))
+    _step("journal-written")
+    _switch(root)
+    shutil.rmtree(stage)
     for _, dst in pairs:
         print(f"published {dst.relative_to(root)}", file=sys.stderr)
     if site_ready:
@@ -114,9 +152,21 @@ def fresh_build(root: Path, work: Path) -> Path:
     run = subprocess.run([sys.executable, "-m", "snakemake", "--cores", str(os.cpu_count() or 1), "--quiet", "all",
                           "--", "data"], cwd=work, capture_output=True, text=True)
     if run.returncode != 0:
-        tail = (run.stderr or run.stdout).strip().splitlines()[-1:] or ["(no output)"]
-        raise SystemExit(f"error: the scratch rebuild failed: {tail[0]}")
+        raise SystemExit(f"error: the scratch rebuild failed: {first_error(run.stderr + run.stdout)}")
     return work / BUILD
+
+
+def first_error(output: str) -> str:
+    """The line of a failed run that says why: the kit's own `error:` line, else Snakemake's exception and the
+    line after it, else the last line."""
+    lines = [ln.strip() for ln in output.splitlines() if ln.strip()]
+    for ln in lines:
+        if ln.startswith("error:"):
+            return ln[len("error:"):].strip()
+    for i, ln in enumerate(lines):
+        if "Exception" in ln or ln.startswith("Error"):
+            return " ".join(lines[i:i + 2])[:300]
+    return lines[-1][:300] if lines else "(no output)"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -133,6 +183,12 @@ def main(argv: list[str] | None = None) -> int:
     if not BUILD.is_dir():
         print(f"error: {BUILD} is missing: run snakemake first", file=sys.stderr)
         return 2
+    from scripts.record.lock import acquire, holder
+
+    lock = acquire()
+    if lock is None:
+        print(f"error: a build is running in this directory (PID {holder()}): publish after it", file=sys.stderr)
+        return 75
     publish(with_site="--data-only" not in args)
     return 0
 

@@ -17,16 +17,34 @@ def download(entry: dict, dest: Path) -> Path:
     else:
         cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:",
                f"{entry['package']}=={entry['version']}", "-d", str(dest)]
-    run = subprocess.run(cmd, capture_output=True, text=True)
+    try:
+        run = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    except FileNotFoundError:
+        raise InputError(f"{entry['registry']} package {spec}: download failed ({cmd[0]} is not installed)") from None
+    except subprocess.TimeoutExpired:
+        raise InputError(f"{entry['registry']} package {spec}: download failed (no answer from the registry in "
+                         "10 minutes)") from None
     archive = dest / entry["archive"]
     if run.returncode != 0 or not archive.is_file():
-        raise InputError(f"{entry['registry']} package {spec}: download failed ({run.stderr.strip()[-200:]})")
+        lines = [ln.strip() for ln in (run.stderr + run.stdout).splitlines() if ln.strip()]
+        why = (lines[-1][-200:] if lines else f"exit status {run.returncode}") if run.returncode else \
+            f"it wrote no {entry['archive']} (is the archive name in the config right?)"
+        raise InputError(f"{entry['registry']} package {spec}: download failed ({why})")
     return archive
 
 
 def extract(archive: Path, inner: str) -> bytes:
-    if archive.suffix == ".whl":
-        with zipfile.ZipFile(archive) as zf:
-            return zf.read(inner)
-    with tarfile.open(archive, "r:gz") as tf:
-        return tf.extractfile(inner).read()
+    """The bytes of one regular file inside the archive; one line when it is not there."""
+    try:
+        if archive.suffix == ".whl":
+            with zipfile.ZipFile(archive) as zf:
+                return zf.read(inner)
+        with tarfile.open(archive, "r:gz") as tf:
+            member = tf.getmember(inner)
+            if not member.isfile():
+                raise KeyError(inner)
+            return tf.extractfile(member).read()
+    except KeyError:
+        raise InputError(f"{archive.name}: holds no file {inner!r} (check the path pinned in the config)") from None
+    except (tarfile.TarError, zipfile.BadZipFile, OSError) as exc:
+        raise InputError(f"{archive.name}: cannot be unpacked ({exc})") from None

@@ -6,19 +6,24 @@ import sys
 import tempfile
 from pathlib import Path
 
+from scripts.record import schema
 from scripts.record.atomic import write_bytes_atomic
-from scripts.record.inputs import InputError, read_config
+from scripts.record.inputs import InputError, read_bytes
 from scripts.record.registry import download, extract
-
-FIELDS = ("registry", "package", "version", "archive", "archive_sha256", "file", "file_sha256")
+from scripts.record.schema import read_config
 
 
 def load_entry(cfg_path: Path, name: str) -> dict:
-    _, entry = read_config(cfg_path, name)
-    for key in FIELDS:
-        if not isinstance(entry.get(key), str) or not entry[key]:
-            raise InputError(f"{cfg_path}: field {name}.{key} must be a non-empty string")
-    return entry
+    return read_config(cfg_path, name, schema.VENDOR)[1]
+
+
+def verified_runtime(cached: Path, cfg_path: Path, name: str = "vega") -> bytes:
+    """The cached runtime's bytes, checked again against the pin at render time (the cache is not trusted)."""
+    data = read_bytes(cached, max_bytes=16 * 1024 * 1024)
+    if hashlib.sha256(data).hexdigest() != load_entry(cfg_path, name)["file_sha256"]:
+        raise InputError(f"{Path(cached).as_posix()}: sha256 does not match {name}.file_sha256 in {cfg_path} "
+                         "(delete it and rebuild to fetch it again)")
+    return data
 
 
 def fetch_vendor(name: str, cfg_path: Path, out: Path) -> None:

@@ -71,6 +71,23 @@ def run(args: argparse.Namespace) -> dict:
             "requests": sweep.requests_table(trace, args.save_detailed)}
 
 
+BOUNDS = {"chunk_tokens": 1 << 20, "max_batch": 1 << 30, "prefill_gpus": 64, "decode_gpus": 64}
+
+
+def check_out(args: argparse.Namespace) -> None:
+    """--out names a file to (re)write, never a directory nor one of the inputs."""
+    out = args.out
+    if out.is_dir():
+        raise InputError(f"--out {out.as_posix()}: is a directory; name a file")
+    for flag in ("trace", "vllm_result", "anchor"):
+        given = getattr(args, flag)
+        if given is not None and out.exists() and given.exists() and out.resolve() == given.resolve():
+            raise InputError(f"--out {out.as_posix()}: is the --{flag.replace('_', '-')} input; writing it would "
+                             "destroy it")
+    if not out.resolve().parent.is_dir():
+        raise InputError(f"--out {out.as_posix()}: its directory does not exist")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m scripts.serving", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -87,15 +104,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--anchor", type=Path, default=Path("anchor-model.json"))
     ap.add_argument("--save-detailed", action="store_true", help="also write every request's inter-token gaps")
     args = ap.parse_args(argv)
-    for flag in ("chunk_tokens", "max_batch", "prefill_gpus", "decode_gpus"):
-        if getattr(args, flag) < 1:
-            ap.error(f"--{flag.replace('_', '-')} must be at least 1")
+    for flag, hi in BOUNDS.items():  # the same bounds as config/workloads.json's schema
+        if not 1 <= getattr(args, flag) <= hi:
+            ap.error(f"--{flag.replace('_', '-')} must be a whole number in [1, {hi}]")
     try:
+        check_out(args)
         result = run(args)
+        write_json_atomic(args.out, result)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    write_json_atomic(args.out, result)
+    except OSError as exc:
+        print(f"error: --out {args.out.as_posix()}: cannot be written ({exc.strerror})", file=sys.stderr)
+        return 2
     m = result["metrics"]
     print(f"wrote {args.out}: {m['completed']} requests, mean TTFT {m['mean_ttft_ms']:.1f} ms, "
           f"mean TPOT {m['mean_tpot_ms']:.2f} ms", file=sys.stderr)

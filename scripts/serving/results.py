@@ -2,55 +2,70 @@
 real measurement can sit beside a simulation. One line naming the file and the field on any problem."""
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import numpy as np
 
-from scripts.record.inputs import InputError, read_json
+from scripts.record import schema
+from scripts.record.inputs import InputError
+from scripts.record.schema import read_input
 from scripts.serving import metrics
 
 PER_REQUEST = ("ttfts", "itls", "input_lens", "output_lens")
+OPTIONAL_PER_REQUEST = ("latencies", "errors", "success", "generated_texts")
+FREE_TEXT = ("generated_texts", "errors")
 
 
 def load_result(path: Path) -> dict:
-    doc, name = read_json(path, max_bytes=200 * 1024 * 1024), Path(path).as_posix()
-    if not isinstance(doc, dict):
-        raise InputError(f"{name}: must be a JSON object (vllm bench serve --save-result --save-detailed)")
-    duration = doc.get("duration")
-    if not isinstance(duration, int | float) or isinstance(duration, bool) or not duration > 0 or \
-            not math.isfinite(duration):
-        raise InputError(f"{name}: field duration must be a positive number of seconds")
-    n = None
-    for key in PER_REQUEST + ("latencies", "errors"):
-        if key not in doc:
-            if key in PER_REQUEST:
-                raise InputError(f"{name}: field {key} is missing (save with --save-detailed)")
-            continue
-        if not isinstance(doc[key], list) or (n is not None and len(doc[key]) != n):
-            raise InputError(f"{name}: field {key} must be a list with one entry per request")
-        n = len(doc[key])
-    limits = {"ttfts": 1e6, "latencies": 1e6, "input_lens": 1e9, "output_lens": 1e9}  # seconds / tokens
-    for key, limit in limits.items():
-        for i, v in enumerate(doc.get(key, [])):
-            if not isinstance(v, int | float) or isinstance(v, bool) or not math.isfinite(v) or not 0 <= v <= limit:
-                raise InputError(f"{name}: field {key}[{i}] must be a number in [0, {limit:g}]")
-    for i, gaps in enumerate(doc["itls"]):
-        if not isinstance(gaps, list) or not all(isinstance(g, int | float) and not isinstance(g, bool)
-                                                 and math.isfinite(g) and 0 <= g <= 1e6 for g in gaps):
-            raise InputError(f"{name}: field itls[{i}] must be a list of gaps in [0, 1e6] seconds")
-    if not duration <= 1e7:
-        raise InputError(f"{name}: field duration must be at most 1e7 seconds")
+    """schemas/vllm-result (types, bounds, at least one request, errors as strings), then what makes the file one
+    run: every per-request list of one length, each request's E2EL >= its TTFT, the run at least as long as its
+    longest request, and a successful request's inter-token gaps one fewer than its output tokens. The text vLLM
+    saves (generated_texts, errors) is never shown, so it is not checked for control characters."""
+    name = Path(path).as_posix()
+    doc = read_input(path, schema.VLLM_RESULT, max_bytes=200 * 1024 * 1024, free_text=FREE_TEXT)
+    n = len(doc["ttfts"])
+    for key in PER_REQUEST + OPTIONAL_PER_REQUEST:
+        if key in doc and len(doc[key]) != n:
+            raise InputError(f"{name}: field {key} has {len(doc[key])} entries for {n} requests (ttfts): one per "
+                             "request")
+    success = successes(doc)
+    e2el = latencies(doc)
+    for i in range(n):
+        if e2el[i] < doc["ttfts"][i]:
+            raise InputError(f"{name}: field latencies[{i}] ({e2el[i]:g} s) is shorter than ttfts[{i}] "
+                             f"({doc['ttfts'][i]:g} s): a request ends after its first token")
+        if success[i] and doc["output_lens"][i] >= 1 and len(doc["itls"][i]) != doc["output_lens"][i] - 1:
+            raise InputError(f"{name}: field itls[{i}] has {len(doc['itls'][i])} gaps for output_lens[{i}] = "
+                             f"{doc['output_lens'][i]} tokens: a successful request has one gap fewer than tokens")
+    longest = max(e2el[i] for i in range(n))
+    if doc["duration"] < longest:
+        raise InputError(f"{name}: field duration ({doc['duration']:g} s) is shorter than the longest request "
+                         f"({longest:g} s)")
     return doc
+
+
+def successes(doc: dict) -> list[bool]:
+    """Which requests succeeded: vLLM's own `success` list where saved; else an empty error string (vLLM writes
+    `error = response.reason or ""` on failure, so a failed request may still carry "": then it produced no
+    tokens and no first token, and counts as failed)."""
+    n = len(doc["ttfts"])
+    if "success" in doc:
+        return list(doc["success"])
+    errors = doc.get("errors", [""] * n)
+    return [not errors[i] and doc["output_lens"][i] > 0 for i in range(n)]
+
+
+def latencies(doc: dict) -> list[float]:
+    if "latencies" in doc:
+        return [float(v) for v in doc["latencies"]]
+    return [doc["ttfts"][i] + sum(doc["itls"][i]) for i in range(len(doc["ttfts"]))]
 
 
 def metrics_of(doc: dict, slo_ms: dict | None = None, percentiles=metrics.DEFAULT_PERCENTILES) -> dict:
     """vLLM's metrics recomputed from its per-request lists (failed requests: a non-empty `errors` entry)."""
-    n = len(doc["ttfts"])
-    success = np.array([not e for e in doc.get("errors", [""] * n)], dtype=bool)
+    success = np.array(successes(doc), dtype=bool)
     ttft = np.asarray(doc["ttfts"], dtype=float)
-    e2el = (np.asarray(doc["latencies"], dtype=float) if "latencies" in doc
-            else ttft + np.array([sum(g) for g in doc["itls"]]))
+    e2el = np.asarray(latencies(doc), dtype=float)
     itl = np.array([g for i, gaps in enumerate(doc["itls"]) if success[i] for g in gaps], dtype=float)
     return metrics.compute(ttft, e2el, itl, np.asarray(doc["input_lens"]), np.asarray(doc["output_lens"]),
                            float(doc["duration"]), slo_ms, percentiles, success)

@@ -2,8 +2,11 @@
 
 Two column sets are accepted:
   arrival_s,prompt_tokens,output_tokens          seconds from the start of the run
-  TIMESTAMP,ContextTokens,GeneratedTokens        the public Azure LLM inference traces (2023/2024): TIMESTAMP is a
-                                                 date-time; arrivals are taken relative to the earliest one
+  TIMESTAMP,ContextTokens,GeneratedTokens        the public Azure LLM inference traces (2023/2024): TIMESTAMP is an
+                                                 ISO 8601 date-time with any number of fractional digits (2023:
+                                                 "2023-11-16 18:15:46.6805900"; 2024: "...00:00:00.009930+00:00");
+                                                 zones are honoured (a stamp without one is UTC), and arrivals are
+                                                 the differences from the earliest stamp, in seconds
 Arrivals need not be sorted (they are sorted, stably); token counts must be positive integers, each request's
 prompt + output must fit the model's context, and the file stays under MAX_ROWS rows and MAX_BYTES bytes.
 """
@@ -15,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from scripts.record.inputs import InputError
+from scripts.record.inputs import InputError, read_bytes
 from scripts.serving.workload import Requests
 
 MAX_ROWS = 1_000_000
@@ -27,12 +30,7 @@ AZURE = ("TIMESTAMP", "ContextTokens", "GeneratedTokens")
 def read_trace(path: Path, max_context: int) -> Requests:
     name = Path(path).as_posix()
     try:
-        size = Path(path).stat().st_size
-        if size > MAX_BYTES:
-            raise InputError(f"{name}: {size} bytes, more than the {MAX_BYTES} allowed for a trace")
-        text = Path(path).read_bytes().decode("utf-8-sig")
-    except OSError as exc:
-        raise InputError(f"{name}: cannot be read ({exc.strerror})") from None
+        text = read_bytes(path, MAX_BYTES).decode("utf-8-sig")  # regular files only, capped while reading
     except UnicodeDecodeError as exc:
         raise InputError(f"{name}: not UTF-8 (byte {exc.start})") from None
     try:
@@ -62,12 +60,15 @@ def read_trace(path: Path, max_context: int) -> Requests:
 
 def _arrivals(col: pd.Series, name: str, col_name: str, azure: bool) -> np.ndarray:
     if azure:
-        stamps = pd.to_datetime(col, errors="coerce", format="mixed")
+        # utc=True: offsets are applied and naive stamps read as UTC, so mixed zones compare. Differences go
+        # through total_seconds(): pandas keeps the parsed resolution (s, us or ns), so raw integers have no fixed
+        # unit (dividing them by 1e9 compressed whole-second and microsecond traces 1000x).
+        stamps = pd.to_datetime(col, errors="coerce", format="ISO8601", utc=True)
         bad = np.flatnonzero(stamps.isna().to_numpy())
         if len(bad):
-            _fail(name, bad[0], col_name, col.iloc[bad[0]], "a date-time such as 2023-11-16 18:15:46.6805900")
-        ns = stamps.astype("int64").to_numpy()
-        return (ns - ns.min()) / 1e9
+            _fail(name, bad[0], col_name, col.iloc[bad[0]], "an ISO 8601 date-time such as 2023-11-16 "
+                  "18:15:46.6805900 or 2024-05-10 00:00:00.009930+00:00")
+        return (stamps - stamps.min()).dt.total_seconds().to_numpy(dtype=float)
     values = pd.to_numeric(col, errors="coerce").to_numpy(dtype=float)
     bad = np.flatnonzero(~np.isfinite(values) | (values < 0))
     if len(bad):

@@ -4,7 +4,9 @@ from importlib import metadata
 from pathlib import Path
 
 from scripts.page.display import format_number
-from scripts.record.inputs import InputError, read_json
+from scripts.record import schema
+from scripts.record.inputs import InputError
+from scripts.record.schema import read_input
 from scripts.tokens.files import cached_file, load_config, load_tokenizer
 
 SCRIPT = "scripts/tokenizer_counts.py"
@@ -12,23 +14,12 @@ CHARS_PASSAGE = "zh"  # the tok/s -> chars/s slider converts at the Chinese para
 
 
 def load_passages(path: Path) -> dict:
-    doc = read_json(path)
-    passages = doc.get("passages") if isinstance(doc, dict) else None
-    if not isinstance(passages, dict) or not passages:
-        raise InputError(f"{path}: field passages must be a non-empty object")
-    for pid, p in passages.items():
-        if not isinstance(p, dict) or not isinstance(p.get("text"), str) or not p["text"]:
-            raise InputError(f"{path}: field passages.{pid}.text must be a non-empty string")
-    slider = doc.get("tok_s_slider", {})
-    if not isinstance(slider, dict) or not all(
-            isinstance(slider.get(k), int) and not isinstance(slider[k], bool) and 1 <= slider[k] <= 1_000_000
-            for k in ("value", "min", "max")) or not slider["min"] <= slider["value"] <= slider["max"]:
-        raise InputError(f"{path}: field tok_s_slider needs whole-number value, min, max in [1, 1000000] token/s "
-                         "with min <= value <= max")
-    for pid, p in passages.items():
-        if len(p["text"]) > 20_000 or not isinstance(p.get("title"), str) or not 0 < len(p["title"]) <= 80:
-            raise InputError(f"{path}: field passages.{pid} needs a text of at most 20,000 characters and a title "
-                             "of 1-80 characters")
+    """config/passages.json (schemas/passages), the slider's default within its range."""
+    doc = read_input(path, schema.PASSAGES)
+    slider = doc["tok_s_slider"]
+    if not slider["min"] <= slider["value"] <= slider["max"]:
+        raise InputError(f"{Path(path).as_posix()}: field tok_s_slider.value must lie within [min, max] = "
+                         f"[{slider['min']}, {slider['max']}]")
     return doc
 
 

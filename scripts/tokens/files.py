@@ -6,12 +6,12 @@ import hashlib
 import json
 from pathlib import Path
 
-from scripts.record.inputs import InputError, read_config
+from scripts.record import schema
+from scripts.record.inputs import InputError
+from scripts.record.schema import read_config
 
 CACHE = Path(".cache/tokenizers")
 CONVERTED = Path("build/tokenizers/qwen3.5.tokenizer.json")
-REQUIRED = ("label", "registry", "package", "version", "license", "archive", "archive_sha256", "files", "loader")
-LOADERS = ("gpt2_bpe", "tokenizer_json", "tiktoken_converted")
 
 
 def sha256_file(path: Path) -> str:
@@ -23,21 +23,11 @@ def sha256_file(path: Path) -> str:
 
 
 def load_config(path: Path) -> dict:
-    cfg, tokenizers = read_config(path, "tokenizers")
-    name = Path(path).as_posix()
-    for tid, entry in tokenizers.items():
-        for key in REQUIRED:
-            if key not in entry:
-                raise InputError(f"{name}: field tokenizers.{tid}.{key} is missing")
-        if entry["loader"] not in LOADERS:
-            raise InputError(f"{name}: field tokenizers.{tid}.loader must be one of {', '.join(LOADERS)}")
-        for key in ("archive_sha256", *entry["files"]):
-            digest = entry[key] if key == "archive_sha256" else entry["files"][key]
-            if not (isinstance(digest, str) and len(digest) == 64 and all(c in "0123456789abcdef" for c in digest)):
-                raise InputError(f"{name}: field tokenizers.{tid}.{'files.' if key != 'archive_sha256' else ''}{key}"
-                                 " must be a lowercase sha256 hex digest")
-    if cfg.get("anchor_tokenizer") not in tokenizers:
-        raise InputError(f"{name}: field anchor_tokenizer must name one of the tokenizers")
+    """config/tokenizers.json (schemas/tokenizers), with anchor_tokenizer naming one of its tokenizers."""
+    cfg, tokenizers = read_config(path, "tokenizers", schema.TOKENIZERS)
+    if cfg["anchor_tokenizer"] not in tokenizers:
+        raise InputError(f"{Path(path).as_posix()}: field anchor_tokenizer must name one of the tokenizers "
+                         f"({', '.join(tokenizers)})")
     return cfg
 
 
