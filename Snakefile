@@ -13,6 +13,9 @@ from scripts.record.deps import code_inputs  # noqa: E402
 from scripts.record.inputs import InputError  # noqa: E402
 from scripts.bench.records import check_cluster_config, load_cluster_config  # noqa: E402
 from scripts.serving.config import load_workloads, rate_name, sweep_settings  # noqa: E402
+from scripts.record.snakemake_compat import quote_script_interpreter  # noqa: E402
+
+quote_script_interpreter()  # a checkout path with a space must still run every `script:` rule
 
 
 try:  # validate every input before scheduling anything: one line naming the file and the field, no traceback
