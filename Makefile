@@ -14,7 +14,7 @@ export PYTHONHASHSEED := 0
 
 
 
-.PHONY: test-cluster bench-cluster sweep-cluster
+.PHONY: test-cluster test-exhaustive test-all bench-cluster sweep-cluster
 .PHONY: anchors site data publish test check-stale audit bench bench-page bench-serving lint dist serve browser-deps clean
 
 # Every rule, the render included, writes under build/; only when all of them succeeded does publish replace
@@ -39,12 +39,20 @@ publish: $(VENV_STAMP)  ## publish the last complete build (build/precomputed/, 
 	$(RECOVER)
 	$(PY) -m scripts.record.publish
 
-test: $(VENV_STAMP) browser-deps check-stale  ## all tests, the audit and the linter
+# `make test` runs every check at least once; the remaining cases of the long ones (every kill point, every anchor
+# built end to end, the large queueing runs; pytest marker `exhaustive`) and the Slurm run are `make test-all`.
+test: $(VENV_STAMP) browser-deps check-stale  ## the staleness check, the tests, the audit and the linter
 	$(BUILD_LOCK) --target all --publish -- $(SM_ARGS) $(QUIET)
-	$(PY) -m pytest -m "not cluster"
+	$(PY) -m pytest -m "not cluster and not exhaustive"
 	$(PY) -m scripts.audit
 	.venv/bin/ruff check .
 	.venv/bin/actionlint .github/workflows/*.yml
+
+test-exhaustive: $(VENV_STAMP) browser-deps  ## only the exhaustive cases (run by test-all after make test)
+	$(BUILD_LOCK) --target all --publish -- $(SM_ARGS) $(QUIET)
+	$(PY) -m pytest -m "exhaustive and not cluster"
+
+test-all: test test-exhaustive test-cluster  ## make test, then the exhaustive cases, then the one-node Slurm run
 
 test-cluster: $(VENV_STAMP)  ## boot a one-node Slurm, run a reduced sweep and benchmark through it, compare, stop it
 	bash .ci/slurm/up.sh || { bash .ci/slurm/down.sh; exit 1; }

@@ -1,4 +1,7 @@
 import json
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -40,3 +43,41 @@ def browser():
 def scratch_copy(work: Path) -> Path:
     """The files a fresh clone would have, plus the verified tokenizer cache, in `work` (as check-stale makes it)."""
     return scratch_checkout(ROOT, work)
+
+
+def interpreter_behind_a_space(where: Path) -> Path:
+    """This virtual environment, linked as `where/kit env/`; its Python still finds the environment's packages
+    (Snakemake 9.27.1 leaves the interpreter of `script:` rules unquoted: scripts/record/snakemake_compat.py)."""
+    assert sys.prefix != sys.base_prefix, "the tests run in the kit's virtual environment (.venv)"
+    env = where / "kit env"
+    env.symlink_to(sys.prefix, target_is_directory=True)
+    python = env / "bin" / Path(sys.executable).name
+    prefix = subprocess.run([python, "-c", "import sys, snakemake; print(sys.prefix)"], capture_output=True,
+                            text=True, check=True).stdout.strip()
+    assert prefix == str(env)
+    return python
+
+
+@pytest.fixture(scope="session")
+def built_kit(tmp_path_factory):
+    """A fresh-clone copy of the kit, every rule built and published once per test session, as a checkout at
+    `~/lesson kit/` under an interpreter reached through a path with a space would be. Tests that change files
+    take `copy_of_built_kit(...)` of it, never the original."""
+    python = interpreter_behind_a_space(tmp_path_factory.mktemp("py"))
+    work = tmp_path_factory.mktemp("built") / "lesson kit"
+    work.mkdir()
+    scratch_copy(work)
+    run = subprocess.run([python, "-m", "scripts.record.build_lock", "--target", "all", "--publish", "--", "--cores",
+                          "2", "--quiet", "rules"], cwd=work, capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert (work / "site" / "index.html").is_file() and (work / "build" / "precomputed" / "MANIFEST.json").is_file()
+    return work, python
+
+
+def copy_of_built_kit(built: Path, dest: Path) -> Path:
+    """The built kit copied with its Snakemake state and file times, so the copy is up to date as the original is."""
+    work = dest / "lesson kit"
+    shutil.copytree(built, work, symlinks=True)
+    for lock in (work / ".snakemake" / "locks").glob("*"):
+        lock.unlink()
+    return work

@@ -41,6 +41,7 @@ def test_there_are_at_least_two_more_anchors():
     assert len(names) >= 2  # on other GPUs than the default's
 
 
+@pytest.mark.exhaustive  # `make test` builds the default anchor; `make test-all` every other one, end to end
 @pytest.mark.parametrize("name", ANCHORS)
 def test_every_anchor_builds_audits_and_computes_its_own_numbers(name, browser):
     assert anchor_site.main([str(ROOT / "anchors" / f"{name}.json"), "--audit"]) == 0

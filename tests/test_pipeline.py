@@ -1,7 +1,8 @@
 """The pipeline as CI sees it: a scratch copy of the tracked files rebuilds byte-identical data.
 
-The copy sits at a path with a space, and Snakemake runs under an interpreter reached through one, as in a
-checkout at `~/my kit/` (Snakemake leaves that interpreter unquoted: scripts/record/snakemake_compat.py).
+The copy (conftest's `built_kit`, built once per session) sits at a path with a space, and Snakemake runs under an
+interpreter reached through one, as in a checkout at `~/lesson kit/` (Snakemake leaves that interpreter unquoted:
+scripts/record/snakemake_compat.py).
 """
 import re
 import subprocess
@@ -10,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, scratch_copy
+from tests.conftest import ROOT, copy_of_built_kit
 
 pytestmark = pytest.mark.slow
 
 
-PYTHON = Path(sys.executable)  # replaced by `scratch` with the same interpreter under a path with a space
+PYTHON = Path(sys.executable)  # replaced by `scratch` with built_kit's interpreter (under a path with a space)
 
 
 def snakemake(cwd, *args):
@@ -23,27 +24,13 @@ def snakemake(cwd, *args):
                           capture_output=True, text=True, timeout=900)
 
 
-def interpreter_behind_a_space(where: Path) -> Path:
-    """This virtual environment, linked as `where/kit env/`; its Python still finds the environment's packages."""
-    assert sys.prefix != sys.base_prefix, "the tests run in the kit's virtual environment (.venv)"
-    env = where / "kit env"
-    env.symlink_to(sys.prefix, target_is_directory=True)
-    python = env / "bin" / Path(sys.executable).name
-    prefix = subprocess.run([python, "-c", "import sys, snakemake; print(sys.prefix)"], capture_output=True,
-                            text=True, check=True).stdout.strip()
-    assert prefix == str(env)
-    return python
-
-
 @pytest.fixture(scope="module")
-def scratch(tmp_path_factory):
+def scratch(built_kit, tmp_path_factory):
     global PYTHON
-    PYTHON = interpreter_behind_a_space(tmp_path_factory.mktemp("py"))
-    work = tmp_path_factory.mktemp("kit") / "lesson kit"
-    work.mkdir()
-    scratch_copy(work)
-    run = snakemake(work, "data")
-    assert run.returncode == 0, run.stderr[-3000:]
+    built, PYTHON = built_kit
+    work = copy_of_built_kit(built, tmp_path_factory.mktemp("pipeline"))
+    run = snakemake(work, "data", "-n")
+    assert run.returncode == 0 and "Nothing to be done" in run.stdout + run.stderr, run.stdout[-3000:]
     return work
 
 
@@ -65,6 +52,7 @@ def test_committed_data_matches_a_fresh_build(scratch):
     assert not stale, f"committed precomputed/ is stale: {stale} (run `make site` and commit)"
 
 
+@pytest.mark.exhaustive  # in `make test`, check-stale compares a fresh build with the data `make site` committed
 def test_two_builds_are_byte_identical(scratch):
     first = built_files(scratch)
     run = snakemake(scratch, "data", "--forceall")
@@ -141,7 +129,11 @@ def directly_scheduled(log: str) -> set[str]:
     return set(re.findall(r"rule (\w+):\n(?:    (?!reason:).*\n)*    reason: [^\n]*Updated input files", log))
 
 
-@pytest.mark.parametrize("module", sorted(EDITS))
+IN_MAKE_TEST = {"scripts/page/display.py", "scripts/serving/engine.py", "scripts/audit/report.py"}  # many, some, none
+
+
+@pytest.mark.parametrize("module", [m if m in IN_MAKE_TEST else pytest.param(m, marks=pytest.mark.exhaustive)
+                                    for m in sorted(EDITS)])
 def test_editing_a_package_module_reruns_exactly_its_rules(scratch, module):
     assert snakemake(scratch, "all").returncode == 0  # the page too, so render_site is up to date
     users, downstream = EDITS[module]

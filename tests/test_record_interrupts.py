@@ -14,7 +14,7 @@ import time
 import pytest
 
 from scripts.record import publish as pub
-from tests.conftest import ROOT, scratch_copy
+from tests.conftest import ROOT, copy_of_built_kit
 
 pytestmark = pytest.mark.slow
 LOCKED = [sys.executable, "-m", "scripts.record.build_lock", "--", "--cores", "2", "--rerun-incomplete"]
@@ -34,9 +34,8 @@ def snapshot(work):
 
 
 @pytest.fixture(scope="module")
-def kit(tmp_path_factory):
-    work = scratch_copy(tmp_path_factory.mktemp("kit"))
-    build_and_publish(work)
+def kit(built_kit, tmp_path_factory):
+    work = copy_of_built_kit(built_kit[0], tmp_path_factory.mktemp("interrupts"))
     assert (work / "site" / "index.html").is_file()
     return work, snapshot(work)
 
@@ -55,12 +54,18 @@ def wait_for(proc, text, seconds=300):
     raise AssertionError(f"never saw {text!r}: {seen[-2000:]}")
 
 
-@pytest.mark.parametrize(("rule", "sig"), [
+# `make test` kills one data rule (Ctrl-C) and the render (SIGKILL); `make test-all` every rule.
+KILLS = [
     ("fetch_tokenizer", signal.SIGKILL), ("convert_qwen35", signal.SIGTERM), ("verify_qwen35", signal.SIGKILL),
     ("precomputed", signal.SIGKILL), ("tokenizer_counts", signal.SIGTERM), ("bench_medians", signal.SIGKILL),
     ("serving_cell", signal.SIGINT), ("serving_goodput", signal.SIGKILL), ("serving_sweep", signal.SIGKILL),
     ("serve_results", signal.SIGTERM), ("manifest", signal.SIGTERM), ("render_site", signal.SIGKILL),
-    ("render_site", signal.SIGINT)])
+    ("render_site", signal.SIGINT)]
+IN_MAKE_TEST = {("serving_cell", signal.SIGINT), ("render_site", signal.SIGKILL)}
+
+
+@pytest.mark.parametrize(("rule", "sig"), [
+    kill if kill in IN_MAKE_TEST else pytest.param(*kill, marks=pytest.mark.exhaustive) for kill in KILLS])
 def test_a_build_stopped_in_any_rule_loses_nothing_and_the_next_one_heals(kit, rule, sig):
     work, before = kit
     proc = start(work, "all", "--forcerun", rule)

@@ -44,7 +44,7 @@ def test_one_at_a_time_waits_follow_lindleys_recursion(anchor):
     assert (expected > 0).mean() > 0.3  # the queue really formed
 
 
-@pytest.mark.parametrize(("rho", "n"), [(0.5, 50_000), (0.8, 200_000)])
+@pytest.mark.parametrize(("rho", "n"), [(0.5, 50_000), pytest.param(0.8, 200_000, marks=pytest.mark.exhaustive)])
 def test_mean_wait_matches_pollaczek_khinchine_for_md1(anchor, rho, n):
     s = service_seconds(anchor)
     arr = arrival_times(np.random.default_rng(2026), n, rho / s, normalize=False)
