@@ -9,9 +9,24 @@ SCRIPTS = ROOT / "scripts"
 
 
 def rule_scripts() -> dict[str, str]:
-    """rule name -> its `script:` path, read from the Snakefile's text."""
+    """rule name -> its `script:` path from the checkout's root, read from the Snakefile and rules/*.smk (whose
+    `script:` paths are relative to rules/)."""
+    found = {}
+    for path in [ROOT / "Snakefile", *sorted((ROOT / "rules").glob("*.smk"))]:
+        text = path.read_text(encoding="utf-8")
+        for rule, script in re.findall(r"^rule (\w+):\n(?:(?!^rule ).*\n)*?\s+script:\n\s+\"([^\"]+)\"", text, re.M):
+            assert rule not in found, f"rule {rule} is defined twice"
+            found[rule] = (path.parent / script).resolve().relative_to(ROOT).as_posix()
+    return found
+
+
+def test_the_snakefile_is_a_table_of_contents():
+    """Rules live in rules/<stage>.smk; the Snakefile holds only the includes and the two targets."""
     text = (ROOT / "Snakefile").read_text(encoding="utf-8")
-    return dict(re.findall(r"^rule (\w+):\n(?:(?!^rule ).*\n)*?\s+script:\n\s+\"([^\"]+)\"", text, re.M))
+    assert set(re.findall(r"^rule (\w+):", text, re.M)) == {"all", "data"}
+    included = set(re.findall(r'^include: "(rules/[\w.]+\.smk)"', text, re.M))
+    assert included == {p.relative_to(ROOT).as_posix() for p in (ROOT / "rules").glob("*.smk")}
+    assert len(rule_scripts()) >= 14
 
 
 def module_name(path: Path) -> str:

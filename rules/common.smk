@@ -1,0 +1,48 @@
+# Shared by every rules/*.smk: the input check before scheduling, the settings read from config/, the wildcard
+# constraints and `code()`, a rule's code inputs (its entry script and every library module it imports, read from the
+# imports by scripts/record/deps.py, so the rules cannot drift from the code).
+import glob
+import os
+import sys
+
+from scripts.audit.inputs import check_all
+from scripts.record.deps import code_inputs
+from scripts.record.inputs import InputError
+from scripts.bench.records import check_cluster_config, load_cluster_config
+from scripts.serving.config import load_workloads, rate_name, sweep_settings
+from scripts.record.snakemake_compat import quote_script_interpreter
+
+quote_script_interpreter()  # a checkout path with a space must still run every `script:` rule
+
+
+try:  # validate every input before scheduling anything: one line naming the file and the field, no traceback
+    check_all()
+    # config/cluster.yaml (where `make bench-cluster` measures) is read by the kit's own loader, not `configfile:`
+    # (which would parse YAML aliases before any check); --config values still override the file's.
+    for key, value in load_cluster_config("config/cluster.yaml").items():
+        config.setdefault(key, value)
+    check_cluster_config(config, "config/cluster.yaml (with --config overrides)")
+except InputError as exc:
+    sys.stderr.write(f"error: {exc}\n")
+    os._exit(2)  # sys.exit would be caught and re-raised by Snakemake with a traceback
+
+BUILD = "build/precomputed"
+RULE_FILES = sorted(glob.glob("rules/*.smk"))  # hashed into the manifest with the Snakefile
+TOKENIZERS = ["gpt2", "qwen3", "qwen3.5"]
+BENCH_RECORDS = sorted(glob.glob("precomputed/bench/*.json"))  # measured on request (`make bench`), committed
+WORKLOADS_DOC = load_workloads("config/workloads.json")  # validated above
+SWEEP, WORKLOADS = sweep_settings(WORKLOADS_DOC), list(WORKLOADS_DOC["workloads"])
+SERVE_RESULTS = sorted(glob.glob("precomputed/serve/*.json"))  # `vllm bench serve` results, committed
+
+wildcard_constraints:
+    workload="[A-Za-z0-9_]+",
+    policy="whole|chunked|disagg",
+    rate="[0-9.]+",
+    partition="[A-Za-z0-9_-]+",
+
+localrules: all, data, bench_cluster, fetch_tokenizer  # fetch needs the registries, which cluster nodes may lack
+
+
+def code(rule_script):
+    """The rule's entry script and every library file it imports."""
+    return list(code_inputs(rule_script))

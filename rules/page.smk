@@ -1,0 +1,47 @@
+# The page: the pinned Vega runtime and the rendered static site.
+# Paths in `script:` and `conda:` are relative to this file; inputs and outputs to the checkout.
+
+
+# The page's Vega runtime, pinned by version and sha256 in config/vendor.json.
+rule fetch_vendor:
+    input:
+        config="config/vendor.json",
+        code=code("scripts/fetch_vendor.py"),
+    output:
+        js=".cache/vendor/vega.min.js",
+    log:
+        "build/logs/fetch_vendor.log",
+    conda:
+        "../envs/lesson.yaml"
+    script:
+        "../scripts/fetch_vendor.py"
+
+
+# The static lesson page: Jinja template + Vega-Lite specs + the JSON; no network at view time. Written to
+# build/site/; `make site` swaps it in for site/ only after every rule succeeded.
+rule render_site:
+    input:
+        data=f"{BUILD}/precomputed.json",
+        tokens=f"{BUILD}/tokenizer_counts.json",
+        bench=f"{BUILD}/bench_medians.json",
+        questions="questions/C13-L5.md",
+        runtime=".cache/vendor/vega.min.js",
+        vendor="config/vendor.json",
+        serving=f"{BUILD}/serving.json",
+        templates=["templates/index.html.j2", "templates/bench_section.html.j2", "templates/lesson.js",
+                   "templates/lesson.css", "templates/provenance.html.j2"],
+        code=code("scripts/render_site.py"),
+    output:
+        html="build/site/index.html",
+        runtime="build/site/vega.min.js",
+        script="build/site/lesson.js",
+        data_script="build/site/lesson-data.js",
+        serving_script="build/site/serving-data.js",
+        provenance="build/site/provenance.html",
+        source=directory("build/site/source"),
+    log:
+        "build/logs/site.log",
+    conda:
+        "../envs/lesson.yaml"
+    script:
+        "../scripts/render_site.py"

@@ -1,0 +1,27 @@
+# The record of a build: hashes of every input, script and output, and the tool versions.
+# Paths in `script:` and `conda:` are relative to this file; inputs and outputs to the checkout.
+
+
+# Hashes of every input, script and output, plus tool versions.
+rule manifest:
+    input:
+        data=[f"{BUILD}/precomputed.json", f"{BUILD}/tokenizer_counts.json", f"{BUILD}/qwen35_conversion_proof.json",
+              f"{BUILD}/bench_medians.json", f"{BUILD}/serving.json", f"{BUILD}/serve_results.json"],
+        sources=["anchor-model.json", "precomputed/cited.json", "config/tokenizers.json", "config/passages.json",
+                 "config/workloads.json", "Snakefile", *RULE_FILES, "requirements.txt", *BENCH_RECORDS,
+                 *SERVE_RESULTS],
+        helpers=sorted({f for s in ["scripts/gen_c13_precomputed.py", "scripts/fetch_tokenizer.py",
+                                    "scripts/convert_qwen35.py", "scripts/verify_qwen35.py",
+                                    "scripts/tokenizer_counts.py", "scripts/bench_medians.py",
+                                    "scripts/serving_cell.py", "scripts/serving_goodput.py", "scripts/serving_sweep.py",
+                                    "scripts/serve_results.py",
+                                    "scripts/manifest.py", "scripts/bench/kv_cache.py"] for f in code_inputs(s)}),
+        code=code("scripts/manifest.py"),
+    output:
+        json=f"{BUILD}/MANIFEST.json",
+    log:
+        "build/logs/manifest.log",
+    conda:
+        "../envs/lesson.yaml"
+    script:
+        "../scripts/manifest.py"

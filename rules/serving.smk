@@ -1,0 +1,70 @@
+# Serving under load: the simulated sweep (cells, goodput, the page's data) and real `vllm bench serve` results.
+# Paths in `script:` and `conda:` are relative to this file; inputs and outputs to the checkout.
+
+
+# Serving under load: one simulation per (workload, policy, rate per GPU) cell of the default sweep.
+rule serving_cell:
+    input:
+        anchor="anchor-model.json",
+        workloads="config/workloads.json",
+        code=code("scripts/serving_cell.py"),
+    output:
+        json="build/serving/cells/{workload}/{policy}/r{rate}.json",
+    log:
+        "build/logs/serving_cell.{workload}.{policy}.{rate}.log",
+    conda:
+        "../envs/lesson.yaml"
+    script:
+        "../scripts/serving_cell.py"
+
+
+# DistServe goodput of one (workload, policy): the highest rate per GPU meeting the attainment target.
+rule serving_goodput:
+    input:
+        cells=expand("build/serving/cells/{{workload}}/{{policy}}/r{rate}.json",
+                     rate=[rate_name(r) for r in SWEEP["rates_per_gpu"]]),
+        anchor="anchor-model.json",
+        workloads="config/workloads.json",
+        code=code("scripts/serving_goodput.py"),
+    output:
+        json="build/serving/goodput/{workload}/{policy}.json",
+    log:
+        "build/logs/serving_goodput.{workload}.{policy}.log",
+    conda:
+        "../envs/lesson.yaml"
+    script:
+        "../scripts/serving_goodput.py"
+
+
+# The sweep's metrics, per-request TTFT/TPOT and DistServe goodput, for the page.
+rule serving_sweep:
+    input:
+        cells=expand("build/serving/cells/{workload}/{policy}/r{rate}.json", workload=WORKLOADS,
+                     policy=SWEEP["policies"], rate=[rate_name(r) for r in SWEEP["rates_per_gpu"]]),
+        goodput=expand("build/serving/goodput/{workload}/{policy}.json", workload=WORKLOADS, policy=SWEEP["policies"]),
+        anchor="anchor-model.json",
+        workloads="config/workloads.json",
+        code=code("scripts/serving_sweep.py"),
+    output:
+        json=f"{BUILD}/serving.json",
+    log:
+        "build/logs/serving_sweep.log",
+    conda:
+        "../envs/lesson.yaml"
+    script:
+        "../scripts/serving_sweep.py"
+
+
+# Real measurements (`vllm bench serve --save-result --save-detailed`) through the same metric definitions.
+rule serve_results:
+    input:
+        results=SERVE_RESULTS,
+        code=code("scripts/serve_results.py"),
+    output:
+        json=f"{BUILD}/serve_results.json",
+    log:
+        "build/logs/serve_results.log",
+    conda:
+        "../envs/lesson.yaml"
+    script:
+        "../scripts/serve_results.py"
