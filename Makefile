@@ -9,6 +9,8 @@ BUILD_LOCK := $(PY) -m scripts.record.build_lock
 SM_ARGS := --cores 2 --rerun-incomplete --scheduler greedy
 RECOVER := $(BUILD_LOCK) --recover-only
 QUIET := --quiet rules
+# Every rule, then publish: the build `make test` and `make test-exhaustive` test against.
+BUILD_ALL := $(BUILD_LOCK) --target all --publish -- $(SM_ARGS) $(QUIET)
 VENV_STAMP := .venv/.installed-$(shell sha256sum requirements.txt | cut -c1-16)
 export PYTHONHASHSEED := 0
 
@@ -42,14 +44,14 @@ publish: $(VENV_STAMP)  ## publish the last complete build (build/precomputed/, 
 # `make test` runs every check at least once; the remaining cases of the long ones (every kill point, every anchor
 # built end to end, the large queueing runs; pytest marker `exhaustive`) and the Slurm run are `make test-all`.
 test: $(VENV_STAMP) browser-deps check-stale  ## the staleness check, the tests, the audit and the linter
-	$(BUILD_LOCK) --target all --publish -- $(SM_ARGS) $(QUIET)
+	$(BUILD_ALL)
 	$(PY) -m pytest -m "not cluster and not exhaustive"
 	$(PY) -m scripts.audit
 	.venv/bin/ruff check .
 	.venv/bin/actionlint .github/workflows/*.yml
 
 test-exhaustive: $(VENV_STAMP) browser-deps  ## only the exhaustive cases (run by test-all after make test)
-	$(BUILD_LOCK) --target all --publish -- $(SM_ARGS) $(QUIET)
+	$(BUILD_ALL)
 	$(PY) -m pytest -m "exhaustive and not cluster"
 
 test-all: test test-exhaustive test-cluster  ## make test, then the exhaustive cases, then the one-node Slurm run

@@ -2,7 +2,6 @@
 # Paths in `script:` and `conda:` are relative to this file; inputs and outputs to the checkout.
 
 
-# Derived numbers: anchor model + cited figures -> constants, tables, provenance.
 rule precomputed:
     input:
         anchor="anchor-model.json",

@@ -2,7 +2,6 @@
 # Paths in `script:` and `conda:` are relative to this file; inputs and outputs to the checkout.
 
 
-# Hashes of every input, script and output, plus tool versions.
 rule manifest:
     input:
         data=[f"{BUILD}/precomputed.json", f"{BUILD}/tokenizer_counts.json", f"{BUILD}/qwen35_conversion_proof.json",

@@ -45,6 +45,12 @@ def scratch_copy(work: Path) -> Path:
     return scratch_checkout(ROOT, work)
 
 
+def publishing_build(python: Path | str = sys.executable) -> list:
+    """`make site`'s build under the kit's lock, then publish (what the shared kit and the interrupt tests run)."""
+    return [python, "-m", "scripts.record.build_lock", "--target", "all", "--publish", "--", "--cores", "2", "--quiet",
+            "rules"]
+
+
 def interpreter_behind_a_space(where: Path) -> Path:
     """This virtual environment, linked as `where/kit env/`; its Python still finds the environment's packages
     (Snakemake 9.27.1 leaves the interpreter of `script:` rules unquoted: scripts/record/snakemake_compat.py)."""
@@ -67,8 +73,7 @@ def built_kit(tmp_path_factory):
     work = tmp_path_factory.mktemp("built") / "lesson kit"
     work.mkdir()
     scratch_copy(work)
-    run = subprocess.run([python, "-m", "scripts.record.build_lock", "--target", "all", "--publish", "--", "--cores",
-                          "2", "--quiet", "rules"], cwd=work, capture_output=True, text=True, timeout=900)
+    run = subprocess.run(publishing_build(python), cwd=work, capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, run.stderr[-3000:]
     assert (work / "site" / "index.html").is_file() and (work / "build" / "precomputed" / "MANIFEST.json").is_file()
     return work, python

@@ -14,7 +14,7 @@ import time
 import pytest
 
 from scripts.record import publish as pub
-from tests.conftest import ROOT, copy_of_built_kit
+from tests.conftest import ROOT, copy_of_built_kit, publishing_build
 
 pytestmark = pytest.mark.slow
 LOCKED = [sys.executable, "-m", "scripts.record.build_lock", "--", "--cores", "2", "--rerun-incomplete"]
@@ -108,8 +108,7 @@ def test_a_dead_builds_snakemake_lock_is_cleared_with_a_note(kit):
     assert snapshot(work) == before
 
 
-PUBLISHING = [sys.executable, "-m", "scripts.record.build_lock", "--target", "all", "--publish", "--", "--cores", "2",
-              "--quiet", "rules"]
+PUBLISHING = publishing_build()
 
 
 @pytest.mark.parametrize("breakage", ["workload chat-2", "no templates/lesson.js"])
