@@ -16,28 +16,31 @@ export PYTHONHASHSEED := 0
 
 
 
-.PHONY: test-cluster test-exhaustive test-all bench-cluster sweep-cluster
+.PHONY: test-cluster test-exhaustive test-all bench-cluster sweep-cluster anchors-cluster
 .PHONY: anchors site data publish test check-stale audit bench bench-page bench-serving lint dist serve browser-deps clean
 
 # Every rule, the render included, writes under build/; only when all of them succeeded does publish replace
 # precomputed/ and site/ (crash-safe: a journal, then renames). A failed or killed build leaves both as they were.
-# ANCHOR=anchors/<name>.json builds that anchor's page into site/<name>/ instead (the default stays site/).
+# ANCHOR=<file>.json builds that anchor (Snakemake config `anchor`, outputs under build/<name>/) and publishes its
+# page as site/<name>/; the default page in site/ and precomputed/ are left as they are.
 ANCHOR ?=
 site: $(VENV_STAMP)  ## build the lesson page and its data, then publish precomputed/ and site/ together
 ifeq ($(strip $(ANCHOR)),)
-	$(BUILD_LOCK) --target all --publish --report build/site/report.html -- $(SM_ARGS) $(QUIET)
+	$(BUILD_LOCK) --target all --publish --report build/default/site/report.html -- $(SM_ARGS) $(QUIET)
 	@echo "site: $$(du -b site/index.html | cut -f1) bytes in site/index.html"
 else
-	$(PY) -m scripts.record.anchor_site "$(ANCHOR)"
+	$(BUILD_LOCK) --anchor "$(ANCHOR)" --publish -- $(SM_ARGS) $(QUIET)
 endif
 
-anchors: $(VENV_STAMP)  ## every anchor in anchors/ built (and audited) into site/<name>/
-	for a in anchors/*.json; do $(PY) -m scripts.record.anchor_site "$$a" --audit || exit 1; done
+anchors: $(VENV_STAMP)  ## the default and every anchor in anchors/ in one Snakemake run, published together, audited
+	$(BUILD_LOCK) --all-anchors --publish -- $(SM_ARGS) $(QUIET)
+	$(PY) -m scripts.audit
+	for a in anchors/*.json; do $(PY) -m scripts.audit --anchor "$$a" || exit 1; done
 
-data: $(VENV_STAMP)  ## regenerate every derived file under build/precomputed/ (publishes nothing)
+data: $(VENV_STAMP)  ## regenerate the default anchor's derived files under build/default/precomputed/ (publishes nothing)
 	$(BUILD_LOCK) --target data -- $(SM_ARGS) $(QUIET)
 
-publish: $(VENV_STAMP)  ## publish the last complete build (build/precomputed/, build/site/)
+publish: $(VENV_STAMP)  ## publish the last complete build (build/default/precomputed/, build/default/site/)
 	$(RECOVER)
 	$(PY) -m scripts.record.publish
 
@@ -69,6 +72,11 @@ bench-cluster: $(VENV_STAMP)  ## the benchmark on every partition in config/clus
 
 sweep-cluster: $(VENV_STAMP)  ## the serving sweep (and every other rule) as Slurm jobs, then publish like `make site`
 	$(CLUSTER) --target data --publish --data-only -- --profile profiles/slurm
+
+anchors-cluster: $(VENV_STAMP)  ## `make anchors` with every job through Slurm (one DAG), then the audits here
+	$(CLUSTER) --all-anchors --publish -- --profile profiles/slurm
+	$(PY) -m scripts.audit
+	for a in anchors/*.json; do $(PY) -m scripts.audit --anchor "$$a" || exit 1; done
 
 check-stale: $(VENV_STAMP)  ## rebuild the data from the committed inputs in a scratch dir; fail if precomputed/ differs
 	$(RECOVER)

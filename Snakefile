@@ -1,7 +1,9 @@
 # C13-L5 lesson kit: one rule per artifact, grouped by stage in rules/*.smk; this file is the table of contents.
 # Each rule's script sits in scripts/ under the rule's name (precomputed: gen_c13_precomputed.py). Rules write under
-# build/ (Snakemake deletes a job's old outputs before it runs); `make site` publishes build/precomputed/ and
-# build/site/ into precomputed/ and site/ only after every rule succeeded (scripts/record/publish.py).
+# build/<anchor>/ (an anchor's data, sweep and page) and build/shared/ (what every anchor shares), never into the
+# published directories: `make site` publishes build/default/precomputed/ and build/default/site/ as precomputed/
+# and site/, another anchor's build/<name>/site/ as site/<name>/, only after every rule succeeded
+# (scripts/record/anchors.py, scripts/record/publish.py). `--config anchor=<file>` adds an anchor outside anchors/.
 import sys
 
 sys.path.insert(0, workflow.basedir)  # the kit's packages, for the helpers below and every rule's script
@@ -10,18 +12,24 @@ sys.path.insert(0, workflow.basedir)  # the kit's packages, for the helpers belo
 include: "rules/common.smk"  # input check, settings, wildcard constraints, code()
 
 
-rule all:
+rule all:  # the default anchor's data and page
     input:
-        "build/site/index.html",
-        f"{BUILD}/MANIFEST.json",
+        expand("build/{anchor}/site/index.html", anchor=DEFAULT),
+        expand(f"{PRE}/MANIFEST.json", anchor=DEFAULT),
 
 
-rule data:
+rule data:  # the default anchor's data (what `make check-stale` compares with precomputed/)
     input:
-        f"{BUILD}/MANIFEST.json",
+        expand(f"{PRE}/MANIFEST.json", anchor=DEFAULT),
 
 
-include: "rules/data.smk"  # precomputed: the anchor's derived numbers and their provenance
+rule anchors:  # every anchor's data and page in one DAG (`make anchors`)
+    input:
+        expand("build/{anchor}/site/index.html", anchor=ANCHOR_FILES),
+        expand(f"{PRE}/MANIFEST.json", anchor=ANCHOR_FILES),
+
+
+include: "rules/data.smk"  # precomputed: the anchor's derived numbers and their provenance; shared_data
 include: "rules/tokenizers.smk"  # fetch_tokenizer, convert_qwen35, verify_qwen35, tokenizer_counts
 include: "rules/bench.smk"  # bench_medians; bench_partition and bench_cluster (`make bench-cluster`)
 include: "rules/serving.smk"  # serving_cell, serving_goodput, serving_sweep, serve_results

@@ -8,7 +8,7 @@ rule bench_medians:
         records=BENCH_RECORDS,
         code=code("scripts/bench_medians.py"),
     output:
-        json=f"{BUILD}/bench_medians.json",
+        json=f"{SHARED}/bench_medians.json",
     log:
         "build/logs/bench_medians.log",
     conda:

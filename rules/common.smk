@@ -3,10 +3,13 @@
 # imports by scripts/record/deps.py, so the rules cannot drift from the code).
 import glob
 import os
+import re
 import sys
 
-from scripts.audit.inputs import check_all
+from scripts.audit.inputs import check_all, check_anchor
+from scripts.common.names import SCHEDULES
 from scripts.record.deps import code_inputs
+from scripts.record.anchors import DEFAULT, SHARED, anchor_files
 from scripts.record.inputs import InputError
 from scripts.bench.records import check_cluster_config, load_cluster_config
 from scripts.serving.config import load_workloads, rate_name, sweep_settings
@@ -15,18 +18,28 @@ from scripts.record.snakemake_compat import quote_script_interpreter
 quote_script_interpreter()  # a checkout path with a space must still run every `script:` rule
 
 
+# A dry run (-n) reads the inputs it needs and nothing more: no check, no healing of the caches (which deletes a
+# tampered file). Every real run checks first; `make` checks before Snakemake starts (scripts/record/build_lock.py).
+DRY_RUN = bool(getattr(workflow.output_settings, "dryrun", False))
+
 try:  # validate every input before scheduling anything: one line naming the file and the field, no traceback
-    check_all()
+    if not DRY_RUN:
+        check_all()
+        if config.get("anchor"):  # `make site ANCHOR=<file>`: that anchor is checked as the default is
+            check_anchor(config["anchor"])
     # config/cluster.yaml (where `make bench-cluster` measures) is read by the kit's own loader, not `configfile:`
     # (which would parse YAML aliases before any check); --config values still override the file's.
     for key, value in load_cluster_config("config/cluster.yaml").items():
         config.setdefault(key, value)
-    check_cluster_config(config, "config/cluster.yaml (with --config overrides)")
+    check_cluster_config({k: v for k, v in config.items() if k != "anchor"},  # `anchor`: scripts/record/anchors.py
+                         "config/cluster.yaml (with --config overrides)")
 except InputError as exc:
     sys.stderr.write(f"error: {exc}\n")
     os._exit(2)  # sys.exit would be caught and re-raised by Snakemake with a traceback
 
-BUILD = "build/precomputed"
+# Anchor-dependent outputs under build/{anchor}/ (scripts/record/anchors.py), shared ones under build/shared/.
+ANCHOR_FILES = anchor_files(".", config.get("anchor"))  # name -> anchor file; `default` is anchor-model.json
+PRE = "build/{anchor}/precomputed"  # one anchor's data: published as precomputed/ for the default
 RULE_FILES = sorted(glob.glob("rules/*.smk"))  # hashed into the manifest with the Snakefile
 TOKENIZERS = ["gpt2", "qwen3", "qwen3.5"]
 BENCH_RECORDS = sorted(glob.glob("precomputed/bench/*.json"))  # measured on request (`make bench`), committed
@@ -35,12 +48,18 @@ SWEEP, WORKLOADS = sweep_settings(WORKLOADS_DOC), list(WORKLOADS_DOC["workloads"
 SERVE_RESULTS = sorted(glob.glob("precomputed/serve/*.json"))  # `vllm bench serve` results, committed
 
 wildcard_constraints:
+    anchor="|".join(re.escape(name) for name in ANCHOR_FILES),
     workload="[A-Za-z0-9_]+",
-    policy="whole|chunked|disagg",
+    schedule="|".join(SCHEDULES),
     rate="[0-9.]+",
     partition="[A-Za-z0-9_-]+",
 
-localrules: all, data, bench_cluster, fetch_tokenizer  # fetch needs the registries, which cluster nodes may lack
+localrules: all, data, anchors, bench_cluster, fetch_tokenizer  # fetch needs the registries, which cluster nodes may lack
+
+
+def anchor_file(wildcards):
+    """The anchor file of the build/{anchor}/ an output is under."""
+    return ANCHOR_FILES[wildcards.anchor]
 
 
 def code(rule_script):

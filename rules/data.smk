@@ -4,15 +4,33 @@
 
 rule precomputed:
     input:
-        anchor="anchor-model.json",
+        anchor=anchor_file,
         cited="precomputed/cited.json",
         gpus="config/gpus.json",
         code=code("scripts/gen_c13_precomputed.py"),
     output:
-        json=f"{BUILD}/precomputed.json",
+        json=f"{PRE}/precomputed.json",
     log:
-        "build/logs/precomputed.log",
+        "build/logs/{anchor}/precomputed.log",
     conda:
         "../envs/lesson.yaml"
     script:
         "../scripts/gen_c13_precomputed.py"
+
+
+# The data every anchor shares (made once under build/shared/), beside each anchor's own: each anchor's precomputed/
+# is whole (what publish, the manifest and the audit read).
+rule shared_data:
+    input:
+        json=f"{SHARED}/{{name}}.json",
+    output:
+        json=f"{PRE}/{{name}}.json",
+    wildcard_constraints:
+        name="tokenizer_counts|qwen35_conversion_proof|bench_medians|serve_results",
+    log:
+        "build/logs/{anchor}/shared_data.{name}.log",
+    localrule: True
+    conda:
+        "../envs/lesson.yaml"
+    shell:  # not `run:`, which Snakemake 9.27.1 runs through the unquoted interpreter (scripts/record/snakemake_compat.py)
+        "cp -- {input.json:q} {output.json:q} 2> {log:q}"

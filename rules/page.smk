@@ -21,26 +21,26 @@ rule fetch_vendor:
 # build/site/; `make site` swaps it in for site/ only after every rule succeeded.
 rule render_site:
     input:
-        data=f"{BUILD}/precomputed.json",
-        tokens=f"{BUILD}/tokenizer_counts.json",
-        bench=f"{BUILD}/bench_medians.json",
+        data=f"{PRE}/precomputed.json",
+        tokens=f"{PRE}/tokenizer_counts.json",
+        bench=f"{PRE}/bench_medians.json",
         questions="questions/C13-L5.md",
         runtime=".cache/vendor/vega.min.js",
         vendor="config/vendor.json",
-        serving=f"{BUILD}/serving.json",
+        serving=f"{PRE}/serving.json",
         templates=["templates/index.html.j2", "templates/bench_section.html.j2", "templates/lesson.js",
                    "templates/lesson.css", "templates/provenance.html.j2"],
         code=code("scripts/render_site.py"),
     output:
-        html="build/site/index.html",
-        runtime="build/site/vega.min.js",
-        script="build/site/lesson.js",
-        data_script="build/site/lesson-data.js",
-        serving_script="build/site/serving-data.js",
-        provenance="build/site/provenance.html",
-        source=directory("build/site/source"),
+        html="build/{anchor}/site/index.html",
+        runtime="build/{anchor}/site/vega.min.js",
+        script="build/{anchor}/site/lesson.js",
+        data_script="build/{anchor}/site/lesson-data.js",
+        serving_script="build/{anchor}/site/serving-data.js",
+        provenance="build/{anchor}/site/provenance.html",
+        source=directory("build/{anchor}/site/source"),
     log:
-        "build/logs/site.log",
+        "build/logs/{anchor}/site.log",
     conda:
         "../envs/lesson.yaml"
     script:

@@ -4,9 +4,10 @@
 
 rule manifest:
     input:
-        data=[f"{BUILD}/precomputed.json", f"{BUILD}/tokenizer_counts.json", f"{BUILD}/qwen35_conversion_proof.json",
-              f"{BUILD}/bench_medians.json", f"{BUILD}/serving.json", f"{BUILD}/serve_results.json"],
-        sources=["anchor-model.json", "precomputed/cited.json", "config/tokenizers.json", "config/passages.json",
+        data=[f"{PRE}/precomputed.json", f"{PRE}/tokenizer_counts.json", f"{PRE}/qwen35_conversion_proof.json",
+              f"{PRE}/bench_medians.json", f"{PRE}/serving.json", f"{PRE}/serve_results.json"],
+        anchor=anchor_file,
+        sources=["precomputed/cited.json", "config/tokenizers.json", "config/passages.json",
                  "config/workloads.json", "Snakefile", *RULE_FILES, "requirements.txt", *BENCH_RECORDS,
                  *SERVE_RESULTS],
         helpers=sorted({f for s in ["scripts/gen_c13_precomputed.py", "scripts/fetch_tokenizer.py",
@@ -17,9 +18,9 @@ rule manifest:
                                     "scripts/manifest.py", "scripts/bench/kv_cache.py"] for f in code_inputs(s)}),
         code=code("scripts/manifest.py"),
     output:
-        json=f"{BUILD}/MANIFEST.json",
+        json=f"{PRE}/MANIFEST.json",
     log:
-        "build/logs/manifest.log",
+        "build/logs/{anchor}/manifest.log",
     conda:
         "../envs/lesson.yaml"
     script:

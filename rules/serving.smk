@@ -2,34 +2,34 @@
 # Paths in `script:` and `conda:` are relative to this file; inputs and outputs to the checkout.
 
 
-# Serving under load: one simulation per (workload, policy, rate per GPU) cell of the default sweep.
+# Serving under load: one simulation per (workload, schedule, rate per GPU) cell of the default sweep.
 rule serving_cell:
     input:
-        anchor="anchor-model.json",
+        anchor=anchor_file,
         workloads="config/workloads.json",
         code=code("scripts/serving_cell.py"),
     output:
-        json="build/serving/cells/{workload}/{policy}/r{rate}.json",
+        json="build/{anchor}/serving/cells/{workload}/{schedule}/r{rate}.json",
     log:
-        "build/logs/serving_cell.{workload}.{policy}.{rate}.log",
+        "build/logs/{anchor}/serving_cell.{workload}.{schedule}.{rate}.log",
     conda:
         "../envs/lesson.yaml"
     script:
         "../scripts/serving_cell.py"
 
 
-# DistServe goodput of one (workload, policy): the highest rate per GPU meeting the attainment target.
+# DistServe goodput of one (workload, schedule): the highest rate per GPU meeting the attainment target.
 rule serving_goodput:
     input:
-        cells=expand("build/serving/cells/{{workload}}/{{policy}}/r{rate}.json",
+        cells=expand("build/{{anchor}}/serving/cells/{{workload}}/{{schedule}}/r{rate}.json",
                      rate=[rate_name(r) for r in SWEEP["rates_per_gpu"]]),
-        anchor="anchor-model.json",
+        anchor=anchor_file,
         workloads="config/workloads.json",
         code=code("scripts/serving_goodput.py"),
     output:
-        json="build/serving/goodput/{workload}/{policy}.json",
+        json="build/{anchor}/serving/goodput/{workload}/{schedule}.json",
     log:
-        "build/logs/serving_goodput.{workload}.{policy}.log",
+        "build/logs/{anchor}/serving_goodput.{workload}.{schedule}.log",
     conda:
         "../envs/lesson.yaml"
     script:
@@ -39,16 +39,17 @@ rule serving_goodput:
 # The sweep's metrics, per-request TTFT/TPOT and DistServe goodput, for the page.
 rule serving_sweep:
     input:
-        cells=expand("build/serving/cells/{workload}/{policy}/r{rate}.json", workload=WORKLOADS,
-                     policy=SWEEP["policies"], rate=[rate_name(r) for r in SWEEP["rates_per_gpu"]]),
-        goodput=expand("build/serving/goodput/{workload}/{policy}.json", workload=WORKLOADS, policy=SWEEP["policies"]),
-        anchor="anchor-model.json",
+        cells=expand("build/{{anchor}}/serving/cells/{workload}/{schedule}/r{rate}.json", workload=WORKLOADS,
+                     schedule=SWEEP["schedules"], rate=[rate_name(r) for r in SWEEP["rates_per_gpu"]]),
+        goodput=expand("build/{{anchor}}/serving/goodput/{workload}/{schedule}.json", workload=WORKLOADS,
+                       schedule=SWEEP["schedules"]),
+        anchor=anchor_file,
         workloads="config/workloads.json",
         code=code("scripts/serving_sweep.py"),
     output:
-        json=f"{BUILD}/serving.json",
+        json=f"{PRE}/serving.json",
     log:
-        "build/logs/serving_sweep.log",
+        "build/logs/{anchor}/serving_sweep.log",
     conda:
         "../envs/lesson.yaml"
     script:
@@ -61,7 +62,7 @@ rule serve_results:
         results=SERVE_RESULTS,
         code=code("scripts/serve_results.py"),
     output:
-        json=f"{BUILD}/serve_results.json",
+        json=f"{SHARED}/serve_results.json",
     log:
         "build/logs/serve_results.log",
     conda:

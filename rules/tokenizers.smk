@@ -40,7 +40,7 @@ rule verify_qwen35:
         converted="build/tokenizers/qwen3.5.tokenizer.json",
         code=code("scripts/verify_qwen35.py"),
     output:
-        json=f"{BUILD}/qwen35_conversion_proof.json",
+        json=f"{SHARED}/qwen35_conversion_proof.json",
     log:
         "build/logs/verify_qwen35.log",
     conda:
@@ -56,10 +56,10 @@ rule tokenizer_counts:
         passages="config/passages.json",
         stamps=expand(".cache/tokenizers/{tid}/verified.json", tid=TOKENIZERS),
         converted="build/tokenizers/qwen3.5.tokenizer.json",
-        proof=f"{BUILD}/qwen35_conversion_proof.json",
+        proof=f"{SHARED}/qwen35_conversion_proof.json",
         code=code("scripts/tokenizer_counts.py"),
     output:
-        json=f"{BUILD}/tokenizer_counts.json",
+        json=f"{SHARED}/tokenizer_counts.json",
     log:
         "build/logs/tokenizer_counts.log",
     conda:

@@ -15,7 +15,8 @@ from scripts.record.inputs import read_json
 
 def main(inputs, output) -> None:
     a, doc = load(Path(inputs.anchor))
-    write_json_atomic(output.json, build(a, doc, read_json(Path(inputs.cited)), load_gpus(Path(inputs.gpus))))
+    write_json_atomic(output.json, build(a, doc, read_json(Path(inputs.cited)), load_gpus(Path(inputs.gpus)),
+                                         Path(inputs.anchor).as_posix()))
 
 
 if "snakemake" in globals():

@@ -10,5 +10,7 @@ from scripts.record.manifest import build
 
 if "snakemake" in globals():
     inp = snakemake.input  # noqa: F821
-    groups = {"outputs": list(inp.data), "inputs": list(inp.sources), "scripts": list(inp.helpers)}
-    run_cleanly(lambda: write_json_atomic(snakemake.output.json, build(groups)), log=snakemake.log[0])  # noqa: F821
+    groups = {"outputs": list(inp.data), "inputs": [inp.anchor, *inp.sources], "scripts": list(inp.helpers)}
+    published = str(__import__("pathlib").Path(snakemake.output.json).parent)  # noqa: F821  (build/<anchor>/precomputed)
+    run_cleanly(lambda: write_json_atomic(snakemake.output.json, build(groups, published)),  # noqa: F821
+                log=snakemake.log[0])  # noqa: F821

@@ -1,4 +1,4 @@
-"""Rule serving_cell: one (workload, policy, rate per GPU) cell of the default sweep (scripts/serving/sweep.py)."""
+"""Rule serving_cell: one (workload, schedule, rate per GPU) cell of the default sweep (scripts/serving/sweep.py)."""
 if "snakemake" in globals():  # run by Snakemake from scripts/: make the repo root importable
     import sys
 
@@ -17,6 +17,6 @@ if "snakemake" in globals():
     def cell() -> None:
         a, workloads, settings = sweep_inputs(Path(sm.input.anchor), Path(sm.input.workloads))
         w = sm.wildcards
-        write_json_atomic(sm.output.json, run_cell(a, workloads, settings, w.workload, w.policy, float(w.rate)))
+        write_json_atomic(sm.output.json, run_cell(a, workloads, settings, w.workload, w.schedule, float(w.rate)))
 
     run_cleanly(cell, log=sm.log[0])

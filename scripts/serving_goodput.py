@@ -1,4 +1,4 @@
-"""Rule serving_goodput: one (workload, policy)'s sweep cells -> DistServe goodput, refined by bisection."""
+"""Rule serving_goodput: one (workload, schedule)'s sweep cells -> DistServe goodput, refined by bisection."""
 if "snakemake" in globals():  # run by Snakemake from scripts/: make the repo root importable
     import sys
 
@@ -19,6 +19,6 @@ if "snakemake" in globals():
         a, workloads, settings = sweep_inputs(Path(sm.input.anchor), Path(sm.input.workloads))
         cells = [json.loads(Path(p).read_text(encoding="utf-8")) for p in sm.input.cells]
         w = sm.wildcards
-        write_json_atomic(sm.output.json, goodput_of(a, workloads, settings, w.workload, w.policy, cells))
+        write_json_atomic(sm.output.json, goodput_of(a, workloads, settings, w.workload, w.schedule, cells))
 
     run_cleanly(goodput, log=sm.log[0])

@@ -7,20 +7,22 @@ if "snakemake" in globals():  # run by Snakemake from scripts/: make the repo ro
 import json
 from pathlib import Path
 
+from scripts.record.anchor_file import load
 from scripts.record.atomic import write_bytes_atomic
 from scripts.record.cli import run_cleanly
 from scripts.record.inputs import read_json
 from scripts.serving.aggregate import aggregate
-from scripts.serving.config import load_workloads, sweep_settings
+from scripts.serving.config import sweep_settings, workloads_for
 
 if "snakemake" in globals():
     sm = snakemake  # noqa: F821
 
     def sweep() -> None:
-        doc = load_workloads(Path(sm.input.workloads))
+        doc = workloads_for(Path(sm.input.workloads), load(Path(sm.input.anchor))[0])
         cells = [read_json(Path(p)) for p in sm.input.cells]
         goodputs = [read_json(Path(p)) for p in sm.input.goodput]
-        out = aggregate(read_json(Path(sm.input.anchor)), doc, sweep_settings(doc), cells, goodputs)
+        out = aggregate(read_json(Path(sm.input.anchor)), doc, sweep_settings(doc), cells, goodputs,
+                        Path(sm.input.anchor).as_posix())
         text = json.dumps(out, ensure_ascii=False, separators=(",", ":"), allow_nan=False)  # compact: 192k numbers
         write_bytes_atomic(sm.output.json, (text + "\n").encode("utf-8"))
 

@@ -49,10 +49,8 @@ function lesson(loadScript, files) {
     const bytes = decodeStepBytes(n, c) + decodeStepBytes(1, p) - K.weight_bytes_read_per_step;
     return stepSeconds(bytes, decodeStepFlops(n, c) + decodeStepFlops(1, p));
   }
-  const LANE_LABELS = {whole: "整段 prefill", chunked: "分块 prefill", disagg: "P/D 分离:decode 卡",
-    disagg_prefill: "P/D 分离:prefill 卡"};
-  const KIND_LABELS = {decode: "decode 一步", prefill: "整段 prefill", chunk: "prefill 块 + decode",
-    transfer: "传 KV 与状态"};
+  const labelsOf = (group) => Object.fromEntries(Object.entries(DATA.names[group]).map(([id, v]) => [id, v.label]));
+  const LANE_LABELS = labelsOf("lanes"), KIND_LABELS = labelsOf("step_kinds");  // scripts/common/names.json
   function lanes(c, p, chunk, tail = 6) {
     const n = runningDecoders(c), plain = decodeStepSeconds(n, c), after = withNewcomerSeconds(n, c, p);
     const bars = [];
@@ -122,8 +120,7 @@ function lesson(loadScript, files) {
   }
 
   // ---- serving/load_page.py: the under-load experiment, from serving-data.js ----------------
-  const SCHEDULES = ["whole", "chunked", "disagg"];
-  const SCHEDULE_LABELS = {whole: "整段 prefill", chunked: "分块 prefill", disagg: "P/D 分离"};
+  const SCHEDULES = Object.keys(DATA.names.schedules), SCHEDULE_LABELS = labelsOf("schedules");
   const cellKey = (w, s, r) => `${w}/${s}/${r}`;  // Python's f"{rate:g}" for the sweep's rates
   function percentile(sorted, q) {  // numpy.percentile, method 'linear' (numpy's _lerp, exactly)
     const n = sorted.length;
@@ -430,8 +427,9 @@ function lesson(loadScript, files) {
     } else if (rec.kind === "measured") {
       lines.push(["机器", rec.machine], ["日期", rec.date], ["次数", String(rec.runs)], ["离散", rec.spread], ["文件", rec.file]);
     } else if (rec.kind === "simulated") {
-      lines.push(["负载", rec.workload], ["调度", rec.policy], ["每卡请求率", `${rec.rate_per_gpu} req/s`],
-        ["请求数", String(rec.requests)], ["种子", String(rec.seed)], ["脚本", rec.script]);
+      lines.push(["负载", rec.workload], ["调度", rec.schedule]);
+      if (rec.rate_per_gpu != null) lines.push(["每卡请求率", `${rec.rate_per_gpu} req/s`]);
+      lines.push(["请求数", String(rec.requests)], ["种子", String(rec.seed)], ["脚本", rec.script]);
       if (rec.formula) lines.push(["公式", rec.formula], ["参数", JSON.stringify(rec.args)]);
     } else if (rec.kind === "assumed") {
       lines.push(["假设", rec.assumption]);

@@ -75,7 +75,8 @@ def built_kit(tmp_path_factory):
     scratch_copy(work)
     run = subprocess.run(publishing_build(python), cwd=work, capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, run.stderr[-3000:]
-    assert (work / "site" / "index.html").is_file() and (work / "build" / "precomputed" / "MANIFEST.json").is_file()
+    assert (work / "site" / "index.html").is_file()
+    assert (work / "build" / "default" / "precomputed" / "MANIFEST.json").is_file()
     return work, python
 
 

@@ -1,20 +1,30 @@
-"""Any anchor: every anchor in anchors/ builds end to end (data, page, audit) into site/<name>/, its readouts equal
-the Python math for that anchor in Chromium, and its page reads as that model's page (no linear-attention text for
-a dense model). The GPU switch on the default page moves the readouts to the Python values for that GPU."""
+"""Any anchor: every anchor in anchors/ builds with the default in one Snakemake run (`make anchors`: Snakemake
+config, outputs under build/<name>/) into site/<name>/ and audits clean, its readouts equal the Python math for that
+anchor in Chromium, and its page reads as that model's page (no linear-attention text for a dense model); one anchor
+alone (`make site ANCHOR=...`) publishes only its own page; the Llama-2-7B/A100 anchor put in place of
+anchor-model.json builds every section. The GPU switch on the default page moves the readouts to the Python values
+for that GPU. Workloads follow the anchor: fitted to each model's context, by the numbers worked out here."""
 import itertools
 import json
+import re
+import shutil
+import subprocess
 from dataclasses import replace
 
 import pytest
 
+from scripts.audit.inputs import check_anchor
 from scripts.model.readouts import readouts
-from scripts.record import anchor_site
 from scripts.record.anchor_file import load, load_gpus
+from scripts.record.anchors import anchor_files, anchor_names
+from scripts.record.inputs import InputError
+from scripts.serving.config import fit_to_context, load_workloads, workloads_for
 from tests.browser import open_page
-from tests.conftest import ROOT
+from tests.conftest import ROOT, copy_of_built_kit, publishing_build
 
 pytestmark = pytest.mark.browser
-ANCHORS = anchor_site.anchor_names()
+ANCHORS = anchor_names(ROOT)
+SM = ["--", "--cores", "2", "--quiet", "rules"]
 GRID = list(itertools.product([1024, 4096, 16384], [1, 16, 58], [10, 30], [4096, 32768], [256, 2048]))[::4]
 
 
@@ -41,18 +51,41 @@ def test_there_are_at_least_two_more_anchors():
     assert len(names) >= 2  # on other GPUs than the default's
 
 
+def sections(html: str) -> list[str]:
+    return re.findall(r'<section id="([^"]+)"', html)
+
+
+@pytest.fixture(scope="module")
+def every_anchor(built_kit, tmp_path_factory):
+    """`make anchors` in a copy of the shared kit: the default and every anchors/*.json in one Snakemake run."""
+    kit, python = built_kit
+    work = copy_of_built_kit(kit, tmp_path_factory.mktemp("anchors"))
+    before = {p: (work / p).read_bytes() for p in ("site/index.html", "precomputed/precomputed.json")}
+    run = subprocess.run([python, "-m", "scripts.record.build_lock", "--all-anchors", "--publish", *SM], cwd=work,
+                         capture_output=True, text=True, timeout=1200)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stderr.count("Building DAG of jobs") <= 2  # one run (and the completeness dry run), not one per anchor
+    return work, python, before
+
+
 @pytest.mark.exhaustive  # `make test` builds the default anchor; `make test-all` every other one, end to end
 @pytest.mark.parametrize("name", ANCHORS)
-def test_every_anchor_builds_audits_and_computes_its_own_numbers(name, browser):
-    assert anchor_site.main([str(ROOT / "anchors" / f"{name}.json"), "--audit"]) == 0
-    site = ROOT / "site" / name
-    anchor, doc = load(ROOT / "anchors" / f"{name}.json")
+def test_every_anchor_builds_audits_and_computes_its_own_numbers(name, every_anchor, browser):
+    work, python, before = every_anchor
+    audit = subprocess.run([python, "-m", "scripts.audit", "--anchor", f"anchors/{name}.json"], cwd=work,
+                           capture_output=True, text=True)
+    assert audit.returncode == 0, audit.stdout[-3000:]
+    site = work / "site" / name
+    anchor, doc = load(work / "anchors" / f"{name}.json")
     html = (site / "index.html").read_text(encoding="utf-8")
     assert doc["model"]["display_name"]["value"] in html and doc["hardware"]["name"]["value"] in html
+    assert sections(html) == sections((work / "site" / "index.html").read_text(encoding="utf-8"))
     dense = doc["model"]["full_attention_interval"]["value"] == 1
     assert ("DeltaNet" in html) is not dense and ("线性注意力状态" in html) is not dense
-    data = json.loads((ROOT / "build" / "anchors" / name / "precomputed" / "precomputed.json").read_text("utf-8"))
+    data = json.loads((work / "build" / name / "precomputed" / "precomputed.json").read_text("utf-8"))
     assert data["claims"] and all(c["numbers"] for c in data["claims"])
+    for path, old in before.items():  # the default's page and data, rebuilt in the same run, are unchanged
+        assert (work / path).read_bytes() == old, path
     page, watch = open_page(browser, (site / "index.html").as_uri())
     check_grid(page, anchor)
     assert watch.errors == []
@@ -60,9 +93,72 @@ def test_every_anchor_builds_audits_and_computes_its_own_numbers(name, browser):
     page.close()
 
 
-def test_the_default_page_is_left_alone_by_an_anchor_build():
-    index = (ROOT / "site" / "index.html").read_bytes()
-    assert b"Qwen3.8-27B" in index  # the shipped anchor's page, whatever anchors were built beside it
+@pytest.mark.exhaustive
+def test_one_anchor_alone_publishes_only_its_page(built_kit, tmp_path):
+    """`make site ANCHOR=<file outside anchors/, in a folder with a space>`: site/<name>/ appears; precomputed/ and
+    the default page stay byte for byte."""
+    kit, python = built_kit
+    work = copy_of_built_kit(kit, tmp_path)
+    (work / "my anchors").mkdir()
+    shutil.copy(ROOT / "anchors" / "llama-2-7b-a100.json", work / "my anchors" / "l2.json")
+    keep = {p.relative_to(work): p.read_bytes() for p in [*(work / "precomputed").rglob("*"),
+                                                         *(work / "site").glob("*")] if p.is_file()}
+    default_times = {p: p.stat().st_mtime_ns for p in (work / "build" / "default").rglob("*") if p.is_file()}
+    run = subprocess.run([python, "-m", "scripts.record.build_lock", "--anchor", "my anchors/l2.json", "--publish",
+                          *SM], cwd=work, capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert (work / "site" / "l2" / "index.html").is_file()
+    assert "Llama-2-7B" in (work / "site" / "l2" / "index.html").read_text(encoding="utf-8")
+    assert {rel: (work / rel).read_bytes() for rel in keep} == keep
+    assert {p: p.stat().st_mtime_ns for p in default_times} == default_times  # nothing of the default was rebuilt
+    bad = subprocess.run([python, "-m", "scripts.record.build_lock", "--anchor", "my anchors/shared.json", "--publish",
+                          *SM], cwd=work, capture_output=True, text=True)
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "shared" in bad.stderr
+
+
+@pytest.mark.exhaustive
+def test_llama2_7b_a100_in_place_of_the_default_builds_every_section(built_kit, tmp_path):
+    """The issue's user: a dense model with a 4,096-token context put into anchor-model.json, no workloads file."""
+    kit, python = built_kit
+    work = copy_of_built_kit(kit, tmp_path)
+    default_sections = sections((work / "site" / "index.html").read_text(encoding="utf-8"))
+    shutil.copy(ROOT / "anchors" / "llama-2-7b-a100.json", work / "anchor-model.json")
+    run = subprocess.run(publishing_build(python), cwd=work, capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stderr[-3000:]
+    html = (work / "site" / "index.html").read_text(encoding="utf-8")
+    assert sections(html) == default_sections and "Llama-2-7B" in html and "A100" in html
+    assert "截到" in html and "按比例缩到" in html  # the page says what was fitted to the 4,096 positions
+    audit = subprocess.run([python, "-m", "scripts.audit"], cwd=work, capture_output=True, text=True)
+    assert audit.returncode == 0, audit.stdout[-3000:]
+
+
+def test_workloads_follow_the_anchor():
+    """fit_to_context against numbers worked out by hand from config/workloads.json (outputs at most 1,024)."""
+    doc = load_workloads(ROOT / "config" / "workloads.json")
+    out_max = doc["workloads"]["chat"]["output_tokens"]["max"]
+    long = doc["workloads"]["chat_long"]["long_prompts"]["prompt_tokens"]
+    assert (out_max, long["min"], long["max"]) == (1024, 24576, 49152)  # what the numbers below assume
+    fitted, adapted = fit_to_context(doc["workloads"], 4096)
+    assert fitted["chat"]["prompt_tokens"]["max"] == 4096 - 1024
+    assert fitted["chat"]["prompt_tokens"]["median"] == 1024  # the typical prompt is kept
+    assert fitted["chat_long"]["long_prompts"]["prompt_tokens"] == {**long, "min": 24576 * 3072 // 49152, "max": 3072}
+    assert [(a["workload"], a["field"]) for a in adapted] == [("chat", "prompt_tokens.max"),
+                                                               ("chat_long", "prompt_tokens.max"),
+                                                               ("chat_long", "long_prompts.prompt_tokens")]
+    fitted, adapted = fit_to_context(doc["workloads"], 40960)  # Qwen3-32B: only the long prompts move
+    assert fitted["chat_long"]["long_prompts"]["prompt_tokens"]["max"] == 40960 - 1024
+    assert fitted["chat_long"]["long_prompts"]["prompt_tokens"]["min"] == int(24576 * 39936 / 49152)
+    assert len(adapted) == 1
+    assert fit_to_context(doc["workloads"], 262144) == (doc["workloads"], [])  # the default anchor: as written
+    assert doc["workloads"]["chat"]["prompt_tokens"]["max"] == 8192  # the input is left as it was
+    with pytest.raises(InputError, match="output_tokens.max"):
+        fit_to_context(doc["workloads"], 1536)  # 512 positions for a prompt whose median is 1,024
+    for name, path in anchor_files(ROOT).items():  # every shipped anchor builds with the one workloads file
+        check_anchor(ROOT / path, ROOT)
+        anchor, _ = load(ROOT / path)
+        for w in workloads_for(ROOT / "config" / "workloads.json", anchor)["workloads"].values():
+            longest = max(w["prompt_tokens"]["max"], w.get("long_prompts", {}).get("prompt_tokens", {}).get("max", 0))
+            assert longest + w["output_tokens"]["max"] <= anchor.max_position_embeddings, name
 
 
 def test_switching_the_gpu_moves_the_readouts_to_that_gpus_python(browser):

@@ -18,8 +18,8 @@ from tests.conftest import scratch_copy
 
 pytestmark = pytest.mark.cluster
 
-CELLS = ["build/serving/cells/chat/whole/r2.json", "build/serving/cells/chat/chunked/r2.json",
-         "build/serving/cells/chat_long/disagg/r1.json"]
+CELLS = ["build/default/serving/cells/chat/whole/r2.json", "build/default/serving/cells/chat/chunked/r2.json",
+         "build/default/serving/cells/chat_long/disagg/r1.json"]
 BENCH = "build/bench/main.json"
 SMOKE_BENCH = "bench_partitions: [main]\nbench_new_tokens: [4, 8]\nbench_runs: 3\nbench_warmup: 1\nbench_threads: 1\n"
 CONFIG = ["--configfile", "smoke-bench.yaml"]  # a tiny benchmark, on top of config/cluster.yaml
@@ -85,7 +85,7 @@ def test_gathered_record_lands_where_make_bench_puts_one(runs, tmp_path):
 
 
 def test_a_failing_job_fails_the_run_with_its_log_path(runs):
-    bad = "build/serving/cells/chat/whole/r0.json"  # rate 0: the cell's simulation raises inside the job
+    bad = "build/default/serving/cells/chat/whole/r0.json"  # rate 0: the cell's simulation raises inside the job
     run = snakemake(runs["slurm"], *SLURM, "--", bad, timeout=300)
     assert run.returncode != 0
     text = run.stdout + run.stderr

@@ -21,9 +21,9 @@ def rule_scripts() -> dict[str, str]:
 
 
 def test_the_snakefile_is_a_table_of_contents():
-    """Rules live in rules/<stage>.smk; the Snakefile holds only the includes and the two targets."""
+    """Rules live in rules/<stage>.smk; the Snakefile holds only the includes and the three targets."""
     text = (ROOT / "Snakefile").read_text(encoding="utf-8")
-    assert set(re.findall(r"^rule (\w+):", text, re.M)) == {"all", "data"}
+    assert set(re.findall(r"^rule (\w+):", text, re.M)) == {"all", "data", "anchors"}
     included = set(re.findall(r'^include: "(rules/[\w.]+\.smk)"', text, re.M))
     assert included == {p.relative_to(ROOT).as_posix() for p in (ROOT / "rules").glob("*.smk")}
     assert len(rule_scripts()) >= 14
@@ -95,10 +95,41 @@ def test_each_rule_script_is_named_after_its_rule():
 
 def test_every_package_says_what_it_owns_and_must_not_do():
     packages = [p for p in SCRIPTS.iterdir() if p.is_dir() and (p / "__init__.py").is_file()]
-    assert {p.name for p in packages} >= {"model", "record", "page", "tokens", "bench", "lesson", "audit"}
+    assert {p.name for p in packages} >= {"common", "model", "record", "page", "tokens", "bench", "lesson", "audit"}
     for pkg in packages:
         doc = ast.get_docstring(ast.parse((pkg / "__init__.py").read_text(encoding="utf-8")))
         assert doc and len([line for line in doc.splitlines() if line.strip()]) >= 2, pkg.name
+
+
+def allowed_imports(pkg: Path) -> set[str]:
+    """The packages a package's docstring lets it import: its line `May import: a, b.` (or `nothing.`)."""
+    doc = ast.get_docstring(ast.parse((pkg / "__init__.py").read_text(encoding="utf-8"))) or ""
+    found = re.search(r"^May import: (.+)\.$", doc, re.M)
+    assert found, f"scripts/{pkg.name}/__init__.py: no 'May import: ...' line"
+    return set() if found[1] == "nothing" else {name.strip() for name in found[1].split(",")}
+
+
+def package_graph() -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {}
+    for module, targets in import_graph().items():
+        src = package_of(module)
+        graph.setdefault(src, set()).update(package_of(t) for t in targets if package_of(t) != src)
+    return graph
+
+
+def test_every_package_imports_only_what_its_docstring_allows():
+    graph = package_graph()
+    for pkg in sorted(p for p in SCRIPTS.iterdir() if p.is_dir() and (p / "__init__.py").is_file()):
+        allowed = allowed_imports(pkg)
+        assert allowed <= {p.name for p in SCRIPTS.iterdir() if p.is_dir()}, (pkg.name, allowed)
+        assert graph.get(pkg.name, set()) <= allowed, (pkg.name, graph.get(pkg.name, set()) - allowed)
+
+
+def test_the_page_sits_on_top_and_common_at_the_bottom():
+    """No package but the audit (and the rules' entry scripts) imports the page; common imports nothing."""
+    graph = package_graph()
+    assert {src for src, targets in graph.items() if "page" in targets} <= {"audit", "(top)"}
+    assert graph.get("common", set()) == set()
 
 
 def test_no_import_cycle_between_modules():
@@ -106,10 +137,7 @@ def test_no_import_cycle_between_modules():
 
 
 def test_no_import_cycle_between_packages():
-    graph: dict[str, set[str]] = {}
-    for module, targets in import_graph().items():
-        src = package_of(module)
-        graph.setdefault(src, set()).update(package_of(t) for t in targets if package_of(t) != src)
+    graph = package_graph()
     assert find_cycle(graph) is None, graph
 
 
@@ -125,3 +153,21 @@ def test_model_package_is_pure():
 def test_cycle_finder_finds_a_cycle():
     assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert find_cycle({"a": {"b"}, "b": set()}) is None
+
+
+def test_each_name_is_defined_once():
+    """The schedule ids as a list, and each schedule, lane and step-kind label, appear in scripts/common/names.json
+    and nowhere else in code (Python, lesson.js, the rules, the page template): every other place reads them."""
+    from scripts.common import names
+
+    labels = {*names.SCHEDULE_LABELS.values(), *names.LANE_LABELS.values(), *names.STEP_KIND_LABELS.values()}
+    code = [*SCRIPTS.rglob("*.py"), ROOT / "templates" / "lesson.js", ROOT / "templates" / "index.html.j2",
+            *(ROOT / "rules").glob("*.smk"), ROOT / "Snakefile"]
+    ids = re.compile(r"""["']whole["'],\s*["']chunked["'],\s*["']disagg["']|whole\|chunked\|disagg""")
+    for path in code:
+        text = path.read_text(encoding="utf-8")
+        assert not ids.search(text), f"{path.relative_to(ROOT)} lists the schedule ids itself"
+        for label in labels:
+            assert f'"{label}"' not in text and f"'{label}'" not in text, (path.relative_to(ROOT), label)
+        assert not re.search(r"\bpolic(y|ies)\b", text), f"{path.relative_to(ROOT)}: a schedule is a 'schedule'"
+    assert names.SCHEDULES == ("whole", "chunked", "disagg")  # the lesson's three, in the page's order

@@ -1,9 +1,9 @@
 """Every derived number the seed states, reproduced from anchor-model.json at the seed's display rounding."""
 import pytest
 
+from scripts.common.display import format_number
 from scripts.model import roofline as rl
 from scripts.model import timeline as tl
-from scripts.page.display import format_number
 
 CTX = 4096
 

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from scripts.serving.load_page import SCHEDULES, decode_cell, experiment_data, readouts
+from scripts.serving.load_page import SCHEDULES, cell_key, cell_readouts, decode_cell, experiment_data, readouts
 from tests.browser import ARTIFACTS, open_page
 from tests.conftest import ROOT
 
@@ -52,13 +52,18 @@ GRID = list(itertools.product(["chat", "chat_long"], [0.5, 2, 4, 6, 9, 12], [100
 def test_readouts_equal_the_python_on_a_grid(page, serving):
     pg, _ = page
     _, exp = serving
-    assert len(GRID) >= 50
+    assert len(GRID) >= 100
     for workload, rate, ttft, tpot, target in GRID:
         state = {"workload": workload, "request_rate": rate, "ttft_slo_ms": ttft, "load_tpot_slo_ms": tpot,
                  "attainment_target": target}
         pg.evaluate("s => window.lessonSet(s)", state)
-        every = pg.evaluate("s => { const r = window.lessonMath.loadReadouts({...window.lessonState(), ...s});"
-                            " delete r._curves; return r; }", state)
+        every = pg.evaluate("s => window.lessonMath.loadReadouts({...window.lessonState(), ...s})", state)
+        curves = every.pop("_curves")  # the attainment-vs-rate chart: every swept rate of every schedule
+        for s in SCHEDULES:
+            want_curve = [cell_readouts(*decode_cell(exp["cells"][cell_key(workload, s, r)]), exp["unit_ms"],
+                                        exp["cells"][cell_key(workload, s, r)]["duration_s"], ttft, tpot)["attainment"]
+                          for r in exp["rates_per_gpu"]]
+            assert curves[s] == pytest.approx(want_curve, rel=1e-9, abs=1e-12), (s, state)
         want = readouts(exp, workload, rate, ttft, tpot, target)
         assert set(every) == set(want)
         for name, v in want.items():

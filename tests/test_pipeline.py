@@ -41,7 +41,7 @@ def scheduled_jobs(log: str) -> set[str]:
 
 
 def built_files(work):
-    build = work / "build" / "precomputed"
+    build = work / "build" / "default" / "precomputed"
     return {p.relative_to(build).as_posix(): p.read_bytes() for p in sorted(build.rglob("*.json"))}
 
 
@@ -66,13 +66,31 @@ def test_up_to_date_tree_schedules_nothing(scratch):
     assert "Nothing to be done" in run.stdout + run.stderr
 
 
+def test_a_dry_run_checks_and_deletes_nothing(scratch, tmp_path):
+    """`snakemake -n` only plans: a tampered cache file stays (a real run deletes and re-fetches it) and a broken
+    input is not reported by the dry run (the build checks it before Snakemake starts)."""
+    cached = scratch / ".cache" / "vendor" / "vega.min.js"
+    original, gpus = cached.read_bytes(), (scratch / "config" / "gpus.json").read_bytes()
+    try:
+        cached.write_bytes(original + b"\n// tampered")
+        (scratch / "config" / "gpus.json").write_text("{", encoding="utf-8")
+        run = snakemake(scratch, "data", "-n")
+        assert run.returncode == 0 and "error:" not in run.stderr, run.stderr[-2000:]
+        assert cached.read_bytes() == original + b"\n// tampered"
+        real = snakemake(scratch, "data")  # a real run checks first: one line, and nothing runs
+        assert real.returncode == 2 and real.stderr.startswith("error: config/gpus.json"), real.stderr[-2000:]
+    finally:
+        cached.write_bytes(original)
+        (scratch / "config" / "gpus.json").write_bytes(gpus)
+
+
 def test_snakemake_lint_is_clean(scratch):
     run = subprocess.run([PYTHON, "-m", "snakemake", "--lint"], cwd=scratch, capture_output=True, text=True)
     assert run.returncode == 0, run.stdout + run.stderr
 
 
 def test_changing_a_helper_module_reruns_the_rule(scratch):
-    helper = scratch / "scripts" / "page" / "display.py"
+    helper = scratch / "scripts" / "common" / "display.py"
     original = helper.read_text()
     helper.write_text(original + "\n")
     try:
@@ -100,7 +118,7 @@ def test_changed_passage_reruns_only_the_tokenizer_rules(scratch):
     path.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
     try:
         run = snakemake(scratch, "data", "-n")
-        assert scheduled_jobs(run.stdout + run.stderr) == {"tokenizer_counts", "manifest", "data"}
+        assert scheduled_jobs(run.stdout + run.stderr) == {"tokenizer_counts", "shared_data", "manifest", "data"}
     finally:
         path.write_text(original, encoding="utf-8")
 
@@ -112,13 +130,16 @@ EDITS = {
     "scripts/model/roofline.py": ({"precomputed", "manifest", "serving_cell", "serving_goodput"},
                                   PAGE | {"serving_sweep"}),
     "scripts/lesson/precomputed.py": ({"precomputed", "manifest"}, PAGE),
-    "scripts/tokens/corpus.py": ({"verify_qwen35", "manifest"}, {"tokenizer_counts"} | PAGE),
-    "scripts/bench/records.py": ({"bench_medians", "manifest"}, PAGE),
+    "scripts/tokens/corpus.py": ({"verify_qwen35", "manifest"}, {"tokenizer_counts", "shared_data"} | PAGE),
+    "scripts/bench/records.py": ({"bench_medians", "manifest"}, PAGE | {"shared_data"}),
     "scripts/bench/tinygpt.py": ({"manifest"}, {"all"}),  # the measuring code is hashed, never rerun by a build
     "scripts/page/charts.py": ({"render_site"}, {"all"}),
-    "scripts/page/display.py": ({"precomputed", "tokenizer_counts", "bench_medians", "manifest", "serving_sweep"},
-                                PAGE),
-    "scripts/record/provenance.py": ({"precomputed", "manifest"}, PAGE),
+    "scripts/common/display.py": ({"precomputed", "tokenizer_counts", "bench_medians", "manifest", "serving_sweep"},
+                                  PAGE | {"shared_data"}),
+    "scripts/record/provenance.py": ({"precomputed", "tokenizer_counts", "bench_medians", "manifest", "serving_sweep"},
+                                     PAGE | {"shared_data"}),
+    "scripts/common/names.py": ({"serving_cell", "serving_goodput", "serving_sweep", "render_site", "manifest"},
+                                {"all"}),
     "scripts/serving/engine.py": ({"serving_cell", "serving_goodput", "manifest"}, PAGE | {"serving_sweep"}),
     "scripts/audit/report.py": (set(), set()),
 }
@@ -129,7 +150,7 @@ def directly_scheduled(log: str) -> set[str]:
     return set(re.findall(r"rule (\w+):\n(?:    (?!reason:).*\n)*    reason: [^\n]*Updated input files", log))
 
 
-IN_MAKE_TEST = {"scripts/page/display.py", "scripts/serving/engine.py", "scripts/audit/report.py"}  # many, some, none
+IN_MAKE_TEST = {"scripts/common/display.py", "scripts/serving/engine.py", "scripts/audit/report.py"}  # many, some, none
 
 
 @pytest.mark.parametrize("module", [m if m in IN_MAKE_TEST else pytest.param(m, marks=pytest.mark.exhaustive)
@@ -157,7 +178,7 @@ def test_two_site_builds_give_the_same_dist_archive(scratch):
     from scripts.record.dist import archive_bytes
 
     assert snakemake(scratch, "all").returncode == 0
-    first = archive_bytes(scratch / "build" / "site", 1_700_000_000)
+    first = archive_bytes(scratch / "build" / "default" / "site", 1_700_000_000)
     run = snakemake(scratch, "all", "--forcerun", "render_site")
     assert run.returncode == 0, run.stderr[-2000:]
-    assert archive_bytes(scratch / "build" / "site", 1_700_000_000) == first
+    assert archive_bytes(scratch / "build" / "default" / "site", 1_700_000_000) == first

@@ -21,7 +21,7 @@ import pytest
 from scripts.audit.inputs import TEMPLATES, check_all, heal_vendor_cache
 from scripts.bench.records import load_cluster_config
 from scripts.record import schema
-from scripts.record.anchor_site import check_stem
+from scripts.record.anchors import check_stem
 from scripts.record.inputs import InputError, read_json
 from scripts.record.registry import extract
 from scripts.record.vendor import verified_runtime
@@ -82,7 +82,7 @@ def test_a_five_thousand_digit_integer_is_one_line(root, kind):
 
 @pytest.mark.parametrize(("path", "value", "words"), [
     (("page", "workload", "value"), ["chat"], ("page.workload.value", "type string")),
-    (("sweep", "policies", "value"), ["whole", "whole"], ("sweep.policies.value", "repeat")),
+    (("sweep", "schedules", "value"), ["whole", "whole"], ("sweep.schedules.value", "repeat")),
     (("sweep", "percentiles", "value"), [50, 99], ("sweep.percentiles.value", "90")),
     (("sweep", "rates_per_gpu", "value"), [1, 1.0000001], ("rates_per_gpu.value[1]", "r1.json")),
     (("sweep", "rates_per_gpu", "value"), [round(0.5 + i * 0.01, 2) for i in range(2000)],
@@ -355,11 +355,11 @@ def one_line_error(run, *words):
 
 def test_cli_refuses_a_device_and_a_fifo_without_reading_them(tmp_path):
     start = time.perf_counter()
-    one_line_error(cli("--policy", "whole", "--trace", "/dev/zero", "--out", str(tmp_path / "o.json")),
+    one_line_error(cli("--schedule", "whole", "--trace", "/dev/zero", "--out", str(tmp_path / "o.json")),
                    "not a regular file")
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
-    one_line_error(cli("--policy", "whole", "--trace", str(fifo), "--out", str(tmp_path / "o.json")),
+    one_line_error(cli("--schedule", "whole", "--trace", str(fifo), "--out", str(tmp_path / "o.json")),
                    "not a regular file")
     assert time.perf_counter() - start < 20
 
@@ -368,15 +368,15 @@ def test_cli_refuses_a_device_and_a_fifo_without_reading_them(tmp_path):
                                              ("--chunk-tokens", str(10 ** 20)), ("--chunk-tokens", "1e20"),
                                              ("--max-batch", "0")])
 def test_cli_bounds_every_size(tmp_path, trace, flag, value):
-    one_line_error(cli("--policy", "disagg", "--trace", str(trace), "--out", str(tmp_path / "o.json"), flag, value),
+    one_line_error(cli("--schedule", "disagg", "--trace", str(trace), "--out", str(tmp_path / "o.json"), flag, value),
                    flag)
 
 
 def test_cli_out_is_never_a_directory_nor_the_input(tmp_path, trace):
     before = trace.read_bytes()
-    one_line_error(cli("--policy", "whole", "--trace", str(trace), "--out", str(tmp_path)), "is a directory")
-    one_line_error(cli("--policy", "whole", "--trace", str(trace), "--out", str(trace)), "is the --trace input")
-    one_line_error(cli("--policy", "whole", "--trace", str(trace), "--out", str(tmp_path / "no" / "o.json")),
+    one_line_error(cli("--schedule", "whole", "--trace", str(trace), "--out", str(tmp_path)), "is a directory")
+    one_line_error(cli("--schedule", "whole", "--trace", str(trace), "--out", str(trace)), "is the --trace input")
+    one_line_error(cli("--schedule", "whole", "--trace", str(trace), "--out", str(tmp_path / "no" / "o.json")),
                    "does not exist")
     assert trace.read_bytes() == before
 
@@ -384,7 +384,8 @@ def test_cli_out_is_never_a_directory_nor_the_input(tmp_path, trace):
 # --- Names that would collide with the site's own files -----------------------------------------------------------
 
 @pytest.mark.parametrize("name", ["source.json", "index.html.json", "lesson.js.json", "..json", "my anchor.json",
-                                  "Qwen.json", "x.new.json", "report.html.json", "a..b.json"])
+                                  "Qwen.json", "x.new.json", "report.html.json", "a..b.json", "default.json",
+                                  "shared.json", "logs.json"])
 def test_anchor_stems_cannot_replace_the_default_site(tmp_path, name):
     with pytest.raises(InputError):
         check_stem(tmp_path / name)

@@ -193,7 +193,7 @@ def old_install_and_new_build(root):
     """Published files that say "old", a finished build of the same files that says "new", and a committed input
     (precomputed/cited.json) the build does not make, which must survive every switch."""
     for name in ("precomputed/a.json", "precomputed/sub/b.json", "site/index.html", "site/lesson.js"):
-        for where, content in (("", b"old"), ("build/", b"new")):
+        for where, content in (("", b"old"), ("build/default/", b"new")):
             (root / where / name).parent.mkdir(parents=True, exist_ok=True)
             (root / where / name).write_bytes(content)
     (root / "precomputed" / "cited.json").write_bytes(b"input")
@@ -242,7 +242,7 @@ def test_publish_killed_by_a_real_signal_at_random_moments_never_mixes_the_pair(
         root = tmp_path / f"r{n}"
         old_install_and_new_build(root)
         for i in range(1000):
-            for where, content in (("", b"old"), ("build/", b"new")):
+            for where, content in (("", b"old"), ("build/default/", b"new")):
                 (root / where / "precomputed" / "many" / f"{i}.json").parent.mkdir(parents=True, exist_ok=True)
                 (root / where / "precomputed" / "many" / f"{i}.json").write_bytes(content)
         proc = subprocess.Popen([sys.executable, "-m", "scripts.record.publish"], cwd=root,

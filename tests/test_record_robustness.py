@@ -186,7 +186,7 @@ def test_killed_build_leaves_outputs_intact_and_the_next_build_completes(tmp_pat
     work = scratch_copy(tmp_path / "kit")
     smk = [sys.executable, "-m", "snakemake", "--cores", "2", "data"]
     assert subprocess.run(smk, cwd=work, capture_output=True, timeout=600).returncode == 0
-    built = {p.name: p.read_bytes() for p in (work / "build" / "precomputed").glob("*.json")}
+    built = {p.name: p.read_bytes() for p in (work / "build" / "default" / "precomputed").glob("*.json")}
     before = committed(work)
     proc = subprocess.Popen([*smk, "--forceall"], cwd=work, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True, start_new_session=True)
@@ -204,4 +204,4 @@ def test_killed_build_leaves_outputs_intact_and_the_next_build_completes(tmp_pat
     subprocess.run([sys.executable, "-m", "snakemake", "--unlock"], cwd=work, capture_output=True, check=True)
     run = subprocess.run([*smk, "--rerun-incomplete"], cwd=work, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr[-2000:]
-    assert {p.name: p.read_bytes() for p in (work / "build" / "precomputed").glob("*.json")} == built
+    assert {p.name: p.read_bytes() for p in (work / "build" / "default" / "precomputed").glob("*.json")} == built

@@ -63,26 +63,26 @@ def test_steady_decode_at_the_memory_cap_matches_the_frontier(anchor):
     assert np.median(steps) == pytest.approx(rl.decode_step_seconds(anchor, cap, context), rel=0.02)
 
 
-@pytest.mark.parametrize("policy", ["whole", "chunked"])
-def test_one_long_prompt_into_a_full_batch_matches_the_timeline(anchor, anchor_doc, policy):
+@pytest.mark.parametrize("schedule", ["whole", "chunked"])
+def test_one_long_prompt_into_a_full_batch_matches_the_timeline(anchor, anchor_doc, schedule):
     sc = anchor_doc["scenario"]
     context, prompt, chunk = sc["context_tokens"]["value"], sc["prompt_tokens"]["value"], sc["chunk_tokens"]["value"]
     running = tl.running_decoders(anchor, context)
     n = running + 1
     decoders = Requests(np.zeros(running), np.full(running, context - 1), np.full(running, 800))
     room = running * rl.bytes_per_request(anchor, context + 800) + rl.bytes_per_request(anchor, prompt + 4)
-    warm = engine.simulate(anchor, decoders, policy, chunk_tokens=chunk, capacity_bytes=room)
+    warm = engine.simulate(anchor, decoders, schedule, chunk_tokens=chunk, capacity_bytes=room)
     arrive = warm.first_token_s.max() + 1e-3  # the newcomer arrives once every running request is decoding
     reqs = Requests(np.concatenate([decoders.arrival_s, [arrive]]),
                     np.concatenate([decoders.prompt_tokens, [prompt]]),
                     np.concatenate([decoders.output_tokens, [4]]))
-    trace = engine.simulate(anchor, reqs, policy, chunk_tokens=chunk, capacity_bytes=room)
+    trace = engine.simulate(anchor, reqs, schedule, chunk_tokens=chunk, capacity_bytes=room)
     ends = trace.iteration_end_s[0]
     new = n - 1
     during = (ends > trace.admitted_s[new]) & (ends <= trace.first_token_s[new] + 1e-12)
     steps = np.diff(ends)[during[1:]]
     ttft_from_admission = trace.first_token_s[new] - trace.admitted_s[new]
-    if policy == "whole":
+    if schedule == "whole":
         assert steps.max() == pytest.approx(tl.whole_prefill_stall_s(anchor, context, prompt), rel=0.05)
         assert ttft_from_admission == pytest.approx(tl.whole_ttft_s(anchor, context, prompt), rel=0.05)
     else:
@@ -101,10 +101,10 @@ def workloads():
     return load_workloads(ROOT / "config" / "workloads.json")
 
 
-@pytest.mark.parametrize("policy", engine.POLICIES)
-def test_conservation_under_heavy_load(anchor, workloads, policy):
+@pytest.mark.parametrize("schedule", engine.SCHEDULES)
+def test_conservation_under_heavy_load(anchor, workloads, schedule):
     reqs = generate(workloads["workloads"]["chat_long"], 1500, 12.0, seed=3)
-    trace = engine.simulate(anchor, reqs, policy, prefill_gpus=4)  # enough prefill to fill the decode GPU
+    trace = engine.simulate(anchor, reqs, schedule, prefill_gpus=4)  # enough prefill to fill the decode GPU
     out = reqs.output_tokens
     tokens = np.where(trace.dec_last >= 0, 1 + trace.dec_last - trace.dec_first + 1, 1)
     assert np.array_equal(tokens, out)  # every request gets exactly its output tokens
@@ -164,10 +164,10 @@ def test_sweep_percentiles_equal_numpys_over_its_own_records(anchor, workloads):
 def test_committed_sweep_is_consistent_with_its_per_request_data():
     doc = json.loads((ROOT / "precomputed" / "serving.json").read_text(encoding="utf-8"))
     s = doc["settings"]
-    assert len(doc["cells"]) == len(doc["workloads"]) * len(s["policies"]) * len(s["rates_per_gpu"])
+    assert len(doc["cells"]) == len(doc["workloads"]) * len(s["schedules"]) * len(s["rates_per_gpu"])
     q = doc["per_request"]["unit_ms"]
     for cell in doc["cells"][::7]:
-        key = f"{cell['workload']}/{cell['policy']}/{cell['rate_per_gpu']:g}"
+        key = f"{cell['workload']}/{cell['schedule']}/{cell['rate_per_gpu']:g}"
         ttft = np.array(doc["per_request"]["ttft"][key]) * q
         assert len(ttft) == s["requests"]
         assert cell["metrics"]["p99_ttft_ms"] == pytest.approx(np.percentile(ttft, 99), abs=q)
@@ -190,7 +190,7 @@ def test_cli_on_a_trace_is_deterministic_and_uses_vllm_keys(tmp_path):
     trace = write_trace(tmp_path / "t.csv", rows)
     outs = []
     for name in ("a.json", "b.json"):
-        run = run_cli("--policy", "chunked", "--trace", trace, "--out", tmp_path / name, "--slo", "ttft:2000,tpot:50")
+        run = run_cli("--schedule", "chunked", "--trace", trace, "--out", tmp_path / name, "--slo", "ttft:2000,tpot:50")
         assert run.returncode == 0, run.stderr
         outs.append((tmp_path / name).read_bytes())
     assert outs[0] == outs[1]
@@ -205,7 +205,7 @@ def test_cli_on_a_trace_is_deterministic_and_uses_vllm_keys(tmp_path):
 def test_detailed_output_reproduces_the_pooled_itl_percentiles(tmp_path):
     trace = write_trace(tmp_path / "t.csv", [(i * 0.2, 300 + 11 * i, 5 + i % 40) for i in range(120)])
     out = tmp_path / "d.json"
-    run = run_cli("--policy", "whole", "--trace", trace, "--out", out, "--save-detailed", "--percentiles", "50,99")
+    run = run_cli("--schedule", "whole", "--trace", trace, "--out", out, "--save-detailed", "--percentiles", "50,99")
     assert run.returncode == 0, run.stderr
     doc = json.loads(out.read_text())
     itl = np.array([g for r in doc["requests"] for g in r["itl_s"]])
@@ -258,16 +258,16 @@ def test_bad_trace_through_the_cli_writes_nothing(tmp_path):
     path = tmp_path / "bad.csv"
     path.write_bytes(b"arrival_s,prompt_tokens,output_tokens\n0,\xff\xfe,3\n")
     out = tmp_path / "out.json"
-    run = run_cli("--policy", "whole", "--trace", path, "--out", out)
+    run = run_cli("--schedule", "whole", "--trace", path, "--out", out)
     assert run.returncode == 2 and run.stderr.count("\n") == 1 and "not UTF-8" in run.stderr
     assert not out.exists()
 
 
 def test_request_too_big_for_memory_is_refused(anchor):
     reqs = Requests(np.array([0.0]), np.array([200_000]), np.array([10]))
-    for policy in engine.POLICIES:  # 13 GB of KV and state against 5 GB free
+    for schedule in engine.SCHEDULES:  # 13 GB of KV and state against 5 GB free
         with pytest.raises(ValueError, match="GB free for requests|does not fit"):
-            engine.simulate(anchor, reqs, policy, capacity_bytes=5e9)
+            engine.simulate(anchor, reqs, schedule, capacity_bytes=5e9)
 
 
 WORKLOAD_BREAKS = {
@@ -278,7 +278,7 @@ WORKLOAD_BREAKS = {
     "nan sigma": (lambda d: d["workloads"]["chat"]["prompt_tokens"].update(sigma=float("nan")), "sigma"),
     "fraction": (lambda d: d["workloads"]["chat_long"]["long_prompts"].update(fraction=2), "fraction"),
     "rates unsorted": (lambda d: d["sweep"]["rates_per_gpu"].update(value=[2, 1]), "rates_per_gpu.value"),
-    "policy": (lambda d: d["sweep"]["policies"].update(value=["fifo"]), "policies.value"),
+    "schedule": (lambda d: d["sweep"]["schedules"].update(value=["fifo"]), "schedules.value"),
     "requests": (lambda d: d["sweep"]["requests"].update(value=0), "requests.value"),
     "slo key": (lambda d: d["sweep"]["slo_ms"].update(value={"ttfb": 1}), "slo_ms.value"),
     "target": (lambda d: d["sweep"]["attainment_target"].update(value=90), "attainment_target.value"),

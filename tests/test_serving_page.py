@@ -53,7 +53,7 @@ def test_opening_readouts_match_the_records_and_the_cells(serving):
     for name, v in values.items():
         assert serving["provenance"][f"readout.{name}"]["value"] == pytest.approx(v, rel=1e-12)
     o = serving["page_opening"]
-    cell = next(c for c in serving["cells"] if (c["workload"], c["policy"], c["rate_per_gpu"]) ==
+    cell = next(c for c in serving["cells"] if (c["workload"], c["schedule"], c["rate_per_gpu"]) ==
                 (o["workload"], "whole", o["request_rate"]))
     # the quantized requests (0.1 ms) give the simulator's own percentiles to within a quantum
     assert values["p99_tpot_ms.whole"] == pytest.approx(cell["metrics"]["p99_tpot_ms"], abs=0.1)

@@ -69,6 +69,20 @@ def check_gpus_fit(path: Path, anchor) -> None:
                              "reserve")
 
 
+def check_anchor(path: str | Path, root: Path = Path(".")) -> None:
+    """Another anchor (`make site ANCHOR=<file>`, every anchors/*.json for `make anchors`): a name the kit can
+    publish, the anchor schema, and the GPU table and the workloads it must take."""
+    from scripts.record.anchors import check_stem
+
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"{path}: no such anchor file (the anchors are in anchors/)")
+    check_stem(path)
+    anchor, _ = load(path)
+    check_gpus_fit(root / "config" / "gpus.json", anchor)
+    check_workloads_fit(root / "config" / "workloads.json", anchor)
+
+
 def check_all(root: Path = Path(".")) -> None:
     from scripts.bench.records import load_cluster_config, read_record
     from scripts.record.vendor import load_entry
@@ -125,11 +139,12 @@ def heal_vendor_cache(root: Path) -> None:
 
 
 def check_workloads_fit(path: Path, anchor) -> None:
-    """Every workload's longest request fits the model's context and, alone, the GPU's free memory."""
+    """Every workload, fitted to the model's context (serving/config.fit_to_context), has its longest request fit
+    that context and, alone, the GPU's free memory."""
     from scripts.model import roofline as rl
-    from scripts.serving.config import load_workloads
+    from scripts.serving.config import workloads_for
 
-    for wid, w in load_workloads(path)["workloads"].items():
+    for wid, w in workloads_for(path, anchor)["workloads"].items():
         long = w.get("long_prompts", {}).get("prompt_tokens", {})
         longest = max(w["prompt_tokens"].get("max", 0), long.get("max", 0))
         total = longest + w["output_tokens"].get("max", 0)
@@ -143,10 +158,13 @@ def check_workloads_fit(path: Path, anchor) -> None:
             raise InputError(f"{field}: longest request ({total} tokens) does not fit the GPU's free memory")
 
 
-def main() -> int:
-    """`python -m scripts.audit.inputs`: every input checked; 0, or 2 and one line naming the file and field."""
+def main(argv: list[str] | None = None) -> int:
+    """`python -m scripts.audit.inputs [ANCHOR...]`: every input checked, and each other anchor named; 0, or 2 and
+    one line naming the file and field."""
     try:
         check_all()
+        for anchor in sys.argv[1:] if argv is None else argv:
+            check_anchor(anchor)
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -4,13 +4,15 @@
 
 Regenerates nothing. Checks, each reported with what failed and where:
   1. numbers   every number in the page's text and chart titles sits in a [data-prov] element whose record exists
-  2. derived   each derived record names its formula and inputs; recomputing it gives the shown value
+  2. derived   each derived record names its derivation, formula and inputs; recomputing it as its derivation says
+               gives the shown value
   2b. embedded the page's data (lesson-data.js) (what its sliders compute from) equals, byte for byte, the same
                document rebuilt from precomputed/ (a hand-edited constant in the page cannot pass)
   3. measured  each measured record names machine, date, runs and spread; its file's sha256 matches the manifest
-  4. simulated each simulated record names seed, requests, workload, policy, rate and script; re-running that
+  4. simulated each simulated record names seed, requests, workload, schedule, rate and script; re-running that
                simulation (scripts/serving/) gives the shown value
-  5. cited     each cited record names work, version and place; self-reported claims say so
+  5. cited     every record is a well-formed record of its kind (scripts/record/provenance.Record): a cited one
+               names work, version and place and says whether it is self-reported, an assumed one its assumption
   5b. claims   every qualitative claim the page makes (precomputed/*.json "claims") still holds over the records
   6. manifest  every hash in precomputed/MANIFEST.json matches its file (stale files are named)
 """
@@ -23,8 +25,9 @@ import json
 import sys
 from pathlib import Path
 
-from scripts.page.display import format_number
+from scripts.common.display import format_number
 from scripts.page.scan import page_numbers, spec_titles, unregistered_numbers
+from scripts.record.provenance import RecordError
 
 CHECKS = ("numbers", "embedded", "derived", "measured", "simulated", "claims", "cited", "manifest")
 
@@ -58,22 +61,37 @@ def check_numbers(html: str, records: dict, specs: str = "") -> list[str]:
     return problems
 
 
-def recompute(rec: dict, records: dict, root: Path) -> float | None:
-    """The record's value recomputed from its named formula and inputs; None when it cannot be recomputed here."""
+def recompute(rec: dict, records: dict, root: Path, anchor_path: Path | None = None) -> float | None:
+    """The record's value recomputed as its derivation says (scripts/record/provenance.Derivation); None when it
+    cannot be recomputed here (token counts: tests/test_tokenizers.py re-encodes them)."""
+    from scripts.record.provenance import Derivation, Record
+
+    how = Record.from_json(rec, check_display=False).derivation
     module, _, name = rec["formula"].partition(":")
-    if module in ("scripts.model.roofline", "scripts.model.timeline", "scripts.model.readouts"):
+    if how is Derivation.ANCHOR:
         from scripts.record.anchor_file import load
 
-        anchor, _ = load(root / "anchor-model.json")
-        result = getattr(importlib.import_module(module), name)(anchor, **rec["args"])
-        return (result[rec["key"]] if "key" in rec else result) * rec["scale"]
-    if rec["inputs"] and all(i in records for i in rec["inputs"]):  # a formula over other records, in order
+        anchor, _ = load(anchor_path or root / "anchor-model.json")
+        result = getattr(importlib.import_module(module), name)(anchor, **rec.get("args", {}))
+        return (result[rec["key"]] if "key" in rec else result) * rec.get("scale", 1.0)
+    if how is Derivation.FITTED:  # a workload length fitted to the model's context
+        from scripts.record.anchor_file import load
+        from scripts.serving.config import workloads_for
+
+        doc = workloads_for(root / "config" / "workloads.json", load(anchor_path or root / "anchor-model.json")[0])
+        args = rec["args"]
+        for a in doc["adapted"]:
+            if (a["workload"], a["field"]) == (args["workload"], args["field"]):
+                return (a["now"][("min", "max").index(args["bound"])] if isinstance(a["now"], list) else a["now"])
+        return float("nan")  # no longer adapted: the record is stale
+    if how is Derivation.RECORDS:
+        if any(i not in records for i in rec["inputs"]):
+            return float("nan")  # reported: a number derived from a record that is gone
         return getattr(importlib.import_module(module), name)(*(records[i]["value"] for i in rec["inputs"]))
-    if rec["formula"] == "builtins:len":
-        return _passage_value(rec, root, len)
-    if rec["formula"] == "str.encode:utf-8":
-        return _passage_value(rec, root, lambda t: len(t.encode("utf-8")))
-    if rec["formula"] == "scripts.bench.tinygpt:param_count":
+    if how is Derivation.PASSAGE:
+        fn = {"builtins:len": len, "str.encode:utf-8": lambda t: len(t.encode("utf-8"))}[rec["formula"]]
+        return _passage_value(rec, root, fn)
+    if how is Derivation.TINYGPT:
         from scripts.bench.tinygpt import Shape, TinyGPT, param_count
 
         return param_count(TinyGPT(Shape(**rec["args"])))
@@ -86,20 +104,22 @@ def _passage_value(rec: dict, root: Path, fn) -> float:
     return fn(json.loads((root / path).read_text(encoding="utf-8"))["passages"][pid]["text"])
 
 
-def check_derived(records: dict, root: Path) -> tuple[list[str], int]:
+def check_derived(records: dict, root: Path, anchor_path: Path | None = None) -> tuple[list[str], int]:
     problems, skipped = [], 0
     for rid, rec in records.items():
         if rec.get("kind") != "derived":
             continue
-        missing = [k for k in ("formula", "inputs", "script") if not rec.get(k)]
-        if missing:
-            problems.append(f"{rid}: derived record names no {', '.join(missing)}")
+        try:
+            value = recompute(rec, records, root, anchor_path)
+        except RecordError as exc:
+            problems.append(str(exc))
             continue
-        value = recompute(rec, records, root)
         if value is None:
             skipped += 1  # e.g. token counts, which need the tokenizer files (tests/test_tokenizers.py re-encodes)
             continue
-        if format_number(value, rec["format"]) != rec["display"]:
+        if value != value:  # NaN: recompute found no inputs to recompute from
+            problems.append(f"{rid}: an input record is missing, or the number is no longer derived")
+        elif format_number(value, rec["format"]) != rec["display"]:
             problems.append(f"{rid}: recomputes to {format_number(value, rec['format'])} but shows {rec['display']}")
     return problems, skipped
 
@@ -123,35 +143,35 @@ def check_measured(records: dict, manifest: dict, root: Path) -> list[str]:
     return problems
 
 
-def check_simulated(records: dict, root: Path, resimulate: bool = True) -> list[str]:
+def check_simulated(records: dict, root: Path, resimulate: bool = True, anchor_path: Path | None = None) -> list[str]:
     """Re-run every simulated number's cell (or its goodput bisection, or the page readouts over the whole sweep)
     from the committed inputs."""
     from scripts.record.anchor_file import load
     from scripts.serving import sweep
     from scripts.serving.aggregate import aggregate
-    from scripts.serving.config import load_workloads, sweep_settings
+    from scripts.serving.config import sweep_settings, workloads_for
 
     sims = {rid: rec for rid, rec in records.items() if rec.get("kind") == "simulated"}
     if not sims:
         return []
-    anchor, anchor_doc = load(root / "anchor-model.json")
-    doc = load_workloads(root / "config" / "workloads.json")
+    anchor, anchor_doc = load(anchor_path or root / "anchor-model.json")
+    doc = workloads_for(root / "config" / "workloads.json", anchor)
     settings, workloads = sweep_settings(doc), doc["workloads"]
     problems, runs, rebuilt = [], {}, {}
 
-    def run(workload: str, policy: str, rate: float) -> dict:
-        if (workload, policy, rate) not in runs:
-            runs[workload, policy, rate] = sweep.run_cell(anchor, workloads, settings, workload, policy, rate)
-        return runs[workload, policy, rate]
+    def run(workload: str, schedule: str, rate: float) -> dict:
+        if (workload, schedule, rate) not in runs:
+            runs[workload, schedule, rate] = sweep.run_cell(anchor, workloads, settings, workload, schedule, rate)
+        return runs[workload, schedule, rate]
 
     def page_records() -> dict:  # serving.json's page readouts, rebuilt from re-run cells
         if not rebuilt:
-            every = [run(w, p, r) for w in workloads for p in settings["policies"] for r in settings["rates_per_gpu"]]
+            every = [run(w, p, r) for w in workloads for p in settings["schedules"] for r in settings["rates_per_gpu"]]
             rebuilt.update(aggregate(anchor_doc, doc, settings, every, [])["provenance"])
         return rebuilt
 
     for rid, rec in sims.items():
-        missing = [k for k in ("seed", "requests", "workload", "policy", "script", "metric") if rec.get(k) is None]
+        missing = [k for k in ("seed", "requests", "workload", "schedule", "script", "metric") if rec.get(k) is None]
         if missing:
             problems.append(f"{rid}: simulated record names no {', '.join(missing)}")
             continue
@@ -164,12 +184,12 @@ def check_simulated(records: dict, root: Path, resimulate: bool = True) -> list[
         if rec.get("formula") == "scripts.serving.load_page:readouts":
             value = page_records().get(rid, {}).get("value", float("nan"))
         elif rec["metric"] == "distserve_goodput":
-            swept = {r: run(rec["workload"], rec["policy"], r)["metrics"]["slo_attainment"]
+            swept = {r: run(rec["workload"], rec["schedule"], r)["metrics"]["slo_attainment"]
                      for r in settings["rates_per_gpu"]}
-            value = sweep.distserve_goodput(anchor, workloads, settings, rec["workload"], rec["policy"],
+            value = sweep.distserve_goodput(anchor, workloads, settings, rec["workload"], rec["schedule"],
                                             swept)["rate_per_gpu"]
         else:
-            value = run(rec["workload"], rec["policy"], rec["rate_per_gpu"])["metrics"][rec["metric"]]
+            value = run(rec["workload"], rec["schedule"], rec["rate_per_gpu"])["metrics"][rec["metric"]]
         if format_number(value, rec["format"]) != rec["display"]:
             problems.append(f"{rid}: re-simulates to {format_number(value, rec['format'])} but shows {rec['display']}")
     return problems
@@ -246,27 +266,28 @@ def check_claims(data: Path, records: dict) -> list[str]:
 
 
 def check_cited(records: dict) -> list[str]:
+    """Every record read back as its type (scripts/record/provenance.Record): a cited one names its work, version
+    and place and says whether it is self-reported, an assumed one states its assumption, every kind has the
+    fields of its kind and no other, and each shows its own value."""
+    from scripts.record.provenance import Record
+
     problems = []
     for rid, rec in records.items():
-        kind = rec.get("kind")
-        if kind == "cited":
-            missing = [k for k in ("work", "version", "locator") if not str(rec.get(k) or "").strip()]
-            if missing:
-                problems.append(f"{rid}: cited record names no {', '.join(missing)}")
-            if not isinstance(rec.get("self_reported"), bool):
-                problems.append(f"{rid}: cited record does not say whether the claim is self-reported")
-        elif kind == "assumed" and not str(rec.get("assumption") or "").strip():
-            problems.append(f"{rid}: assumed value states no assumption")
-        elif kind not in ("derived", "measured", "cited", "assumed", "simulated"):
-            problems.append(f"{rid}: unknown provenance kind {kind!r}")
+        try:
+            if Record.from_json(rec).id != rid:
+                problems.append(f"{rid}: the record's own id is {rec.get('id')!r}")
+        except RecordError as exc:
+            problems.append(str(exc))
     return problems
 
 
-def check_manifest(manifest: dict, root: Path) -> list[str]:
+def check_manifest(manifest: dict, root: Path, data: Path | None = None) -> list[str]:
+    """Every hash in the manifest against its file; outputs (precomputed/<name>) are read from `data`, the directory
+    audited (precomputed/, or build/<anchor>/precomputed/ for another anchor)."""
     problems = []
     for group in ("inputs", "scripts", "outputs"):
         for name, digest in manifest.get(group, {}).items():
-            path = root / name
+            path = data / name.removeprefix("precomputed/") if data and group == "outputs" else root / name
             if not path.exists():
                 problems.append(f"{name}: listed in the manifest ({group}) but missing")
             elif sha256(path) != digest:
@@ -274,23 +295,27 @@ def check_manifest(manifest: dict, root: Path) -> list[str]:
     return problems
 
 
-def audit(site: Path, data: Path, root: Path, resimulate: bool = True) -> dict[str, list[str]]:
+def audit(site: Path, data: Path, root: Path, resimulate: bool = True, anchor: Path | None = None) \
+        -> dict[str, list[str]]:
+    """Every check over one anchor's page (`site`) and data (`data`); `anchor` is its file (anchor-model.json by
+    default)."""
+    anchor = anchor or root / "anchor-model.json"
     index = site / "index.html"
     if not index.exists():
         return {"numbers": [f"{index} is missing: run `make site` first"]}
     records = load_records(data)
     manifest_path = data / "MANIFEST.json"
     manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.exists() else {}
-    derived, skipped = check_derived(records, root)
+    derived, skipped = check_derived(records, root, anchor)
     results = {
         "numbers": check_numbers(index.read_text(encoding="utf-8"), records, page_specs(site)),
         "embedded": check_embedded(site, data),
         "derived": derived,
         "measured": check_measured(records, manifest, root),
-        "simulated": check_simulated(records, root, resimulate),
+        "simulated": check_simulated(records, root, resimulate, anchor),
         "claims": check_claims(data, records),
         "cited": check_cited(records),
-        "manifest": check_manifest(manifest, root) if manifest else [f"{manifest_path} is missing"],
+        "manifest": check_manifest(manifest, root, data) if manifest else [f"{manifest_path} is missing"],
     }
     results["_counts"] = {"records": len(records), "derived_not_recomputed": skipped,
                           "numbers_on_page": len(page_numbers(index.read_text(encoding="utf-8")))}
@@ -299,11 +324,19 @@ def audit(site: Path, data: Path, root: Path, resimulate: bool = True) -> dict[s
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--site", type=Path, default=Path("site"))
-    ap.add_argument("--data", type=Path, default=Path("precomputed"))
+    ap.add_argument("--site", type=Path, default=None, help="default: site/, or site/<name>/ with --anchor")
+    ap.add_argument("--data", type=Path, default=None,
+                    help="default: precomputed/, or build/<name>/precomputed/ with --anchor")
     ap.add_argument("--root", type=Path, default=Path("."))
+    ap.add_argument("--no-resimulate", action="store_true",
+                    help="check simulated records' fields and seeds but do not re-run their simulations (~20 s)")
+    ap.add_argument("--anchor", type=Path, default=None,
+                    help="another anchor's file (anchors/<name>.json): audits its page site/<name>/ and its data")
     args = ap.parse_args(argv)
-    results = audit(args.site, args.data, args.root)
+    name = args.anchor.stem if args.anchor else None
+    args.site = args.site or (args.root / "site" / name if name else args.root / "site")
+    args.data = args.data or (args.root / "build" / name / "precomputed" if name else args.root / "precomputed")
+    results = audit(args.site, args.data, args.root, resimulate=not args.no_resimulate, anchor=args.anchor)
     counts = results.pop("_counts", {})
     print(f"{'check':<10} {'result':<8} problems")
     for check in CHECKS:

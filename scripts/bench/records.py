@@ -5,7 +5,7 @@ import datetime as dt
 import hashlib
 from pathlib import Path
 
-from scripts.page.display import format_number
+from scripts.record import provenance as pv
 from scripts.record import schema
 from scripts.record.inputs import InputError, check_values, read_json, read_text
 
@@ -71,11 +71,10 @@ def check_cluster_config(config: dict, name: str = "config/cluster.yaml") -> dic
 
 
 def measured(rid, value, unit, fmt, label, m, file, digest, runs, spread) -> dict:
-    return {"id": rid, "kind": "measured", "label": label, "value": value, "unit": unit, "format": fmt,
-            "display": format_number(value, fmt), "machine": f"{m['cpu']} · {m['cores']} cores · torch {m['torch']} "
-            f"({m['torch_threads']} threads) · {m['os']}", "machine_id": m["id"], "date": m["date"], "runs": runs,
-            "spread": spread, "file": file, "file_sha256": digest, "git_commit": m["git_commit"],
-            "script": "scripts/bench/kv_cache.py"}
+    return pv.measured(rid, label, value, unit, fmt, machine=f"{m['cpu']} · {m['cores']} cores · torch {m['torch']} "
+                       f"({m['torch_threads']} threads) · {m['os']}", date=m["date"], runs=runs, spread=spread,
+                       file=file, file_sha256=digest, script="scripts/bench/kv_cache.py", machine_id=m["id"],
+                       git_commit=m["git_commit"])
 
 
 def iqr_pct(r: dict) -> float:
@@ -127,12 +126,10 @@ def merge(paths: list[Path]) -> dict:
             prov[f"bench.{m['id']}.{key}"] = measured(f"bench.{m['id']}.{key}", value, "×", "f2",
                                                       f"各长度中 cache 加速比的{'最小' if 'min' in key else '最大'}值",
                                                       m, file, digest, kv["runs"], "over every new_tokens setting")
-        prov[f"bench.{m['id']}.params"] = {
-            "id": f"bench.{m['id']}.params", "kind": "derived", "label": "小模型参数量",
-            "value": rec["model"]["params"],
-            "unit": "param", "format": "int", "display": format_number(rec["model"]["params"], "int"),
-            "formula": "scripts.bench.tinygpt:param_count", "args": rec["model"]["shape"], "scale": 1.0,
-            "inputs": [f"{file} model.shape"], "script": "scripts/bench/kv_cache.py"}
+        prov[f"bench.{m['id']}.params"] = pv.derived(
+            f"bench.{m['id']}.params", "小模型参数量", rec["model"]["params"], "param", "int",
+            derivation=pv.Derivation.TINYGPT, formula="scripts.bench.tinygpt:param_count",
+            inputs=[f"{file} model.shape"], script="scripts/bench/kv_cache.py", args=rec["model"]["shape"], scale=1.0)
         prov[f"bench.{m['id']}.runs"] = measured(f"bench.{m['id']}.runs", kv["runs"], "次", "int", "每个设置的计时次数",
                                                  m, file, digest, kv["runs"], "—")
         machines.append({"id": m["id"], "machine": m, "model": rec["model"], "file": file, "sha256": digest,

@@ -8,10 +8,9 @@ from dataclasses import replace
 from scripts.model import roofline as rl
 from scripts.model import timeline as tl
 from scripts.model.readouts import READOUT_FORMATS, SLIDERS, readouts
-from scripts.page.display import format_number
 from scripts.record.claims import check as check_claims
 from scripts.record.inputs import InputError
-from scripts.record.provenance import cited, derived, field_paths, from_anchor, ratio
+from scripts.record.provenance import cited, cited_record, field_paths, from_anchor, from_formula, ratio
 
 # Constants the browser's math needs, each one formula over the anchor (no constant is typed twice).
 CLIENT_CONSTANTS = {
@@ -64,27 +63,26 @@ def gpu_choices(a, doc: dict, gpus_doc: dict | None) -> tuple[list[dict], list[d
                                       "peak_bf16_flops": values["peak_bf16_flops"],
                                       "free_bytes_for_requests": rl.free_bytes_for_requests(on_gpu)}})
         for k, unit, fmt, scale in GPU_SHOWN:
-            records.append({"id": f"gpu.{gid}.{k}", "label": f"{label} {k}", "value": values[k] * scale, "unit": unit,
-                            "format": fmt, "display": format_number(values[k] * scale, fmt), "kind": "cited",
-                            "work": g[k].get("source", "anchor-model.json"), "version": "config/gpus.json",
-                            "locator": f"anchor-model.json hardware.{k}" if gid == "anchor" else
-                            f"config/gpus.json gpus.{gid}.{k}",
-                            "self_reported": True})
+            records.append(cited_record(f"gpu.{gid}.{k}", f"{label} {k}", values[k] * scale, unit, fmt,
+                                        work=g[k].get("source", "anchor-model.json"), version="config/gpus.json",
+                                        locator=f"anchor-model.json hardware.{k}" if gid == "anchor" else
+                                        f"config/gpus.json gpus.{gid}.{k}", self_reported=True))
     return choices, records
 
 
-def build(a, doc: dict, cited_doc: dict, gpus_doc: dict | None = None) -> dict:
+def build(a, doc: dict, cited_doc: dict, gpus_doc: dict | None = None, anchor_file: str = "anchor-model.json") -> dict:
     paths, sc = field_paths(doc), {k: v for k, v in doc["scenario"].items()}
     ctx, prompt, chunk = sc["context_tokens"]["value"], sc["prompt_tokens"]["value"], sc["chunk_tokens"]["value"]
     records = []
 
     def d(rid, fn, args, unit, fmt, label, scale=1.0):
-        records.append(derived(a, paths, rid, fn, args, unit=unit, fmt=fmt, label=label, scale=scale))
+        records.append(from_formula(a, paths, rid, fn, args, unit=unit, fmt=fmt, label=label, scale=scale))
         return records[-1]["value"]
 
     constants = {name: d(f"const.{name}", fn, {}, unit, "int", name) for name, (fn, unit) in CLIENT_CONSTANTS.items()}
     for name in HARDWARE_CONSTANTS:
-        records.append(from_anchor(doc, "hardware", name, unit=doc["hardware"][name]["unit"], fmt="int", label=name))
+        records.append(from_anchor(anchor_file, doc, "hardware", name, unit=doc["hardware"][name]["unit"], fmt="int",
+                                   label=name))
         constants[name] = doc["hardware"][name]["value"]
 
     d("model.total_params_b", rl.total_params, {}, "B params", "f2", "总参数量", 1e-9)
@@ -101,7 +99,7 @@ def build(a, doc: dict, cited_doc: dict, gpus_doc: dict | None = None) -> dict:
                                           ("peak_bf16_flops", "TFLOP/s", "f1", 1e-12, "BF16 稠密算力"),
                                           ("runtime_reserve_bytes", "GB", "f1", 1e-9, "运行时预留"),
                                           ("pd_link_bytes_per_s", "GB/s", "int", 1e-9, "P/D 传输链路")):
-        rec = from_anchor(doc, "hardware", name, unit=unit, fmt=fmt, label=label, scale=scale)
+        rec = from_anchor(anchor_file, doc, "hardware", name, unit=unit, fmt=fmt, label=label, scale=scale)
         rec["id"] = f"hw.{name}"
         records.append(rec)
 
@@ -146,19 +144,19 @@ def build(a, doc: dict, cited_doc: dict, gpus_doc: dict | None = None) -> dict:
 
     defaults = {name: sc[name]["value"] for name in SLIDERS}
     for name, (fmt, unit) in READOUT_FORMATS.items():
-        records.append(derived(a, paths, f"readout.{name}", readouts, defaults, unit=unit, fmt=fmt,
+        records.append(from_formula(a, paths, f"readout.{name}", readouts, defaults, unit=unit, fmt=fmt,
                                label=f"实时读数 {name}(默认滑块位置)", key=name))
 
     for name, field in sc.items():
         if isinstance(field["value"], list):
             for i in range(len(field["value"])):
-                records.append(from_anchor(doc, "scenario", name, unit=field["unit"], fmt="int", label=name,
-                                           rid=f"scenario.{name}.{i}", index=i))
+                records.append(from_anchor(anchor_file, doc, "scenario", name, unit=field["unit"], fmt="int",
+                                           label=name, rid=f"scenario.{name}.{i}", index=i))
         else:
-            records.append(from_anchor(doc, "scenario", name, unit=field["unit"], fmt="int", label=name))
+            records.append(from_anchor(anchor_file, doc, "scenario", name, unit=field["unit"], fmt="int", label=name))
         if "max" in field:
-            records.append(from_anchor(doc, "scenario", name, unit=field["unit"], fmt="int", label=f"{name} 上限",
-                                       rid=f"scenario.{name}.max", key="max"))
+            records.append(from_anchor(anchor_file, doc, "scenario", name, unit=field["unit"], fmt="int",
+                                       label=f"{name} 上限", rid=f"scenario.{name}.max", key="max"))
 
     works = cited_doc["works"]
     for entry in cited_doc["numbers"]:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import altair as alt
 
+from scripts.common import names
+
 FONT = "Noto Sans CJK SC, PingFang SC, Microsoft YaHei, sans-serif"
 LEGEND = alt.Legend(orient="bottom", columns=2)  # two columns fit a 390 px phone
 
@@ -42,14 +44,13 @@ def frontier(batch: int, context_tokens: int, tpot_slo_ms: float) -> dict:
 def timeline(prompt_tokens: int, chunk_tokens: int) -> dict:
     prompt_p = alt.param(name="prompt_tokens", value=prompt_tokens)
     chunk_p = alt.param(name="chunk_tokens", value=chunk_tokens)
-    lanes = ["整段 prefill", "分块 prefill", "P/D 分离:decode 卡", "P/D 分离:prefill 卡"]
-    kinds = ["decode 一步", "整段 prefill", "prefill 块 + decode", "传 KV 与状态"]
+    lanes = list(names.LANE_LABELS.values())
     bars = alt.Chart(alt.Data(name="timeline")).mark_bar(stroke="white", strokeWidth=0.4, height=22).encode(
         x=alt.X("start_s:Q", title="时间(s,从新请求到达时算起)"),
         x2="end_s:Q",
         y=alt.Y("lane_label:N", title=None, sort=lanes),
         color=alt.Color("kind_label:N", title="这一步在做什么", scale=alt.Scale(
-            domain=kinds, range=["#9ecae9", "#e45756", "#f58518", "#54a24b"]), legend=LEGEND),
+            domain=list(names.STEP_KIND_LABELS.values()), range=list(names.STEP_KIND_COLORS.values())), legend=LEGEND),
         tooltip=[alt.Tooltip("lane_label:N", title="泳道"), alt.Tooltip("kind_label:N", title="内容"),
                  alt.Tooltip("start_s:Q", title="开始 s", format=".3f"),
                  alt.Tooltip("duration_ms:Q", title="时长 ms", format=".1f")],
@@ -106,8 +107,7 @@ def bench(merged: dict) -> dict:
 
 
 LOG_AXIS = alt.Axis(labelOverlap="greedy", labelSeparation=6, tickCount=5)  # 390 px: no labels on top of each other
-SCHEDULE_LABELS = {"whole": "整段 prefill", "chunked": "分块 prefill", "disagg": "P/D 分离"}
-SCHEDULE_COLORS = alt.Scale(domain=list(SCHEDULE_LABELS.values()), range=["#e45756", "#f58518", "#54a24b"])
+SCHEDULE_COLORS = alt.Scale(domain=list(names.SCHEDULE_LABELS.values()), range=list(names.SCHEDULE_COLORS.values()))
 
 
 def load_attainment(target: float) -> dict:

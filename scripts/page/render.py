@@ -23,6 +23,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 from markdown_it import MarkdownIt
 from markupsafe import Markup
 
+from scripts.common import names
 from scripts.page import charts
 
 REPO = Path(__file__).resolve().parents[2]
@@ -130,8 +131,10 @@ def merged_provenance(data: dict, tokens: dict | None, bench: dict | None, servi
 
 def page_data(data: dict, tokens: dict | None, bench: dict | None) -> dict:
     """What the page embeds as #lesson-data: the constants and scenario its math reads, every provenance record,
-    the token rows. The audit rebuilds it from precomputed/ and compares the page's copy byte for byte."""
+    the token rows, and the names lesson.js labels things with (scripts/common/names.json). The audit rebuilds it
+    from precomputed/ and compares the page's copy byte for byte."""
     return {"constants": data["constants"], "gpus": data.get("gpus", []), "scenario": data["scenario"],
+            "names": names.page_names(),
             "provenance": merged_provenance(data, tokens, bench),
             "tokens": {k: tokens[k] for k in ("rows", "chars_passage")} if tokens else None}
 
@@ -202,6 +205,7 @@ def _render(data: dict, tokens: dict | None, bench: dict | None, questions_md: s
     compiled = compile_specs(specs)
     html = env.get_template("index.html.j2").render(
         d=data, P=prov, num=num, readout=readout, tokens=tokens, bench=bench, serving=serving,
+        schedule_labels=names.SCHEDULE_LABELS,
         css=Markup((templates / "lesson.css").read_text(encoding="utf-8")),
         scripts={"page": SCRIPT, "data": DATA_SCRIPT, "runtime": RUNTIME, "serving": SERVING_SCRIPT},
         chart_boxes=chart_boxes(compiled, {**default_chart_data(data), **(default_load_data(
@@ -246,7 +250,7 @@ def default_chart_data(data: dict) -> dict[str, dict[str, list]]:
 def default_load_data(readouts: dict, rates: list[float]) -> dict[str, dict[str, list]]:
     """Rows shaped like the under-load charts' first draw (every schedule, every statistic, both sides of the
     SLO box), from the opening readouts, here only to size the charts' boxes."""
-    labels = list(charts.SCHEDULE_LABELS.items())
+    labels = list(names.SCHEDULE_LABELS.items())
     attain = [{"schedule": lab, "rate": r, "attainment": 1.0 if r < 5 else 0.0} for _, lab in labels for r in rates]
     goodput = [{"schedule": lab, "goodput_rate": readouts[f"goodput_rate.{s}"], "target": 0.9} for s, lab in labels]
     out = {"load_attain": {"load_attain": attain, "load_goodput": goodput}}

@@ -1,7 +1,13 @@
 """Run a build under the kit's own lock, so a crashed build heals and two builds never collide.
 
   python -m scripts.record.build_lock [--target T] [--publish [--data-only]] [--report FILE] -- <snakemake args>
+  python -m scripts.record.build_lock --anchor FILE [--publish] -- <snakemake args>      (`make site ANCHOR=FILE`)
+  python -m scripts.record.build_lock --all-anchors [--publish] -- <snakemake args>      (`make anchors`)
   python -m scripts.record.build_lock --recover-only
+
+`--anchor FILE` builds that anchor's data and page (Snakemake config `anchor=FILE`, outputs under build/<name>/) and
+publishes only site/<name>/; `--all-anchors` builds the default and every anchors/*.json in one Snakemake run (rule
+`anchors`) and publishes them all together.
 
 One build, from start to end, holds the lock: recovery of an interrupted publish, the input check, Snakemake, the
 report, the completeness check and the publish. In that order:
@@ -62,10 +68,10 @@ def clear_stale_locks(snakemake: list[str]) -> None:
     subprocess.run([*snakemake, "--unlock", "--quiet", "all"], check=False, capture_output=True)
 
 
-def check_inputs() -> int:
+def check_inputs(anchors: list[str] = ()) -> int:
     """0, or 2 after the one-line error (printed here, outside Snakemake's error block). The check is the audit
-    package's (`python -m scripts.audit.inputs`); this package runs it, it does not import it."""
-    return subprocess.run([sys.executable, "-m", "scripts.audit.inputs"]).returncode
+    package's (`python -m scripts.audit.inputs [ANCHOR...]`); this package runs it, it does not import it."""
+    return subprocess.run([sys.executable, "-m", "scripts.audit.inputs", *anchors]).returncode
 
 
 def check_writable(root: Path = Path(".")) -> int:
@@ -84,9 +90,10 @@ def check_writable(root: Path = Path(".")) -> int:
     return 0
 
 
-def incomplete(snakemake: list[str], targets: list[str]) -> str | None:
-    """None when a dry run finds nothing to do for `targets`; else the reason, one line."""
-    run = subprocess.run([*snakemake, "--cores", "1", "--dry-run", "--quiet", "rules", *targets],
+def incomplete(snakemake: list[str], targets: list[str], config: list[str] = ()) -> str | None:
+    """None when a dry run finds nothing to do for `targets`; else the reason, one line. (Targets come first:
+    `--quiet` and `--config` take every word after them.)"""
+    run = subprocess.run([*snakemake, *targets, "--cores", "1", "--dry-run", "--quiet", "rules", *config],
                          capture_output=True, text=True)
     text = run.stdout + run.stderr
     if run.returncode == 0 and "Nothing to be done" in text:
@@ -118,7 +125,25 @@ def main(argv: list[str] | None = None) -> int:
     publish_after = "--publish" in opts
     report = opts[opts.index("--report") + 1] if "--report" in opts else None
     targets = [opts[i + 1] for i, o in enumerate(opts) if o == "--target"]
+    anchor = opts[opts.index("--anchor") + 1] if "--anchor" in opts else None
+    every_anchor = "--all-anchors" in opts
     from scripts.record import publish
+    from scripts.record.anchors import anchor_names, check_stem
+    from scripts.record.inputs import InputError
+
+    checked, built, config = [], [], []
+    try:
+        if anchor:
+            name = check_stem(Path(anchor))
+            checked, built = [anchor], [name]
+            targets = [f"build/{name}/site/index.html", f"build/{name}/precomputed/MANIFEST.json"]
+            config = ["--config", f"anchor={anchor}"]
+        elif every_anchor:
+            built = anchor_names()
+            checked, targets = [f"anchors/{name}.json" for name in built], ["anchors"]
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
 
     lock = acquire()
     if lock is None:
@@ -136,9 +161,9 @@ def main(argv: list[str] | None = None) -> int:
     except Busy as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 75
-    if rc := check_inputs() or (check_writable() if publish_after else 0):
+    if rc := check_inputs(checked) or (check_writable() if publish_after else 0):
         return rc
-    if rc := run_snakemake(snakemake, [*targets, *args], lock):
+    if rc := run_snakemake(snakemake, [*targets, *args, *config], lock):
         return rc
     if report:
         done = subprocess.run([*snakemake, *(targets or ["all"]), "--report", report], capture_output=True,
@@ -147,10 +172,11 @@ def main(argv: list[str] | None = None) -> int:
             print("warning: snakemake --report failed", file=sys.stderr)
     if publish_after:
         # What publish will copy must be complete and current, whatever was asked for: the site needs `all`.
-        if why := incomplete(snakemake, ["data" if "--data-only" in opts else "all"]):
+        done = targets if anchor else ["anchors"] if every_anchor else ["data" if "--data-only" in opts else "all"]
+        if why := incomplete(snakemake, done, config):
             print(f"error: the build is not complete ({why}): nothing published", file=sys.stderr)
             return 1
-        publish.publish(with_site="--data-only" not in opts)
+        publish.publish(with_site="--data-only" not in opts, default=not anchor, anchors=tuple(built))
     return 0
 
 

@@ -13,12 +13,18 @@ def sha256(path: Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def build(groups: dict[str, list[str]]) -> dict:
+def _published(path: str, prefix: str) -> str:
+    return "precomputed/" + path[len(prefix):] if path.startswith(prefix) else path
+
+
+def build(groups: dict[str, list[str]], data_dir: str = "build/default/precomputed") -> dict:
+    """The manifest of one anchor's data (`data_dir`, its outputs listed as precomputed/<name>, where publish puts
+    the default's)."""
+    prefix = data_dir.rstrip("/") + "/"
     return {
         "schema_version": 1,
         "python": platform.python_version(),
         "tools": {name: metadata.version(name) for name in TOOLS},
         # outputs are listed under the committed names they are published to (scripts/record/publish.py)
-        **{group: {p.replace("build/precomputed/", "precomputed/"): sha256(Path(p)) for p in sorted(paths)}
-           for group, paths in groups.items()},
+        **{group: {_published(p, prefix): sha256(Path(p)) for p in sorted(paths)} for group, paths in groups.items()},
     }

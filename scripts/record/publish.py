@@ -1,4 +1,5 @@
-"""Publish a finished build: build/precomputed/ into the committed precomputed/, build/site/ in place of site/.
+"""Publish a finished build: build/default/precomputed/ into the committed precomputed/, build/default/site/ in place
+of site/, and each other anchor's build/<name>/site/ as site/<name>/ (scripts/record/anchors.py).
 
   python -m scripts.record.publish          publish (what `make site` runs, under the build lock, once every rule,
                                             render included, succeeded and a dry run found nothing left to do)
@@ -7,9 +8,11 @@
 
 The pair (precomputed/, site/) is switched as a whole, by directory renames under one journal:
 1. staging, outside both: .publish/precomputed.new (today's precomputed/ with the build's files over it) and
-   .publish/site.new (the built site, plus the other anchors' site/<name>/ pages), synced to disk;
-2. the journal .publish/journal.json is written atomically: from here on the switch is decided;
-3. for each of the two: the live directory moves to .publish/<name>.old, the new one into its place;
+   .publish/site.new (the built default site, or today's when only other anchors were built, with every anchor
+   built in this run as site/<name>/ and the other anchors' pages kept), synced to disk;
+2. the journal .publish/journal.json, naming the directories to switch, is written atomically: from here on the
+   switch is decided;
+3. for each directory it names: the live one moves to .publish/<name>.old, the new one into its place;
 4. the journal goes, then .publish/ with the old versions.
 A stop before 2 leaves the old pair untouched (the next run discards .publish/); a stop after 2 is rolled forward
 by `recover`, which every build target runs first (scripts/record/build_lock.py, `make` targets): each step checks
@@ -28,8 +31,8 @@ from pathlib import Path
 
 from scripts.record.atomic import write_bytes_atomic
 
-BUILD, COMMITTED = Path("build/precomputed"), Path("precomputed")
-BUILD_SITE, SITE = Path("build/site"), Path("site")
+BUILD, COMMITTED = Path("build/default/precomputed"), Path("precomputed")
+BUILD_SITE, SITE = Path("build/default/site"), Path("site")
 STAGE = Path(".publish")
 JOURNAL = STAGE / "journal.json"
 SWITCHED = (COMMITTED, SITE)  # the two directories published together
@@ -58,7 +61,8 @@ def differing(build: Path = BUILD, committed: Path = COMMITTED) -> list[tuple[Pa
 
 def _switch(root: Path) -> None:
     """Carry out the journal: idempotent, so a stop anywhere in it is finished by running it again."""
-    for i, rel in enumerate(SWITCHED):
+    named = json.loads((root / JOURNAL).read_text(encoding="utf-8")).get("switch", [])
+    for i, rel in enumerate(Path(p) for p in SWITCHED if p.as_posix() in named):
         live, new, old = root / rel, root / STAGE / f"{rel.name}.new", root / STAGE / f"{rel.name}.old"
         if not new.exists():
             continue  # this one is switched already
@@ -98,31 +102,53 @@ def _sync_tree(top: Path) -> None:
                 os.close(fd)
 
 
-def publish(root: Path = Path("."), with_site: bool = True) -> list[Path]:
+def _subsites(site: Path) -> list[str]:
+    """The other anchors' pages in a site/: its sub-directories holding an index.html."""
+    return sorted(p.name for p in site.iterdir() if (p / "index.html").is_file()) if site.is_dir() else []
+
+
+def publish(root: Path = Path("."), with_site: bool = True, default: bool = True,
+            anchors: tuple[str, ...] = ()) -> list[Path]:
+    """Publish the default anchor's data (and with `with_site` its page) when `default`, and the page of every
+    anchor named in `anchors` as site/<name>/."""
     recover(root)
     stage = root / STAGE
-    pairs = differing(root / BUILD, root / COMMITTED)
-    site_ready = with_site and (root / BUILD_SITE / "index.html").is_file()
-    if not pairs and not site_ready:
+    pairs = differing(root / BUILD, root / COMMITTED) if default else []
+    site_ready = with_site and default and (root / BUILD_SITE / "index.html").is_file()
+    built = [name for name in anchors if (root / "build" / name / "site" / "index.html").is_file()]
+    if missing := sorted(set(anchors) - set(built)):
+        raise SystemExit(f"error: build/{missing[0]}/site/index.html is missing: nothing published")
+    if not pairs and not site_ready and not built:
         return []
     stage.mkdir()
     _step("staging")
-    new_data = stage / f"{COMMITTED.name}.new"
-    shutil.copytree(root / COMMITTED, new_data)
-    for src, dst in pairs:
-        target = new_data / dst.relative_to(root / COMMITTED)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(src, target)
-        os.chmod(target, 0o644)
-    if site_ready:
+    switch = []
+    if pairs:
+        new_data = stage / f"{COMMITTED.name}.new"
+        shutil.copytree(root / COMMITTED, new_data)
+        for src, dst in pairs:
+            target = new_data / dst.relative_to(root / COMMITTED)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(src, target)
+            os.chmod(target, 0o644)
+        switch.append(COMMITTED)
+    if site_ready or built:
         new_site = stage / f"{SITE.name}.new"
-        shutil.copytree(root / BUILD_SITE, new_site)
-        for sub in sorted((root / "anchors").glob("*.json")):  # other anchors' pages (site/<name>/) stay
-            if (root / SITE / sub.stem / "index.html").is_file():
-                shutil.copytree(root / SITE / sub.stem, new_site / sub.stem)
+        if site_ready:  # the new default page; the other anchors' pages (site/<name>/) stay
+            shutil.copytree(root / BUILD_SITE, new_site)
+            for name in _subsites(root / SITE):
+                shutil.copytree(root / SITE / name, new_site / name)
+        else:  # only other anchors were built: today's site/ with their pages replaced
+            shutil.copytree(root / SITE, new_site) if (root / SITE).is_dir() else new_site.mkdir()
+        for name in built:
+            if (new_site / name).exists():
+                shutil.rmtree(new_site / name)
+            shutil.copytree(root / "build" / name / "site", new_site / name,
+                            ignore=shutil.ignore_patterns("report.html"))
+        switch.append(SITE)
     _sync_tree(stage)
     _step("staged")
-    write_bytes_atomic(root / JOURNAL, json.dumps({"switch": [p.as_posix() for p in SWITCHED]}).encode("utf-8"))
+    write_bytes_atomic(root / JOURNAL, json.dumps({"switch": [p.as_posix() for p in switch]}).encode("utf-8"))
     _step("journal-written")
     _switch(root)
     shutil.rmtree(stage)
@@ -130,6 +156,8 @@ def publish(root: Path = Path("."), with_site: bool = True) -> list[Path]:
         print(f"published {dst.relative_to(root)}", file=sys.stderr)
     if site_ready:
         print(f"published {SITE}/ ({sum(1 for p in (root / SITE).rglob('*') if p.is_file())} files)", file=sys.stderr)
+    for name in built:
+        print(f"published {SITE}/{name}/", file=sys.stderr)
     return [dst for _, dst in pairs]
 
 

@@ -2,4 +2,5 @@
 the request metrics exactly as `vllm bench serve` computes them. Step times come only from scripts/model/roofline.py.
 
 workload, engine and metrics are pure (numbers in, numbers out); trace and results read files; sweep runs cells.
+May import: common, model, record.
 """

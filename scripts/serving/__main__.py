@@ -1,6 +1,6 @@
 """Simulate the anchor serving a trace, or recompute a `vllm bench serve` result, with vLLM's metrics.
 
-  python -m scripts.serving --policy chunked --trace my_trace.csv --out result.json [--chunk-tokens 512]
+  python -m scripts.serving --schedule chunked --trace my_trace.csv --out result.json [--chunk-tokens 512]
         [--max-batch N] [--prefill-gpus 1 --decode-gpus 1] [--slo ttft:2000,tpot:50] [--percentiles 50,90,99]
         [--anchor anchor-model.json] [--save-detailed]
   python -m scripts.serving --vllm-result vllm_result.json --out metrics.json [--slo ...] [--percentiles ...]
@@ -55,17 +55,17 @@ def run(args: argparse.Namespace) -> dict:
     if args.vllm_result:
         doc = results.load_result(args.vllm_result)
         return {"source": Path(args.vllm_result).as_posix(), "metrics": results.metrics_of(doc, slo, percentiles)}
-    if not (args.trace and args.policy):
-        raise InputError("give --policy and --trace (or --vllm-result)")
+    if not (args.trace and args.schedule):
+        raise InputError("give --schedule and --trace (or --vllm-result)")
     a, doc = load(args.anchor)
     reqs = read_trace(args.trace, a.max_position_embeddings)
     try:
-        trace = engine.simulate(a, reqs, args.policy, chunk_tokens=args.chunk_tokens, max_batch=args.max_batch,
+        trace = engine.simulate(a, reqs, args.schedule, chunk_tokens=args.chunk_tokens, max_batch=args.max_batch,
                                 prefill_gpus=args.prefill_gpus, decode_gpus=args.decode_gpus)
     except ValueError as exc:
         raise InputError(f"{Path(args.trace).as_posix()}: {exc}") from None
     return {"anchor": {"name": doc["model"]["name"]["value"], "hardware": doc["hardware"]["name"]["value"]},
-            "policy": args.policy, "trace": Path(args.trace).as_posix(), "chunk_tokens": args.chunk_tokens,
+            "schedule": args.schedule, "trace": Path(args.trace).as_posix(), "chunk_tokens": args.chunk_tokens,
             "max_batch": args.max_batch, "prefill_gpus": args.prefill_gpus, "decode_gpus": args.decode_gpus,
             "slo_ms": slo, "metrics": metrics.from_trace(trace, slo, percentiles),
             "requests": sweep.requests_table(trace, args.save_detailed)}
@@ -91,7 +91,7 @@ def check_out(args: argparse.Namespace) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m scripts.serving", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--policy", choices=engine.POLICIES)
+    ap.add_argument("--schedule", choices=engine.SCHEDULES)
     ap.add_argument("--trace", type=Path)
     ap.add_argument("--vllm-result", type=Path)
     ap.add_argument("--out", type=Path, required=True)

@@ -1,12 +1,12 @@
 """serving.json: each cell's metrics, each request's TTFT and TPOT in whole units of 0.1 ms (what the page needs
-for client-side SLO math), DistServe goodput per (workload, policy), and a `simulated` provenance record per
+for client-side SLO math), DistServe goodput per (workload, schedule), and a `simulated` provenance record per
 headline number. Pure: no I/O.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from scripts.page.display import format_number
+from scripts.record import provenance as pv
 from scripts.record.claims import settle as settle_claims
 from scripts.serving.sweep import per_request_metrics, workload_seed
 
@@ -23,51 +23,48 @@ def quantize_ms(seconds: np.ndarray) -> list[int]:
 
 
 def simulated(rid: str, value: float, unit: str, fmt: str, label: str, cell: dict, metric: str,
-              script: str = SCRIPT) -> dict:
-    return {"id": rid, "kind": "simulated", "label": label, "value": value, "unit": unit, "format": fmt,
-            "display": format_number(value, fmt), "metric": metric, "workload": cell["workload"],
-            "policy": cell["policy"], "rate_per_gpu": cell.get("rate_per_gpu"), "seed": cell["seed"],
-            "requests": cell["requests"], "slo_ms": cell["slo_ms"], "script": script}
+              script: str = SCRIPT, **readout) -> dict:
+    """A number of one simulated cell (or, with `readout`'s formula/args/key, a page readout over the sweep)."""
+    return pv.simulated(rid, label, value, unit, fmt, workload=cell["workload"], schedule=cell["schedule"],
+                        seed=cell["seed"], requests=cell["requests"], metric=metric, script=script,
+                        rate_per_gpu=cell.get("rate_per_gpu"), slo_ms=cell["slo_ms"], **readout)
 
 
 def aggregate(anchor_doc: dict, workloads_doc: dict, settings: dict, cells: list[dict],
-              goodputs: list[dict]) -> dict:
+              goodputs: list[dict], anchor_file: str = "anchor-model.json") -> dict:
     workloads = workloads_doc["workloads"]
     prov, table, per_request, goodput = {}, [], {"unit_ms": QUANTUM_MS, "ttft": {}, "tpot": {}}, {}
     for cell in sorted(cells, key=lambda c: (list(workloads).index(c["workload"]),
-                                             settings["policies"].index(c["policy"]), c["rate_per_gpu"])):
-        key = f"{cell['workload']}/{cell['policy']}/{cell['rate_per_gpu']:g}"
-        table.append({k: cell[k] for k in ("workload", "policy", "rate_per_gpu", "rate", "gpus", "seed", "requests")}
+                                             settings["schedules"].index(c["schedule"]), c["rate_per_gpu"])):
+        key = f"{cell['workload']}/{cell['schedule']}/{cell['rate_per_gpu']:g}"
+        table.append({k: cell[k] for k in ("workload", "schedule", "rate_per_gpu", "rate", "gpus", "seed", "requests")}
                      | {"metrics": cell["metrics"]})
         ttft, tpot, _ = per_request_metrics(cell)
         per_request["ttft"][key], per_request["tpot"][key] = quantize_ms(ttft), quantize_ms(tpot)
         for metric, (unit, fmt) in RECORD_METRICS.items():
             rid = f"serving.{key.replace('/', '.')}.{metric}"
             prov[rid] = simulated(rid, cell["metrics"][metric], unit, fmt,
-                                  f"{workloads[cell['workload']]['label']} · {cell['policy']} · "
+                                  f"{workloads[cell['workload']]['label']} · {cell['schedule']} · "
                                   f"每卡 {cell['rate_per_gpu']:g} req/s · {metric}", cell, metric)
-    order = {(w, p): (i, j) for i, w in enumerate(workloads) for j, p in enumerate(settings["policies"])}
-    for g in sorted(goodputs, key=lambda g: order[g["workload"], g["policy"]]):
-        wid, policy = g["workload"], g["policy"]
-        goodput.setdefault(wid, {})[policy] = {k: g[k] for k in ("rate_per_gpu", "bounded_by_sweep", "probes")}
-        base = {"workload": wid, "policy": policy, "seed": workload_seed(settings, workloads, wid),
+    order = {(w, p): (i, j) for i, w in enumerate(workloads) for j, p in enumerate(settings["schedules"])}
+    for g in sorted(goodputs, key=lambda g: order[g["workload"], g["schedule"]]):
+        wid, schedule = g["workload"], g["schedule"]
+        goodput.setdefault(wid, {})[schedule] = {k: g[k] for k in ("rate_per_gpu", "bounded_by_sweep", "probes")}
+        base = {"workload": wid, "schedule": schedule, "seed": workload_seed(settings, workloads, wid),
                 "requests": settings["requests"], "slo_ms": settings["slo_ms"]}
-        rid = f"serving.{wid}.{policy}.goodput_rate"
+        rid = f"serving.{wid}.{schedule}.goodput_rate"
         prov[rid] = simulated(rid, g["rate_per_gpu"], "req/s per GPU", "f2",
-                              f"{workloads[wid]['label']} · {policy} · DistServe goodput(达标率 ≥ "
+                              f"{workloads[wid]['label']} · {schedule} · DistServe goodput(达标率 ≥ "
                               f"{settings['attainment_target']:g})", base, "distserve_goodput",
                               "scripts/serving_goodput.py")
     for wid, by_policy in goodput.items():
         if "whole" in by_policy and by_policy["whole"]["rate_per_gpu"] > 0:
-            for policy, g in by_policy.items():
-                rid = f"serving.{wid}.{policy}.goodput_vs_whole"
-                prov[rid] = {**prov[f"serving.{wid}.{policy}.goodput_rate"], "id": rid, "kind": "derived",
-                             "value": g["rate_per_gpu"] / by_policy["whole"]["rate_per_gpu"], "unit": "×",
-                             "format": "f2", "label": f"{workloads[wid]['label']} · {policy} 的 goodput ÷ 整段 prefill",
-                             "formula": "operator:truediv", "args": {}, "scale": 1.0,
-                             "inputs": [f"serving.{wid}.{policy}.goodput_rate", f"serving.{wid}.whole.goodput_rate"],
-                             "script": "scripts/serving_sweep.py"}
-                prov[rid]["display"] = format_number(prov[rid]["value"], "f2")
+            for schedule in by_policy:
+                rid = f"serving.{wid}.{schedule}.goodput_vs_whole"
+                prov[rid] = pv.ratio(rid, prov[f"serving.{wid}.{schedule}.goodput_rate"],
+                                     prov[f"serving.{wid}.whole.goodput_rate"], fmt="f2",
+                                     label=f"{workloads[wid]['label']} · {schedule} 的 goodput ÷ 整段 prefill",
+                                     script="scripts/serving_sweep.py")
     anchor = {"name": anchor_doc["model"]["name"]["value"], "hardware": anchor_doc["hardware"]["name"]["value"]}
     doc = {"schema_version": 1, "anchor": anchor,
            "settings": settings,
@@ -75,9 +72,40 @@ def aggregate(anchor_doc: dict, workloads_doc: dict, settings: dict, cells: list
                          for wid, w in workloads.items()},
            "definitions": "scripts/serving/metrics.py (vllm bench serve's calculate_metrics)",
            "cells": table, "per_request": per_request, "goodput": goodput, "provenance": prov}
+    if workloads_doc.get("adapted"):  # only for a model too short for the workloads as written (config.fit_to_context)
+        doc["adapted"] = adapted_lengths(workloads_doc["adapted"], anchor_doc, prov, anchor_file)
     if "page" in workloads_doc:
         add_page_opening(doc, workloads_doc, settings)
     return doc
+
+
+def adapted_lengths(adapted: list[dict], anchor_doc: dict, prov: dict, anchor_file: str) -> list[dict]:
+    """What fitting the workloads to the model's context changed, as the page says it: per change the record ids
+    of the configured and the fitted lengths (`was` assumed, from config/workloads.json; `now` derived, recomputed
+    by the audit with scripts/serving/config.fit_to_context), and the model's context (cited from the anchor)."""
+    prov["serving.model_context"] = pv.from_anchor(anchor_file, anchor_doc, "model", "max_position_embeddings",
+                                                   unit="token", fmt="int", label="模型的上下文长度",
+                                                   rid="serving.model_context")
+    shown = []
+    for a in adapted:
+        was, now = (a["was"], a["now"]) if isinstance(a["was"], list) else ([None, a["was"]], [None, a["now"]])
+        ids = {}
+        for bound, w, n in zip(("min", "max"), was, now, strict=True):
+            if w is None:
+                continue
+            rid = f"serving.adapted.{a['workload']}.{a['field']}.{bound}"
+            ids[bound] = rid
+            prov[f"{rid}.was"] = pv.assumed(f"{rid}.was", f"{a['workload']} {a['field']} {bound}(配置值)", w, "token",
+                                            "int", field=f"workloads.{a['workload']}.{a['field']}",
+                                            assumption="config/workloads.json, as written for a model with a long "
+                                                       "context")
+            prov[rid] = pv.derived(rid, f"{a['workload']} {a['field']} {bound}(按上下文调整后)", n, "token", "int",
+                                   derivation=pv.Derivation.FITTED, formula="scripts.serving.config:fit_to_context",
+                                   inputs=["serving.model_context", f"{rid}.was"], script="scripts/serving_sweep.py",
+                                   args={"workload": a["workload"], "field": a["field"], "bound": bound},
+                                   rule=a["rule"])
+        shown.append({**a, "records": ids})
+    return shown
 
 
 READOUT_FORMATS = {"mean_ttft_ms": ("ms", "int"), "p50_ttft_ms": ("ms", "int"), "p90_ttft_ms": ("ms", "int"),
@@ -104,20 +132,19 @@ def add_page_opening(doc: dict, workloads_doc: dict, settings: dict) -> None:
         metric, schedule = name.split(".")
         unit, fmt = READOUT_FORMATS[metric]
         rid = f"readout.{name}"
-        cell = {"workload": wid, "policy": schedule, "rate_per_gpu": opening["request_rate"],
+        cell = {"workload": wid, "schedule": schedule, "rate_per_gpu": opening["request_rate"],
                 "seed": workload_seed(settings, workloads, wid),
                 "requests": settings["requests"], "slo_ms": settings["slo_ms"]}
-        doc["provenance"][rid] = {**simulated(rid, value, unit, fmt, f"实时读数 {name}(默认滑块位置)", cell, metric,
-                                              "scripts/serving_sweep.py"),
-                                  "formula": "scripts.serving.load_page:readouts", "args": opening, "key": name}
+        doc["provenance"][rid] = simulated(rid, value, unit, fmt, f"实时读数 {name}(默认滑块位置)", cell, metric,
+                                           "scripts/serving_sweep.py", formula="scripts.serving.load_page:readouts",
+                                           args=opening, key=name)
     doc["page_try"] = page["try"]["value"]
     for tid, setting in page["try"]["value"].items():
         for key, value in setting.items():
             if key != "workload":
                 rid = f"load.{tid}.{key}"
-                doc["provenance"][rid] = {"id": rid, "kind": "assumed", "label": f"试一试 {tid} 的目标", "value": value,
-                                          "unit": "ms", "format": "int", "display": format_number(value, "int"),
-                                          "assumption": page["try"]["assumption"]}
+                doc["provenance"][rid] = pv.assumed(rid, f"试一试 {tid} 的目标", value, "ms", "int",
+                                                    assumption=page["try"]["assumption"])
         args = {**opening, **setting}
         for name, value in readouts_at(exp, args).items():
             metric, schedule = name.split(".")
@@ -125,12 +152,12 @@ def add_page_opening(doc: dict, workloads_doc: dict, settings: dict) -> None:
                 continue
             unit, fmt = READOUT_FORMATS[metric]
             rid = f"load.{tid}.{name}"
-            cell = {"workload": args["workload"], "policy": schedule, "rate_per_gpu": args["request_rate"],
+            cell = {"workload": args["workload"], "schedule": schedule, "rate_per_gpu": args["request_rate"],
                     "seed": workload_seed(settings, workloads, args["workload"]),
                     "requests": settings["requests"], "slo_ms": settings["slo_ms"]}
-            doc["provenance"][rid] = {**simulated(rid, value, unit, fmt, f"试一试 {tid}:{name}", cell, metric,
-                                                  "scripts/serving_sweep.py"),
-                                      "formula": "scripts.serving.load_page:readouts", "args": args, "key": name}
+            doc["provenance"][rid] = simulated(rid, value, unit, fmt, f"试一试 {tid}:{name}", cell, metric,
+                                               "scripts/serving_sweep.py", formula="scripts.serving.load_page:readouts",
+                                               args=args, key=name)
     opening_values = {**opening, "requests": settings["requests"]}
     sliders = {"requests": (sweep["requests"], "每个格子模拟的请求数", "request", "int"),
                "request_rate": (page["request_rate"], "实验的起始请求率(每卡)", "req/s per GPU", "f1"),
@@ -139,8 +166,7 @@ def add_page_opening(doc: dict, workloads_doc: dict, settings: dict) -> None:
                "attainment_target": (sweep["attainment_target"], "达标率目标", "", "f2")}
     for key, (src, label, unit, fmt) in sliders.items():
         rid = f"load.{key}"
-        doc["provenance"][rid] = {"id": rid, "kind": "assumed", "label": label, "value": opening_values[key],
-                                  "unit": unit, "format": fmt, "display": format_number(opening_values[key], fmt),
-                                  "assumption": src.get("assumption") or src.get("source")}
+        doc["provenance"][rid] = pv.assumed(rid, label, opening_values[key], unit, fmt,
+                                            assumption=src.get("assumption") or src.get("source"))
     if doc["goodput"]:  # the claims read the bisected goodput too (absent from the audit's partial rebuild)
         doc["claims"] = settle_claims(claims(opening), doc["provenance"])  # the page words each by its outcome

@@ -32,16 +32,16 @@ N, PROMPT, OUTPUT = 2000, 1024, 256
 
 def simulator_speed(a) -> list[dict]:
     rows = []
-    for policy in ("whole", "chunked"):
+    for schedule in ("whole", "chunked"):
         for rate in (0.5, 1.0, 1.5, 2.0):
             reqs = Requests(arrival_times(np.random.default_rng(0), N, rate), np.full(N, PROMPT), np.full(N, OUTPUT))
             times = []
             for _ in range(3):
                 t0 = time.perf_counter()
-                engine.simulate(a, reqs, policy)
+                engine.simulate(a, reqs, schedule)
                 times.append(time.perf_counter() - t0)
             wall = statistics.median(times)
-            rows.append({"policy": policy, "rate": rate, "wall_s": wall, "requests_per_s": N / wall,
+            rows.append({"schedule": schedule, "rate": rate, "wall_s": wall, "requests_per_s": N / wall,
                          "tokens_per_s": N * (PROMPT + OUTPUT) / wall})
     return rows
 
@@ -49,7 +49,7 @@ def simulator_speed(a) -> list[dict]:
 def sweep_wall_seconds() -> float:
     cmd = [sys.executable, "-m", "snakemake", "--cores", "2", "--quiet", "all", "--scheduler", "greedy", "--forcerun",
            "serving_cell", "serving_goodput",
-           "serving_sweep", "--", "build/precomputed/serving.json"]
+           "serving_sweep", "--", "build/default/precomputed/serving.json"]
     t0 = time.perf_counter()
     subprocess.run(cmd, check=True, capture_output=True)
     return time.perf_counter() - t0
@@ -61,9 +61,9 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     a, _ = load(Path("anchor-model.json"))
     rows = simulator_speed(a)
-    print(f"{'policy':<8} {'req/s':>6} {'wall s':>7} {'sim req/s':>10} {'sim tok/s':>11}")
+    print(f"{'schedule':<8} {'req/s':>6} {'wall s':>7} {'sim req/s':>10} {'sim tok/s':>11}")
     for r in rows:
-        print(f"{r['policy']:<8} {r['rate']:>6g} {r['wall_s']:>7.3f} {r['requests_per_s']:>10,.0f} "
+        print(f"{r['schedule']:<8} {r['rate']:>6g} {r['wall_s']:>7.3f} {r['requests_per_s']:>10,.0f} "
               f"{r['tokens_per_s']:>11,.0f}")
     report = {"machine": {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
                           "python": platform.python_version()},

@@ -3,11 +3,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from scripts.common.names import SCHEDULES
 from scripts.record import schema
 from scripts.record.inputs import InputError
 from scripts.record.schema import read_input
 
-SWEEP = ("policies", "rates_per_gpu", "requests", "seed", "burstiness", "chunk_tokens", "prefill_gpus", "decode_gpus",
+SWEEP = ("schedules", "rates_per_gpu", "requests", "seed", "burstiness", "chunk_tokens", "prefill_gpus", "decode_gpus",
          "slo_ms", "attainment_target", "percentiles", "bisection_steps")
 
 
@@ -40,6 +41,9 @@ def load_workloads(path: Path) -> dict:
             _check_lengths(w[key], f"workloads.{wid}.{key}", fail)
         if "long_prompts" in w:
             _check_lengths(w["long_prompts"]["prompt_tokens"], f"workloads.{wid}.long_prompts.prompt_tokens", fail)
+    for i, s in enumerate(doc["sweep"]["schedules"]["value"]):
+        if s not in SCHEDULES:
+            fail(f"sweep.schedules.value[{i}]", f"({s!r}) is not a schedule ({', '.join(SCHEDULES)})")
     rates = doc["sweep"]["rates_per_gpu"]["value"]
     if rates != sorted(rates):
         fail("sweep.rates_per_gpu.value", "must be in increasing order")
@@ -76,13 +80,58 @@ def _check_page(page: dict, doc: dict, fail) -> None:
                 fail(f"page.try.value.{tid}.{key}", f"must be within the slider's range [{r['min']}, {r['max']}]")
 
 
+def fit_to_context(workloads: dict, context: int, where: str = "config/workloads.json") -> tuple[dict, list[dict]]:
+    """The workloads as a model with `context` positions can serve them, and what had to change.
+
+    A request's prompt plus its output must fit the context. The output lengths stay; a prompt length range whose
+    max leaves no room for the longest output is fitted: an ordinary prompt's max is clipped to `context - longest
+    output` (its median and spread stay), and a long-prompt range is scaled as a whole by `room / max`, so the long
+    prompts keep their place relative to the model's context (24K-48K on a 256K model become 1.5K-3K on a 4K one).
+    Nothing changes for a model whose context already holds every request. Pure: the inputs are not modified."""
+    fitted, adapted = {}, []
+    for wid, w in workloads.items():
+        out_max = w["output_tokens"]["max"]
+        room = context - out_max
+        w = {**w}
+        prompt = w["prompt_tokens"]
+        if room < prompt.get("min", 1) or room < prompt.get("median", prompt.get("value", 1)):
+            raise InputError(f"{where}: field workloads.{wid}.output_tokens.max ({out_max}) leaves {room} of the "
+                             f"model's {context} positions for the prompt, less than its typical prompt "
+                             f"(prompt_tokens); shorten the outputs or use a model with a longer context")
+        if prompt["max"] > room:
+            w["prompt_tokens"] = {**prompt, "max": room}
+            adapted.append({"workload": wid, "field": "prompt_tokens.max", "was": prompt["max"], "now": room,
+                            "context": context, "rule": "clipped to context - output_tokens.max"})
+        long = w.get("long_prompts")
+        if long and long["prompt_tokens"]["max"] > room:
+            spec = long["prompt_tokens"]
+            factor = room / spec["max"]
+            lo = max(1, int(spec["min"] * factor))
+            w["long_prompts"] = {**long, "prompt_tokens": {**spec, "min": lo, "max": room}}
+            adapted.append({"workload": wid, "field": "long_prompts.prompt_tokens", "was": [spec["min"], spec["max"]],
+                            "now": [lo, room], "context": context,
+                            "rule": f"scaled by (context - output_tokens.max) / max = {factor:.4g}"})
+        fitted[wid] = w
+    return fitted, adapted
+
+
 def sweep_settings(doc: dict) -> dict:
     return {k: doc["sweep"][k]["value"] for k in SWEEP}
 
 
+def workloads_for(path: Path, anchor) -> dict:
+    """config/workloads.json as the anchor's model serves it: `workloads` fitted to its context (fit_to_context),
+    `adapted` saying what changed (empty for a model that holds every request as written)."""
+    doc = load_workloads(path)
+    fitted, adapted = fit_to_context(doc["workloads"], anchor.max_position_embeddings, Path(path).as_posix())
+    return {**doc, "workloads": fitted, "adapted": adapted}
+
+
 def sweep_inputs(anchor_path: Path, workloads_path: Path):
-    """What every sweep rule starts from: the anchor, the named workloads and the sweep's settings."""
+    """What every sweep rule starts from: the anchor, the named workloads (fitted to its context) and the sweep's
+    settings."""
     from scripts.record.anchor_file import load
 
-    doc = load_workloads(workloads_path)
-    return load(anchor_path)[0], doc["workloads"], sweep_settings(doc)
+    anchor = load(anchor_path)[0]
+    doc = workloads_for(workloads_path, anchor)
+    return anchor, doc["workloads"], sweep_settings(doc)

@@ -1,6 +1,6 @@
 """Iteration-level simulator of the anchor serving a request stream. Pure: arrays in, arrays out, no I/O.
 
-Colocated (one GPU, policies `whole` and `chunked`): at each iteration boundary the scheduler admits waiting
+Colocated (one GPU, schedules `whole` and `chunked`): at each iteration boundary the scheduler admits waiting
 requests first-come-first-served while the head's full context (prompt + output: KV cache plus the fixed
 recurrent state, `roofline.bytes_per_request`) fits beside those already admitted, and while fewer than
 `max_batch` are admitted; nothing is preempted, a blocked head blocks the queue. The iteration then carries
@@ -28,11 +28,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from scripts.common.names import SCHEDULES
 from scripts.model import roofline as rl
 from scripts.model.anchor import Anchor
 from scripts.serving.workload import Requests
-
-POLICIES = ("whole", "chunked", "disagg")
 
 
 @dataclass
@@ -64,8 +63,9 @@ class Trace:
 class _Gpu:
     """One GPU's continuous-batching loop (admission, prefill, decode)."""
 
-    def __init__(self, a: Anchor, policy: str, chunk_tokens: int, max_batch: int, capacity: float):
-        self.a, self.policy, self.chunk, self.max_batch, self.capacity = a, policy, chunk_tokens, max_batch, capacity
+    def __init__(self, a: Anchor, schedule: str, chunk_tokens: int, max_batch: int, capacity: float):
+        self.a, self.schedule, self.chunk = a, schedule, chunk_tokens
+        self.max_batch, self.capacity = max_batch, capacity
         self.ends: list[np.ndarray] = []
         self.n_iters = 0
 
@@ -135,7 +135,7 @@ class _Gpu:
                 dec_ctx += m
                 dec_left -= m
             else:  # one iteration with prefill work
-                chunks, budget = [], (self.chunk if self.policy == "chunked" else np.inf)
+                chunks, budget = [], (self.chunk if self.schedule == "chunked" else np.inf)
                 for i in prefilling:
                     length = min(budget, prompt[i] - done_prefill[i])
                     chunks.append((i, done_prefill[i], length))
@@ -168,10 +168,10 @@ class _Gpu:
         return np.concatenate(self.ends) if self.ends else np.empty(0)
 
 
-def simulate(a: Anchor, reqs: Requests, policy: str, *, chunk_tokens: int = 512, max_batch: int = 1 << 30,
+def simulate(a: Anchor, reqs: Requests, schedule: str, *, chunk_tokens: int = 512, max_batch: int = 1 << 30,
              prefill_gpus: int = 1, decode_gpus: int = 1, capacity_bytes: float | None = None) -> Trace:
-    if policy not in POLICIES:
-        raise ValueError(f"policy must be one of {', '.join(POLICIES)}")
+    if schedule not in SCHEDULES:
+        raise ValueError(f"schedule must be one of {', '.join(SCHEDULES)}")
     if chunk_tokens < 1 or max_batch < 1 or prefill_gpus < 1 or decode_gpus < 1:
         raise ValueError("chunk_tokens, max_batch and the GPU counts must be at least 1")
     n = len(reqs)
@@ -180,8 +180,8 @@ def simulate(a: Anchor, reqs: Requests, policy: str, *, chunk_tokens: int = 512,
            "dec_first": np.full(n, -1, dtype=np.int64), "dec_last": np.full(n, -1, dtype=np.int64)}
     gpu = np.zeros(n, dtype=np.int64)
     prompt, output = reqs.prompt_tokens.astype(np.int64), reqs.output_tokens.astype(np.int64)
-    if policy != "disagg":
-        engine = _Gpu(a, policy, chunk_tokens, max_batch, capacity)
+    if schedule != "disagg":
+        engine = _Gpu(a, schedule, chunk_tokens, max_batch, capacity)
         ends = [engine.run(reqs.arrival_s, prompt, output, np.zeros(n, dtype=bool), out)]
         peak = engine.peak
     else:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-SCHEDULES = ("whole", "chunked", "disagg")
+from scripts.common.names import SCHEDULES
 
 
 def cell_key(workload: str, schedule: str, rate_per_gpu: float) -> str:
@@ -99,10 +99,10 @@ def experiment_data(serving: dict) -> dict:
     per, settings = serving["per_request"], serving["settings"]
     cells = {}
     for row in serving["cells"]:
-        key = cell_key(row["workload"], row["policy"], row["rate_per_gpu"])
+        key = cell_key(row["workload"], row["schedule"], row["rate_per_gpu"])
         cells[key] = {"duration_s": row["metrics"]["duration"], "gpus": row["gpus"],
                       **encode_cell(per["ttft"][key], per["tpot"][key])}
-    return {"unit_ms": per["unit_ms"], "rates_per_gpu": settings["rates_per_gpu"], "schedules": settings["policies"],
+    return {"unit_ms": per["unit_ms"], "rates_per_gpu": settings["rates_per_gpu"], "schedules": settings["schedules"],
             "workloads": {wid: w["label"] for wid, w in serving["workloads"].items()},
             "requests": settings["requests"], "seed": settings["seed"], "opening": serving.get("page_opening"),
             "goodput_bisected": {w: {s: g["rate_per_gpu"] for s, g in by.items()}

@@ -1,6 +1,6 @@
-"""The default sweep: one cell per (workload, policy, rate per GPU), and DistServe goodput per (workload, policy).
+"""The default sweep: one cell per (workload, schedule, rate per GPU), and DistServe goodput per (workload, schedule).
 
-A cell simulates `requests` requests of one workload at one rate with one policy; every policy and rate of a
+A cell simulates `requests` requests of one workload at one rate with one schedule; every schedule and rate of a
 workload uses the workload's seed (common random numbers). Pure: no I/O.
 """
 from __future__ import annotations
@@ -16,15 +16,15 @@ def workload_seed(settings: dict, workloads: dict, wid: str) -> int:
     return int(settings["seed"]) + list(workloads).index(wid)
 
 
-def gpus(settings: dict, policy: str) -> int:
-    return settings["prefill_gpus"] + settings["decode_gpus"] if policy == "disagg" else 1
+def gpus(settings: dict, schedule: str) -> int:
+    return settings["prefill_gpus"] + settings["decode_gpus"] if schedule == "disagg" else 1
 
 
-def simulate_cell(a: Anchor, workloads: dict, settings: dict, wid: str, policy: str, rate_per_gpu: float):
-    """The trace of one cell: the workload's requests at rate_per_gpu x (GPUs the policy uses)."""
-    reqs = generate(workloads[wid], settings["requests"], rate_per_gpu * gpus(settings, policy),
+def simulate_cell(a: Anchor, workloads: dict, settings: dict, wid: str, schedule: str, rate_per_gpu: float):
+    """The trace of one cell: the workload's requests at rate_per_gpu x (GPUs the schedule uses)."""
+    reqs = generate(workloads[wid], settings["requests"], rate_per_gpu * gpus(settings, schedule),
                     workload_seed(settings, workloads, wid), settings["burstiness"])
-    return engine.simulate(a, reqs, policy, chunk_tokens=settings["chunk_tokens"],
+    return engine.simulate(a, reqs, schedule, chunk_tokens=settings["chunk_tokens"],
                            prefill_gpus=settings["prefill_gpus"], decode_gpus=settings["decode_gpus"])
 
 
@@ -41,10 +41,10 @@ def requests_table(trace, detailed: bool = False) -> list[dict]:
     return rows
 
 
-def run_cell(a: Anchor, workloads: dict, settings: dict, wid: str, policy: str, rate_per_gpu: float) -> dict:
-    trace = simulate_cell(a, workloads, settings, wid, policy, rate_per_gpu)
-    return {"workload": wid, "policy": policy, "rate_per_gpu": rate_per_gpu,
-            "rate": rate_per_gpu * gpus(settings, policy), "gpus": gpus(settings, policy),
+def run_cell(a: Anchor, workloads: dict, settings: dict, wid: str, schedule: str, rate_per_gpu: float) -> dict:
+    trace = simulate_cell(a, workloads, settings, wid, schedule, rate_per_gpu)
+    return {"workload": wid, "schedule": schedule, "rate_per_gpu": rate_per_gpu,
+            "rate": rate_per_gpu * gpus(settings, schedule), "gpus": gpus(settings, schedule),
             "seed": workload_seed(settings, workloads, wid), "requests": settings["requests"],
             "slo_ms": settings["slo_ms"],
             "metrics": metrics.from_trace(trace, settings["slo_ms"], settings["percentiles"]),
@@ -60,12 +60,12 @@ def per_request_metrics(cell: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     return ttft, metrics.per_request_tpot(ttft, e2el, np.array([r["output_tokens"] for r in rows])), e2el
 
 
-def attainment(a: Anchor, workloads: dict, settings: dict, wid: str, policy: str, rate: float) -> float:
-    trace = simulate_cell(a, workloads, settings, wid, policy, rate)
+def attainment(a: Anchor, workloads: dict, settings: dict, wid: str, schedule: str, rate: float) -> float:
+    trace = simulate_cell(a, workloads, settings, wid, schedule, rate)
     return metrics.from_trace(trace, settings["slo_ms"], settings["percentiles"])["slo_attainment"]
 
 
-def distserve_goodput(a: Anchor, workloads: dict, settings: dict, wid: str, policy: str,
+def distserve_goodput(a: Anchor, workloads: dict, settings: dict, wid: str, schedule: str,
                       swept: dict[float, float]) -> dict:
     """Largest rate per GPU whose SLO attainment >= the target: the last sweep rate that meets it, refined by
     bisection against the next sweep rate (or 0 when even the lightest load misses it)."""
@@ -78,14 +78,14 @@ def distserve_goodput(a: Anchor, workloads: dict, settings: dict, wid: str, poli
     probes = []
     for _ in range(settings["bisection_steps"]):
         mid = (lo + hi) / 2
-        att = attainment(a, workloads, settings, wid, policy, mid)
+        att = attainment(a, workloads, settings, wid, schedule, mid)
         probes.append({"rate_per_gpu": mid, "slo_attainment": att})
         lo, hi = (mid, hi) if att >= target else (lo, mid)
     return {"rate_per_gpu": lo, "bounded_by_sweep": False, "probes": probes}
 
 
-def goodput_of(a: Anchor, workloads: dict, settings: dict, wid: str, policy: str, cells: list[dict]) -> dict:
-    """DistServe goodput of one (workload, policy) from its sweep cells (plus bisection runs)."""
+def goodput_of(a: Anchor, workloads: dict, settings: dict, wid: str, schedule: str, cells: list[dict]) -> dict:
+    """DistServe goodput of one (workload, schedule) from its sweep cells (plus bisection runs)."""
     swept = {c["rate_per_gpu"]: c["metrics"]["slo_attainment"] for c in cells
-             if c["workload"] == wid and c["policy"] == policy}
-    return {"workload": wid, "policy": policy, **distserve_goodput(a, workloads, settings, wid, policy, swept)}
+             if c["workload"] == wid and c["schedule"] == schedule}
+    return {"workload": wid, "schedule": schedule, **distserve_goodput(a, workloads, settings, wid, schedule, swept)}

@@ -50,7 +50,7 @@ def sample_lengths(rng: np.random.Generator, spec: dict, n: int) -> np.ndarray:
 
 def generate(workload: dict, n: int, rate: float, seed: int, burstiness: float = 1.0) -> Requests:
     """A workload's request stream. Lengths and arrivals use separate streams of one seed, so two rates of one
-    workload and seed get the same requests, only spaced differently (and every policy sees the same trace)."""
+    workload and seed get the same requests, only spaced differently (and every schedule sees the same trace)."""
     lengths_rng, arrivals_rng = (np.random.Generator(np.random.PCG64(s)) for s in np.random.SeedSequence(seed).spawn(2))
     prompts = sample_lengths(lengths_rng, workload["prompt_tokens"], n)
     outputs = sample_lengths(lengths_rng, workload["output_tokens"], n)

@@ -3,7 +3,7 @@
 from importlib import metadata
 from pathlib import Path
 
-from scripts.page.display import format_number
+from scripts.record import provenance as pv
 from scripts.record import schema
 from scripts.record.inputs import InputError
 from scripts.record.schema import read_input
@@ -23,11 +23,11 @@ def load_passages(path: Path) -> dict:
     return doc
 
 
-def record(rid, value, unit, fmt, label, inputs, formula="scripts.tokens.counts:count"):
-    """A derived record; when `inputs` are record ids they are in the order `formula` takes them."""
-    return {"id": rid, "kind": "derived", "label": label, "value": value, "unit": unit, "format": fmt,
-            "display": format_number(value, fmt), "formula": formula, "args": {}, "scale": 1.0, "inputs": inputs,
-            "script": SCRIPT}
+def record(rid, value, unit, fmt, label, inputs, formula="scripts.tokens.counts:count",
+           derivation=pv.Derivation.RECORDS):
+    """A derived record; with Derivation.RECORDS `inputs` are record ids, in the order `formula` takes them."""
+    return pv.derived(rid, label, value, unit, fmt, derivation=derivation, formula=formula, inputs=inputs,
+                      script=SCRIPT, args={}, scale=1.0)
 
 
 def count(cfg_path: Path, passages_path: Path) -> dict:
@@ -40,9 +40,10 @@ def count(cfg_path: Path, passages_path: Path) -> dict:
         src = f"{passages_path.as_posix()} passages.{pid}.text"
         n_anchor = len(toks[anchor_tid].encode(text, add_special_tokens=False).ids)
         prov[f"tokens.{pid}.chars"] = record(f"tokens.{pid}.chars", len(text), "字符", "int", f"{p['title']} 的字符数",
-                                             [src], "builtins:len")
+                                             [src], "builtins:len", pv.Derivation.PASSAGE)
         prov[f"tokens.{pid}.utf8_bytes"] = record(f"tokens.{pid}.utf8_bytes", len(text.encode()), "B", "int",
-                                                  f"{p['title']} 的 UTF-8 字节数", [src], "str.encode:utf-8")
+                                                  f"{p['title']} 的 UTF-8 字节数", [src], "str.encode:utf-8",
+                                                  pv.Derivation.PASSAGE)
         for tid, tok in toks.items():
             n = len(tok.encode(text, add_special_tokens=False).ids)
             rows.append({"passage_id": pid, "tokenizer_id": tid, "chars": len(text), "utf8_bytes": len(text.encode()),
@@ -51,7 +52,8 @@ def count(cfg_path: Path, passages_path: Path) -> dict:
                      for inner, digest in cfg["tokenizers"][tid]["files"].items()]
             base = f"tokens.{pid}.{tid}"
             label = f"{p['title']} · {cfg['tokenizers'][tid]['label']}"
-            prov[f"{base}.tokens"] = record(f"{base}.tokens", n, "token", "int", f"{label} 的 token 数", [src, *files])
+            prov[f"{base}.tokens"] = record(f"{base}.tokens", n, "token", "int", f"{label} 的 token 数", [src, *files],
+                                            derivation=pv.Derivation.TOKENIZER)
             prov[f"{base}.chars_per_token"] = record(f"{base}.chars_per_token", chars_per_token(len(text), n),
                                                      "字符/token", "f2", f"{label} 每个 token 的字符数",
                                                      [f"tokens.{pid}.chars", f"{base}.tokens"],
@@ -62,9 +64,8 @@ def count(cfg_path: Path, passages_path: Path) -> dict:
     slider = doc["tok_s_slider"]
     for key in ("value", "min", "max"):
         rid = "tokens.slider.tok_s" + ("" if key == "value" else f".{key}")
-        prov[rid] = {"id": rid, "kind": "assumed", "label": f"token/s 滑块 {key}", "value": slider[key],
-                     "unit": "token/s", "format": "int", "display": format_number(slider[key], "int"),
-                     "assumption": slider.get("source", "slider setting")}
+        prov[rid] = pv.assumed(rid, f"token/s 滑块 {key}", slider[key], "token/s", "int",
+                               assumption=slider.get("source", "slider setting"))
     for tid in toks:
         n = next(r["tokens"] for r in rows if r["passage_id"] == CHARS_PASSAGE and r["tokenizer_id"] == tid)
         value = chars_per_second(slider["value"], len(passages[CHARS_PASSAGE]["text"]), n)

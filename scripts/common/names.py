@@ -1,0 +1,22 @@
+"""The names the code, the data and the page share, read once from names.json (beside this file): the schedule
+ids (`whole`, `chunked`, `disagg`) with their labels and colours, the timeline's lanes and step kinds. Python uses
+the constants below; the page gets the same document as window.C13_DATA.names (scripts/page/render.py), so
+lesson.js never retypes a name or a label."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+NAMES: dict = json.loads((Path(__file__).parent / "names.json").read_text(encoding="utf-8"))
+
+SCHEDULES: tuple[str, ...] = tuple(NAMES["schedules"])  # the one word for a schedule, everywhere: "schedule"
+SCHEDULE_LABELS: dict[str, str] = {s: v["label"] for s, v in NAMES["schedules"].items()}
+SCHEDULE_COLORS: dict[str, str] = {s: v["color"] for s, v in NAMES["schedules"].items()}
+LANE_LABELS: dict[str, str] = {lane: v["label"] for lane, v in NAMES["lanes"].items()}
+STEP_KIND_LABELS: dict[str, str] = {k: v["label"] for k, v in NAMES["step_kinds"].items()}
+STEP_KIND_COLORS: dict[str, str] = {k: v["color"] for k, v in NAMES["step_kinds"].items()}
+
+
+def page_names() -> dict:
+    """What lesson.js reads (window.C13_DATA.names): the document without its description."""
+    return {k: v for k, v in NAMES.items() if k not in ("schema_version", "description")}

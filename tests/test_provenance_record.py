@@ -1,0 +1,76 @@
+"""The provenance record is one type: one constructor per kind, each field with one meaning, read back checked; the
+audit recomputes a derived record by its derivation, not by the text of its formula."""
+import json
+
+import pytest
+
+from scripts.audit.report import check_cited, check_derived, recompute
+from scripts.record import provenance as pv
+from scripts.record.provenance import Derivation, Kind, Record, RecordError
+from tests.conftest import ROOT
+
+RECORD_FILES = ("precomputed", "serving", "tokenizer_counts", "bench_medians")
+
+
+def committed_records() -> dict:
+    records = {}
+    for name in RECORD_FILES:
+        records.update(json.loads((ROOT / "precomputed" / f"{name}.json").read_text(encoding="utf-8"))["provenance"])
+    return records
+
+
+def test_every_committed_record_reads_back_as_its_type_unchanged():
+    records = committed_records()
+    kinds = {Record.from_json(r).kind for r in records.values()}
+    assert kinds == {Kind.DERIVED, Kind.CITED, Kind.ASSUMED, Kind.SIMULATED, Kind.MEASURED}
+    for rid, rec in records.items():
+        assert Record.from_json(rec).to_json() == rec, rid  # nothing lost, nothing added, keys in their order
+        assert list(Record.from_json(rec).to_json()) == list(rec), rid
+    derivations = {Record.from_json(r).derivation for r in records.values() if r["kind"] == "derived"}
+    assert derivations == {Derivation.ANCHOR, Derivation.RECORDS, Derivation.PASSAGE, Derivation.TOKENIZER,
+                           Derivation.TINYGPT}
+
+
+def test_each_kind_has_its_constructor_and_only_its_fields():
+    made = [
+        pv.derived("a", "A", 2.0, "×", "f2", derivation=Derivation.RECORDS, formula="operator:truediv",
+                   inputs=["x", "y"], script="s.py"),
+        pv.measured("b", "B", 1.5, "ms", "f1", machine="cpu", date="2026-12-01", runs=5, spread="±1%", file="f.json",
+                    file_sha256="0" * 64, script="s.py"),
+        pv.cited_record("c", "C", 7.4, "×", "f1", work="DistServe", version="OSDI'24", locator="§6",
+                        self_reported=True),
+        pv.assumed("d", "D", 0.9, "", "f2", assumption="our target"),
+        pv.simulated("e", "E", 3.0, "req/s", "f2", workload="chat", schedule="whole", seed=1, requests=10,
+                     metric="goodput", script="s.py"),
+        pv.calibrated("f", "F", 0.02, "s", "f3", fit="least squares", data=["run.json"], script="s.py"),
+    ]
+    assert [m["kind"] for m in made] == [str(k) for k in Kind]
+    assert made[0]["display"] == "2.00" and made[0]["derivation"] == "records"
+    with pytest.raises(RecordError, match="a cited record has no field 'assumption'"):
+        Record.from_json({**made[2], "assumption": "x"})
+    with pytest.raises(RecordError, match="assumed record names no assumption"):
+        pv.assumed("d", "D", 0.9, "", "f2", assumption=" ")
+    with pytest.raises(RecordError, match="unknown derivation 'formula-text'"):
+        Record.from_json({**made[0], "derivation": "formula-text"})
+    with pytest.raises(RecordError, match="unknown provenance kind 'guessed'"):
+        Record.from_json({**made[3], "kind": "guessed"})
+    with pytest.raises(RecordError, match="not a finite number"):
+        pv.assumed("d", "D", float("nan"), "", "f2", assumption="x")
+    with pytest.raises(RecordError, match="display '9.99' is not its value's"):
+        Record.from_json({**made[0], "display": "9.99"})
+
+
+def test_the_audit_reads_the_type():
+    records = committed_records()
+    ratio = next(r for r in records.values() if r["kind"] == "derived" and r["derivation"] == "records")
+    want = recompute(ratio, records, ROOT)
+    assert pv.format_number(want, ratio["format"]) == ratio["display"]
+    # the formula's text alone no longer decides: a records-derivation whose inputs are gone is reported, not skipped
+    orphan = {**ratio, "inputs": ["no.such.record"]}
+    problems, _ = check_derived({ratio["id"]: orphan}, ROOT)
+    assert problems == [f"{ratio['id']}: an input record is missing, or the number is no longer derived"]
+    # a record of no derivation is a problem the audit names
+    broken = {k: v for k, v in ratio.items() if k != "derivation"}
+    assert check_derived({ratio["id"]: broken}, ROOT)[0] == [f"{ratio['id']}: derived record names no derivation"]
+    assert check_cited({ratio["id"]: broken}) == [f"{ratio['id']}: derived record names no derivation"]
+    assert check_cited({"x": {**ratio}}) == [f"x: the record's own id is {ratio['id']!r}"]
