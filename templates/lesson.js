@@ -27,7 +27,9 @@ function lesson(loadScript, files) {
   const prefillBytes = (p) => K.weight_bytes_read_per_step + p * K.kv_bytes_per_token + K.state_bytes_per_request;
   const prefillSeconds = (p) => stepSeconds(prefillBytes(p), prefillFlops(p));
   function mixedStepSeconds(n, c, chunk, start) {
-    const bytes = decodeStepBytes(n, c) + (start + chunk) * K.kv_bytes_per_token + 2 * K.state_bytes_per_request;
+    // a prompt's first chunk only writes the recurrent state (it starts at zero); a later one reads and writes it
+    const bytes = decodeStepBytes(n, c) + (start + chunk) * K.kv_bytes_per_token +
+      (start === 0 ? 1 : 2) * K.state_bytes_per_request;
     const pairs = chunk * start + chunk * chunk / 2;
     const flops = decodeStepFlops(n, c) + 2 * K.params_read_per_step * chunk + pairs * K.attention_flops_per_token_position;
     return stepSeconds(bytes, flops);

@@ -303,3 +303,154 @@ def test_arrivals_follow_vllms_gamma_and_rescaling():
     gaps = rng_b.gamma(shape=0.5, scale=1 / (4.0 * 0.5), size=1000)
     expected = np.cumsum(gaps) * (1000 / 4.0) / np.cumsum(gaps)[-1]
     assert np.allclose(times, expected, rtol=1e-15) and times[-1] == pytest.approx(250.0)
+
+
+@pytest.mark.parametrize(("strategy", "burstiness"), [("linear", 1.0), ("exponential", 1.0), ("linear", 0.5)])
+def test_ramped_arrivals_follow_vllms_get_request(strategy, burstiness):
+    """vLLM's loop (get_request and _get_current_request_rate, vllm/benchmarks/serve.py, commit def9ce85), one draw
+    per request at that request's rate, summed, not rescaled, against ours from the same generator state."""
+    n, start, end = 500, 1.0, 8.0
+    ref, delay_ts, rates = np.random.default_rng(11), [], []
+    for i in range(n):
+        progress = i / max(n - 1, 1)
+        rate = start + (end - start) * progress if strategy == "linear" else start * ((end / start) ** progress)
+        rates.append(rate)
+        delay_ts.append(ref.gamma(shape=burstiness, scale=1.0 / (rate * burstiness)))
+    for i in range(1, n):
+        delay_ts[i] += delay_ts[i - 1]
+    ours = arrival_times(np.random.default_rng(11), n, rate=4.0, burstiness=burstiness, ramp=(strategy, start, end))
+    assert np.allclose(ours, delay_ts, rtol=1e-12, atol=0)
+    assert rates[0] == start and rates[-1] == pytest.approx(end)
+    # the first tenth arrives at about 1-2 req/s, the last tenth at 7-8: the gaps shrink as the ramp climbs
+    assert np.mean(np.diff(ours[:50])) > 3 * np.mean(np.diff(ours[-50:]))
+    with pytest.raises(ValueError, match="ramp-up strategy"):
+        arrival_times(np.random.default_rng(0), 10, 1.0, ramp=("step", 1.0, 2.0))
+
+
+def vllm_peaks(start, ttft, latency, itls):
+    """The reference: vLLM's own loop, line for line (vllm/benchmarks/serve.py calculate_metrics, commit
+    def9ce85), over successful outputs with absolute start times."""
+    min_start_time = min(start)
+    max_end_time = max(s + lat for s, lat in zip(start, latency, strict=True))
+    duration_seconds = int(np.ceil(max_end_time - min_start_time)) + 1
+    tokens_per_second = np.zeros(duration_seconds)
+    concurrent_requests_per_second = np.zeros(duration_seconds)
+    for s, t, lat, gaps in zip(start, ttft, latency, itls, strict=True):
+        token_times = [s + t]
+        current_time = token_times[0]
+        for itl_value in gaps:
+            current_time += itl_value
+            token_times.append(current_time)
+        for token_time in token_times:
+            second_bucket = int(token_time - min_start_time)
+            if 0 <= second_bucket < duration_seconds:
+                tokens_per_second[second_bucket] += 1
+        for second in range(int(s - min_start_time), int((s + lat) - min_start_time) + 1):
+            concurrent_requests_per_second[second] += 1
+    return float(np.max(tokens_per_second)), int(np.max(concurrent_requests_per_second))
+
+
+def test_peak_tokens_and_concurrency_as_vllm_counts_them():
+    from scripts.serving.metrics import peaks
+
+    # by hand: A sends at 0.2 s, tokens at 0.5, 0.9, 1.4; B sends at 0.7 s, tokens at 1.1, 1.2, 1.3, 2.6
+    got = peaks([0.2, 0.7], [0.3, 0.4], [1.2, 1.9], [[0.4, 0.5], [0.1, 0.1, 1.3]])
+    # buckets from 0.2 s: A -> 0, 0, 1; B -> 0, 1, 1, 2 => 3 tokens in [0.2, 1.2) and in [1.2, 2.2); concurrency:
+    # A spans buckets 0..1, B 0..2 => 2
+    assert got == {"max_output_tokens_per_s": 3.0, "max_concurrent_requests": 2}
+    assert peaks([0.0], [0.1], [0.1], [[]], success=[False]) == {"max_output_tokens_per_s": 0.0,
+                                                                   "max_concurrent_requests": 0}
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        n = int(rng.integers(1, 40))
+        start = np.sort(rng.uniform(1000.0, 1030.0, n))  # absolute clocks, like time.perf_counter()
+        ttft = rng.exponential(0.5, n)
+        itls = [list(rng.exponential(0.03, int(rng.integers(0, 60)))) for _ in range(n)]
+        latency = [t + sum(g) for t, g in zip(ttft, itls, strict=True)]  # vLLM: latency ends at the last token
+        want = vllm_peaks(start, ttft, latency, itls)
+        got = peaks(start, ttft, latency, itls)
+        assert (got["max_output_tokens_per_s"], got["max_concurrent_requests"]) == want
+
+
+def test_a_simulated_run_reports_vllms_peaks(anchor, workloads):
+    reqs = generate(workloads["workloads"]["chat"], 300, 4.0, seed=3)
+    trace = engine.simulate(anchor, reqs, "chunked")
+    m = metrics.from_trace(trace)
+    gaps = [list(trace.token_gaps(i)) for i in range(len(reqs))]
+    ttft, e2el = trace.first_token_s - reqs.arrival_s, trace.finish_s - reqs.arrival_s
+    assert (m["max_output_tokens_per_s"], m["max_concurrent_requests"]) == vllm_peaks(reqs.arrival_s, ttft, e2el, gaps)
+    assert m["max_concurrent_requests"] >= 2 and m["max_output_tokens_per_s"] > m["output_throughput"]
+
+
+def test_vllm_v1_preset_shares_one_token_budget_by_hand(anchor):
+    """Two requests at t = 0 (prompts 5 and 6, outputs 3 and 2), max_num_batched_tokens 8, max_num_seqs 4, worked
+    out from vLLM V1's rule: running decodes first, then prefill tokens FCFS with what is left of the budget."""
+    reqs = Requests(np.zeros(2), np.array([5, 6]), np.array([3, 2]))
+    trace = engine.simulate(anchor, reqs, "vllm-v1", max_num_batched_tokens=8, max_batch=4)
+    t1 = rl.iteration_seconds(anchor, 0, 0.0, [(0, 5), (0, 3)])  # no decode yet: R0 whole, R1's first 3 tokens
+    t2 = t1 + rl.iteration_seconds(anchor, 1, 6.0, [(3, 3)])  # R0 decodes (context 6), 7 tokens left: R1's last 3
+    t3 = t2 + rl.iteration_seconds(anchor, 2, 14.0)  # both decode at context 7
+    assert trace.first_token_s == pytest.approx([t1, t2], rel=1e-12)
+    assert trace.finish_s == pytest.approx([t3, t3], rel=1e-12)
+    assert trace.token_gaps(0) == pytest.approx([t2 - t1, t3 - t2], rel=1e-12)
+
+
+def test_vllm_v0_preset_runs_prefill_only_iterations_by_hand(anchor):
+    """vLLM V0 without chunked prefill: waiting prompts are prefilled whole, FCFS, while they fit the budget
+    (10 tokens here), in iterations that give running decodes no token."""
+    reqs = Requests(np.zeros(2), np.array([6, 6]), np.array([3, 2]))
+    trace = engine.simulate(anchor, reqs, "vllm-v0", max_num_batched_tokens=10, max_batch=4)
+    t1 = rl.iteration_seconds(anchor, 0, 0.0, [(0, 6)])  # R1's 6 tokens do not fit the 4 left: it waits
+    t2 = t1 + rl.iteration_seconds(anchor, 0, 0.0, [(0, 6)])  # prefill-only: R0, already running, gets no token
+    t3 = t2 + rl.iteration_seconds(anchor, 2, 14.0)  # decode-only: both at context 7; R1 is done
+    t4 = t3 + rl.iteration_seconds(anchor, 1, 8.0)  # R0's last token
+    assert trace.first_token_s == pytest.approx([t1, t2], rel=1e-12)
+    assert trace.finish_s == pytest.approx([t4, t3], rel=1e-12)
+    assert trace.token_gaps(0) == pytest.approx([t3 - t1, t4 - t3], rel=1e-12)  # the stall shows in R0's ITL
+    orca = engine.simulate(anchor, reqs, "orca")  # Orca/`whole`: R0 would decode in R1's prefill iteration
+    assert orca.finish_s[0] < trace.finish_s[0]
+    with pytest.raises(ValueError, match="shorter than the longest prompt"):
+        engine.simulate(anchor, reqs, "vllm-v0", max_num_batched_tokens=5)
+    with pytest.raises(ValueError, match="must not exceed max_num_batched_tokens"):
+        engine.simulate(anchor, reqs, "vllm-v1", max_num_batched_tokens=8, max_batch=9)
+
+
+def test_vllm_v1_defaults_follow_vllms_engine_arguments():
+    assert engine.vllm_v1_defaults(80e9, "NVIDIA H100 SXM 80GB") == (8192, 1024)  # 74.5 GiB >= 70 GiB
+    assert engine.vllm_v1_defaults(80e9, "NVIDIA A100 SXM 80GB") == (2048, 256)  # vLLM excludes the A100 by name
+    assert engine.vllm_v1_defaults(48e9, "NVIDIA L40S") == (2048, 256)
+    assert engine.LESSON_PRESETS == {"whole": "orca", "chunked": "sarathi", "disagg": "disagg"}
+
+
+@pytest.mark.parametrize("preset", ["orca", "sarathi", "vllm-v1", "vllm-v0"])
+def test_presets_conserve_tokens_under_load(anchor, workloads, preset):
+    reqs = generate(workloads["workloads"]["chat_long"], 400, 6.0, seed=5)
+    trace = engine.simulate(anchor, reqs, preset, gpu_name="NVIDIA H100 SXM 80GB")
+    assert np.all(np.isfinite(trace.finish_s)) and np.all(trace.first_token_s >= reqs.arrival_s)
+    for i in range(len(reqs)):  # every request gets exactly its tokens, one per decode iteration after the first
+        assert len(trace.token_gaps(i)) == reqs.output_tokens[i] - 1
+    assert trace.peak_reserved_bytes <= trace.capacity_bytes
+
+
+def test_the_lessons_schedules_are_presets_and_the_table_reads_them(anchor, workloads):
+    from scripts.serving.compare import goodput_table
+
+    settings = {**sweep_settings(workloads), "requests": 150, "rates_per_gpu": [1.0, 4.0, 16.0], "bisection_steps": 2}
+    table = goodput_table(anchor, {"chat": workloads["workloads"]["chat"]}, settings,
+                          presets=("orca", "sarathi", "whole", "chunked", "vllm-v1"))["chat"]
+    assert table["orca"] == table["whole"] and table["sarathi"] == table["chunked"]  # the same engine, by name
+    assert all(1.0 <= v <= 16.0 for v in table.values())
+
+
+def test_a_prompts_recurrent_state_is_counted_alike_everywhere(anchor):
+    """One cost model: a whole prefill alone costs what prefill_seconds says (the state written once, as it starts
+    at zero), and only a later chunk reads and writes it (the engine counted it twice before)."""
+    state = rl.state_bytes_per_request(anchor)
+    assert state > 0  # the default anchor's Gated DeltaNet layers
+    for prompt in (512.0, 4096.0, 32768.0):
+        assert rl.iteration_seconds(anchor, 0, 0.0, [(0, prompt)]) == pytest.approx(
+            rl.prefill_seconds(anchor, prompt), rel=1e-15)
+    first, later = (rl.iteration_bytes(anchor, 0, 0.0, 512.0, rl.state_passes(s)) for s in (0, 512))
+    assert later - first == pytest.approx(state, rel=1e-12)
+    assert rl.mixed_step_seconds(anchor, 0, 0.0, 512.0, 0.0) == pytest.approx(
+        rl.iteration_seconds(anchor, 0, 0.0, [(0, 512.0)]), rel=1e-15)

@@ -151,10 +151,16 @@ def prefill_seconds(a: Anchor, prompt: float) -> float:
     return step_seconds(a, prefill_bytes(a, prompt), prefill_flops(a, prompt))
 
 
+def state_passes(chunk_start: float) -> int:
+    """How often a prefill chunk moves its request's recurrent state through HBM: a prompt's first chunk only
+    writes it (the state starts at zero; prefill_seconds counts it once), a later chunk reads and writes it."""
+    return 1 if chunk_start == 0 else 2
+
+
 def mixed_step_seconds(a: Anchor, decoders: float, context: float, chunk: float, chunk_start: float) -> float:
     """One step carrying a prefill chunk [chunk_start, chunk_start + chunk) plus one token per running decoder."""
     step_bytes = (decode_step_bytes(a, decoders, context) + (chunk_start + chunk) * kv_bytes_per_token(a)
-                  + 2 * state_bytes_per_request(a))
+                  + state_passes(chunk_start) * state_bytes_per_request(a))
     chunk_pairs = chunk * chunk_start + chunk * chunk / 2  # each chunk token sees all earlier positions
     step_flops = (decode_step_flops(a, decoders, context) + 2 * params_read_per_step(a) * chunk
                   + chunk_pairs * attention_flops_per_token_position(a))
@@ -172,11 +178,12 @@ def throughput_gain_over_batch1(a: Anchor, batch: float, context: float) -> floa
 
 # One serving iteration in general: any set of running decoders (each at its own context) plus any prefill chunks.
 # The serving simulator calls these for every iteration; the functions above are its special cases.
-def iteration_bytes(a: Anchor, decoders, decode_context_sum, prefill_kv_tokens, prefill_requests):
+def iteration_bytes(a: Anchor, decoders, decode_context_sum, prefill_kv_tokens, prefill_state_passes):
     """Weights once; each decoder's KV up to its context and its state read and written; each chunk's KV (all earlier
-    positions plus its own) and its request's state. Works on numbers or numpy arrays alike."""
+    positions plus its own) and its request's state, `state_passes` times per chunk (summed in
+    `prefill_state_passes`). Works on numbers or numpy arrays alike."""
     return (weight_bytes_read_per_step(a) + (decode_context_sum + prefill_kv_tokens) * kv_bytes_per_token(a)
-            + (decoders + prefill_requests) * 2 * state_bytes_per_request(a))
+            + (2 * decoders + prefill_state_passes) * state_bytes_per_request(a))
 
 
 def iteration_flops(a: Anchor, decoders, decode_context_sum, prefill_tokens, prefill_pairs):
@@ -196,8 +203,10 @@ def iteration_seconds(a: Anchor, decoders: float, decode_context_sum: float,
     """One iteration carrying `decoders` decode tokens (contexts summing to `decode_context_sum`) and the prefill
     `chunks` given as (start, length) pairs, one per request."""
     kv_tokens = pairs = tokens = 0.0
+    passes = 0
     for start, length in chunks:
         k, p = chunk_kv_tokens_and_pairs(start, length)
         kv_tokens, pairs, tokens = kv_tokens + k, pairs + p, tokens + length
-    return step_seconds(a, iteration_bytes(a, decoders, decode_context_sum, kv_tokens, len(chunks)),
+        passes += state_passes(start)
+    return step_seconds(a, iteration_bytes(a, decoders, decode_context_sum, kv_tokens, passes),
                         iteration_flops(a, decoders, decode_context_sum, tokens, pairs))

@@ -1,8 +1,12 @@
 """Simulate the anchor serving a trace, or recompute a `vllm bench serve` result, with vLLM's metrics.
 
   python -m scripts.serving --schedule chunked --trace my_trace.csv --out result.json [--chunk-tokens 512]
-        [--max-batch N] [--prefill-gpus 1 --decode-gpus 1] [--slo ttft:2000,tpot:50] [--percentiles 50,90,99]
-        [--anchor anchor-model.json] [--save-detailed]
+        [--max-num-seqs N] [--max-num-batched-tokens N] [--prefill-gpus 1 --decode-gpus 1]
+        [--slo ttft:2000,tpot:50] [--percentiles 50,90,99] [--anchor anchor-model.json] [--save-detailed]
+
+--schedule is one of the lesson's schedules (whole, chunked, disagg) or an engine preset (orca, sarathi, vllm-v1,
+vllm-v0, disagg; scripts/serving/engine.py says which engine's rule each follows). For vllm-v1 and vllm-v0,
+--max-num-batched-tokens and --max-num-seqs default as that vLLM sets them for the anchor's GPU.
   python -m scripts.serving --vllm-result vllm_result.json --out metrics.json [--slo ...] [--percentiles ...]
 
 The trace is a CSV with arrival_s,prompt_tokens,output_tokens or the Azure trace columns
@@ -61,17 +65,21 @@ def run(args: argparse.Namespace) -> dict:
     reqs = read_trace(args.trace, a.max_position_embeddings)
     try:
         trace = engine.simulate(a, reqs, args.schedule, chunk_tokens=args.chunk_tokens, max_batch=args.max_batch,
-                                prefill_gpus=args.prefill_gpus, decode_gpus=args.decode_gpus)
+                                prefill_gpus=args.prefill_gpus, decode_gpus=args.decode_gpus,
+                                max_num_batched_tokens=args.max_num_batched_tokens,
+                                gpu_name=doc["hardware"]["name"]["value"])
     except ValueError as exc:
         raise InputError(f"{Path(args.trace).as_posix()}: {exc}") from None
     return {"anchor": {"name": doc["model"]["name"]["value"], "hardware": doc["hardware"]["name"]["value"]},
             "schedule": args.schedule, "trace": Path(args.trace).as_posix(), "chunk_tokens": args.chunk_tokens,
-            "max_batch": args.max_batch, "prefill_gpus": args.prefill_gpus, "decode_gpus": args.decode_gpus,
+            "max_batch": args.max_batch, "max_num_batched_tokens": args.max_num_batched_tokens,
+            "prefill_gpus": args.prefill_gpus, "decode_gpus": args.decode_gpus,
             "slo_ms": slo, "metrics": metrics.from_trace(trace, slo, percentiles),
             "requests": sweep.requests_table(trace, args.save_detailed)}
 
 
-BOUNDS = {"chunk_tokens": 1 << 20, "max_batch": 1 << 30, "prefill_gpus": 64, "decode_gpus": 64}
+BOUNDS = {"chunk_tokens": 1 << 20, "max_batch": 1 << 30, "max_num_batched_tokens": 1 << 24, "prefill_gpus": 64,
+          "decode_gpus": 64}
 
 
 def check_out(args: argparse.Namespace) -> None:
@@ -91,12 +99,15 @@ def check_out(args: argparse.Namespace) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m scripts.serving", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--schedule", choices=engine.SCHEDULES)
+    ap.add_argument("--schedule", choices=list(dict.fromkeys(engine.SCHEDULES + engine.PRESETS)))
     ap.add_argument("--trace", type=Path)
     ap.add_argument("--vllm-result", type=Path)
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--chunk-tokens", type=int, default=512)
-    ap.add_argument("--max-batch", type=int, default=1 << 30)
+    ap.add_argument("--max-batch", "--max-num-seqs", dest="max_batch", type=int, default=None,
+                    help="requests running at once (vLLM's max_num_seqs); default: no cap, or the vLLM preset's")
+    ap.add_argument("--max-num-batched-tokens", type=int, default=None,
+                    help="the vllm-v1/vllm-v0 token budget per iteration; default: that vLLM's for the anchor's GPU")
     ap.add_argument("--prefill-gpus", type=int, default=1)
     ap.add_argument("--decode-gpus", type=int, default=1)
     ap.add_argument("--slo")
@@ -105,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--save-detailed", action="store_true", help="also write every request's inter-token gaps")
     args = ap.parse_args(argv)
     for flag, hi in BOUNDS.items():  # the same bounds as config/workloads.json's schema
-        if not 1 <= getattr(args, flag) <= hi:
+        if getattr(args, flag) is not None and not 1 <= getattr(args, flag) <= hi:
             ap.error(f"--{flag.replace('_', '-')} must be a whole number in [1, {hi}]")
     try:
         check_out(args)

@@ -1,7 +1,8 @@
 """The "under load" experiment's math, one definition for the page (templates/lesson.js mirrors each function),
 its tests and the audit. Pure: no I/O.
 
-Input: serving.json's per-request TTFT and TPOT (vLLM's all_tpots) in whole units of 0.1 ms, and each cell's
+Input: serving.json's per-request TTFT and TPOT (vLLM's all_tpots) in whole units of 0.1 ms rounded up (so a
+verdict against a target in whole 0.1 ms is the exact one: serving/aggregate.quantize_ms), and each cell's
 duration. Output, per schedule, at one rate per GPU and one SLO pair, the numbers `vllm bench serve` reports:
 mean / p50 / p90 / p99 TTFT and TPOT (numpy's linear percentile; TPOT over requests with more than one output
 token, as vLLM), SLO attainment (a request counts when TTFT <= target and TPOT <= target, vLLM's goodput rule),

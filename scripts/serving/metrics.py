@@ -16,6 +16,12 @@ p99_ttft_ms ... (a percentile's key is p{int(p)} when p is whole, else p{p}: p99
   request_goodput = requests meeting every given SLO (ttft, tpot, e2el in ms; a request meets one when its value
   is <= the target) / duration, None when no SLO is given. slo_attainment (ours, not vLLM's) = that count /
   completed: the fraction DistServe's goodput is defined on.
+  max_output_tokens_per_s, max_concurrent_requests (vLLM's newer keys; `peaks`, followed line by line from
+  calculate_metrics in vllm/benchmarks/serve.py at commit def9ce85): over successful requests, one-second buckets
+  from the first send; a token at send + TTFT + the running sum of its ITLs (added one by one, as vLLM does) counts
+  in bucket int(t - first send); a request counts as concurrent in every bucket from int(send - first send) to
+  int(send + E2EL - first send), both included. They need each request's send time, which a saved result file
+  does not hold: from a file they are read as saved (scripts/serving/results.py).
 """
 from __future__ import annotations
 
@@ -80,9 +86,34 @@ def compute(ttft_s, e2el_s, itl_s, input_lens, output_lens, duration_s: float, s
     return out
 
 
+def peaks(send_s, ttft_s, e2el_s, itls, success=None) -> dict:
+    """vLLM's max_output_tokens_per_s and max_concurrent_requests (see the module docstring); 0.0 and 0 when no
+    request succeeded, as vLLM initialises them."""
+    ok = np.ones(len(send_s), dtype=bool) if success is None else np.asarray(success, dtype=bool)
+    ids = np.flatnonzero(ok)
+    if not len(ids):
+        return {"max_output_tokens_per_s": 0.0, "max_concurrent_requests": 0}
+    send, ttft, e2el = (np.asarray(x, dtype=float)[ids] for x in (send_s, ttft_s, e2el_s))
+    start = float(send.min())
+    buckets = int(np.ceil(float((send + e2el).max()) - start)) + 1
+    tokens = np.zeros(buckets)
+    concurrent = np.zeros(buckets + 1)
+    for k, i in enumerate(ids):
+        times = np.cumsum(np.concatenate(([send[k] + ttft[k]], np.asarray(itls[i], dtype=float))))  # left to right
+        b = np.trunc(times - start).astype(np.int64)  # int(): toward zero, as vLLM's int()
+        b = b[(b >= 0) & (b < buckets)]
+        np.add.at(tokens, b, 1)
+        concurrent[int(send[k] - start)] += 1
+        concurrent[int((send[k] + e2el[k]) - start) + 1] -= 1
+    return {"max_output_tokens_per_s": float(np.max(tokens)),
+            "max_concurrent_requests": int(np.max(np.cumsum(concurrent)[:buckets]))}
+
+
 def from_trace(trace, slo_ms: dict | None = None, percentiles=DEFAULT_PERCENTILES) -> dict:
     """Metrics of a simulated run; the run starts at t = 0, as vLLM's clock starts before the first send."""
     r = trace.requests
     ttft, e2el = trace.first_token_s - r.arrival_s, trace.finish_s - r.arrival_s
-    return compute(ttft, e2el, trace.all_token_gaps(), r.prompt_tokens, r.output_tokens, float(trace.finish_s.max()),
-                   slo_ms, percentiles)
+    gaps = [trace.token_gaps(i) for i in range(len(r))]
+    out = compute(ttft, e2el, np.concatenate(gaps or [np.empty(0)]), r.prompt_tokens, r.output_tokens,
+                  float(trace.finish_s.max()), slo_ms, percentiles)
+    return {**out, **peaks(r.arrival_s, ttft, e2el, gaps)}

@@ -67,8 +67,11 @@ def metrics_of(doc: dict, slo_ms: dict | None = None, percentiles=metrics.DEFAUL
     ttft = np.asarray(doc["ttfts"], dtype=float)
     e2el = np.asarray(latencies(doc), dtype=float)
     itl = np.array([g for i, gaps in enumerate(doc["itls"]) if success[i] for g in gaps], dtype=float)
-    return metrics.compute(ttft, e2el, itl, np.asarray(doc["input_lens"]), np.asarray(doc["output_lens"]),
-                           float(doc["duration"]), slo_ms, percentiles, success)
+    out = metrics.compute(ttft, e2el, itl, np.asarray(doc["input_lens"]), np.asarray(doc["output_lens"]),
+                          float(doc["duration"]), slo_ms, percentiles, success)
+    # vLLM's peaks need each request's send time, which the file does not hold: taken as saved (newer vLLM only)
+    out.update({k: doc[k] for k in ("max_output_tokens_per_s", "max_concurrent_requests") if k in doc})
+    return out
 
 
 def summarize(paths: list[Path]) -> dict:
