@@ -1,6 +1,7 @@
 """The workflow through a real Slurm (run by `make test-cluster`, which boots a one-node Slurm and stops it after).
 
-A reduced sweep (a few cells) and a reduced benchmark run as Slurm jobs through snakemake-executor-plugin-slurm;
+A reduced sweep (a few cells, one of another anchor, as `make anchors-cluster` runs them) and a reduced benchmark
+run as Slurm jobs through snakemake-executor-plugin-slurm;
 the same targets run with the local executor in another scratch copy. Sweep cells must be byte-identical, the
 benchmark records must pass the schema with identical tokens, Slurm itself must know the jobs, and a job that fails
 must fail the run with its log path, within a time limit.
@@ -19,7 +20,8 @@ from tests.conftest import scratch_copy
 pytestmark = pytest.mark.cluster
 
 CELLS = ["build/default/serving/cells/chat/whole/r2.json", "build/default/serving/cells/chat/chunked/r2.json",
-         "build/default/serving/cells/chat_long/disagg/r1.json"]
+         "build/default/serving/cells/chat_long/disagg/r1.json",
+         "build/llama-2-7b-a100/serving/cells/chat_long/chunked/r2.json"]  # another anchor's job, keyed by its name
 BENCH = "build/bench/main.json"
 SMOKE_BENCH = "bench_partitions: [main]\nbench_new_tokens: [4, 8]\nbench_runs: 3\nbench_warmup: 1\nbench_threads: 1\n"
 CONFIG = ["--configfile", "smoke-bench.yaml"]  # a tiny benchmark, on top of config/cluster.yaml
