@@ -11,6 +11,8 @@ RECOVER := $(BUILD_LOCK) --recover-only
 QUIET := --quiet rules
 # Every rule, then publish: the build `make test` and `make test-exhaustive` test against.
 BUILD_ALL := $(BUILD_LOCK) --target all --publish -- $(SM_ARGS) $(QUIET)
+# The default's audit, then every other anchor's (site/<name>/ against build/<name>/precomputed/).
+AUDIT_ANCHORS := $(PY) -m scripts.audit && for a in anchors/*.json; do $(PY) -m scripts.audit --anchor "$$a" || exit 1; done
 VENV_STAMP := .venv/.installed-$(shell sha256sum requirements.txt | cut -c1-16)
 export PYTHONHASHSEED := 0
 
@@ -34,8 +36,7 @@ endif
 
 anchors: $(VENV_STAMP)  ## the default and every anchor in anchors/ in one Snakemake run, published together, audited
 	$(BUILD_LOCK) --all-anchors --publish -- $(SM_ARGS) $(QUIET)
-	$(PY) -m scripts.audit
-	for a in anchors/*.json; do $(PY) -m scripts.audit --anchor "$$a" || exit 1; done
+	$(AUDIT_ANCHORS)
 
 data: $(VENV_STAMP)  ## regenerate the default anchor's derived files under build/default/precomputed/ (publishes nothing)
 	$(BUILD_LOCK) --target data -- $(SM_ARGS) $(QUIET)
@@ -75,8 +76,7 @@ sweep-cluster: $(VENV_STAMP)  ## the serving sweep (and every other rule) as Slu
 
 anchors-cluster: $(VENV_STAMP)  ## `make anchors` with every job through Slurm (one DAG), then the audits here
 	$(CLUSTER) --all-anchors --publish -- --profile profiles/slurm
-	$(PY) -m scripts.audit
-	for a in anchors/*.json; do $(PY) -m scripts.audit --anchor "$$a" || exit 1; done
+	$(AUDIT_ANCHORS)
 
 check-stale: $(VENV_STAMP)  ## rebuild the data from the committed inputs in a scratch dir; fail if precomputed/ differs
 	$(RECOVER)

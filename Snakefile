@@ -14,7 +14,7 @@ include: "rules/common.smk"  # input check, settings, wildcard constraints, code
 
 rule all:  # the default anchor's data and page
     input:
-        expand("build/{anchor}/site/index.html", anchor=DEFAULT),
+        expand(f"{PAGE}/index.html", anchor=DEFAULT),
         expand(f"{PRE}/MANIFEST.json", anchor=DEFAULT),
 
 
@@ -25,7 +25,7 @@ rule data:  # the default anchor's data (what `make check-stale` compares with p
 
 rule anchors:  # every anchor's data and page in one DAG (`make anchors`)
     input:
-        expand("build/{anchor}/site/index.html", anchor=ANCHOR_FILES),
+        expand(f"{PAGE}/index.html", anchor=ANCHOR_FILES),
         expand(f"{PRE}/MANIFEST.json", anchor=ANCHOR_FILES),
 
 

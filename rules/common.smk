@@ -9,7 +9,7 @@ import sys
 from scripts.audit.inputs import check_all, check_anchor
 from scripts.common.names import SCHEDULES
 from scripts.record.deps import code_inputs
-from scripts.record.anchors import DEFAULT, SHARED, anchor_files
+from scripts.record.anchors import DEFAULT, SHARED, anchor_files, data_dir, site_dir
 from scripts.record.inputs import InputError
 from scripts.bench.records import check_cluster_config, load_cluster_config
 from scripts.serving.config import load_workloads, rate_name, sweep_settings
@@ -39,7 +39,8 @@ except InputError as exc:
 
 # Anchor-dependent outputs under build/{anchor}/ (scripts/record/anchors.py), shared ones under build/shared/.
 ANCHOR_FILES = anchor_files(".", config.get("anchor"))  # name -> anchor file; `default` is anchor-model.json
-PRE = "build/{anchor}/precomputed"  # one anchor's data: published as precomputed/ for the default
+PRE = data_dir("{anchor}").as_posix()  # one anchor's data: published as precomputed/ for the default
+PAGE = site_dir("{anchor}").as_posix()  # one anchor's page: published as site/ (default) or site/<name>/
 RULE_FILES = sorted(glob.glob("rules/*.smk"))  # hashed into the manifest with the Snakefile
 TOKENIZERS = ["gpt2", "qwen3", "qwen3.5"]
 BENCH_RECORDS = sorted(glob.glob("precomputed/bench/*.json"))  # measured on request (`make bench`), committed

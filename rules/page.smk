@@ -18,7 +18,7 @@ rule fetch_vendor:
 
 
 # The static lesson page: Jinja template + Vega-Lite specs + the JSON; no network at view time. Written to
-# build/site/; `make site` swaps it in for site/ only after every rule succeeded.
+# build/<anchor>/site/; publish swaps it in (site/ or site/<name>/) only after every rule succeeded.
 rule render_site:
     input:
         data=f"{PRE}/precomputed.json",
@@ -32,13 +32,13 @@ rule render_site:
                    "templates/lesson.css", "templates/provenance.html.j2"],
         code=code("scripts/render_site.py"),
     output:
-        html="build/{anchor}/site/index.html",
-        runtime="build/{anchor}/site/vega.min.js",
-        script="build/{anchor}/site/lesson.js",
-        data_script="build/{anchor}/site/lesson-data.js",
-        serving_script="build/{anchor}/site/serving-data.js",
-        provenance="build/{anchor}/site/provenance.html",
-        source=directory("build/{anchor}/site/source"),
+        html=f"{PAGE}/index.html",
+        runtime=f"{PAGE}/vega.min.js",
+        script=f"{PAGE}/lesson.js",
+        data_script=f"{PAGE}/lesson-data.js",
+        serving_script=f"{PAGE}/serving-data.js",
+        provenance=f"{PAGE}/provenance.html",
+        source=directory(f"{PAGE}/source"),
     log:
         "build/logs/{anchor}/site.log",
     conda:

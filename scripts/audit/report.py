@@ -27,7 +27,9 @@ from pathlib import Path
 
 from scripts.common.display import format_number
 from scripts.page.scan import page_numbers, spec_titles, unregistered_numbers
-from scripts.record.provenance import RecordError
+from scripts.record.anchors import check_stem, data_dir
+from scripts.record.inputs import InputError
+from scripts.record.provenance import Derivation, Record, RecordError
 
 CHECKS = ("numbers", "embedded", "derived", "measured", "simulated", "claims", "cited", "manifest")
 
@@ -64,21 +66,19 @@ def check_numbers(html: str, records: dict, specs: str = "") -> list[str]:
 def recompute(rec: dict, records: dict, root: Path, anchor_path: Path | None = None) -> float | None:
     """The record's value recomputed as its derivation says (scripts/record/provenance.Derivation); None when it
     cannot be recomputed here (token counts: tests/test_tokenizers.py re-encodes them)."""
-    from scripts.record.provenance import Derivation, Record
+    from scripts.record.anchor_file import load
 
     how = Record.from_json(rec, check_display=False).derivation
     module, _, name = rec["formula"].partition(":")
+    anchor_path = anchor_path or root / "anchor-model.json"
     if how is Derivation.ANCHOR:
-        from scripts.record.anchor_file import load
-
-        anchor, _ = load(anchor_path or root / "anchor-model.json")
+        anchor, _ = load(anchor_path)
         result = getattr(importlib.import_module(module), name)(anchor, **rec.get("args", {}))
         return (result[rec["key"]] if "key" in rec else result) * rec.get("scale", 1.0)
     if how is Derivation.FITTED:  # a workload length fitted to the model's context
-        from scripts.record.anchor_file import load
         from scripts.serving.config import workloads_for
 
-        doc = workloads_for(root / "config" / "workloads.json", load(anchor_path or root / "anchor-model.json")[0])
+        doc = workloads_for(root / "config" / "workloads.json", load(anchor_path)[0])
         args = rec["args"]
         for a in doc["adapted"]:
             if (a["workload"], a["field"]) == (args["workload"], args["field"]):
@@ -269,8 +269,6 @@ def check_cited(records: dict) -> list[str]:
     """Every record read back as its type (scripts/record/provenance.Record): a cited one names its work, version
     and place and says whether it is self-reported, an assumed one states its assumption, every kind has the
     fields of its kind and no other, and each shows its own value."""
-    from scripts.record.provenance import Record
-
     problems = []
     for rid, rec in records.items():
         try:
@@ -333,9 +331,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--anchor", type=Path, default=None,
                     help="another anchor's file (anchors/<name>.json): audits its page site/<name>/ and its data")
     args = ap.parse_args(argv)
-    name = args.anchor.stem if args.anchor else None
+    try:
+        name = check_stem(args.anchor) if args.anchor else None
+    except InputError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     args.site = args.site or (args.root / "site" / name if name else args.root / "site")
-    args.data = args.data or (args.root / "build" / name / "precomputed" if name else args.root / "precomputed")
+    args.data = args.data or (args.root / data_dir(name) if name else args.root / "precomputed")
     results = audit(args.site, args.data, args.root, resimulate=not args.no_resimulate, anchor=args.anchor)
     counts = results.pop("_counts", {})
     print(f"{'check':<10} {'result':<8} problems")

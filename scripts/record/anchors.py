@@ -59,6 +59,11 @@ def anchor_names(root: Path = Path(".")) -> list[str]:
     return [name for name in anchor_files(root) if name != DEFAULT]
 
 
-def out(name: str, rel: str) -> str:
-    """Where an anchor's output `rel` lives: build/<name>/<rel>."""
-    return f"build/{name}/{rel}"
+def data_dir(name: str) -> Path:
+    """An anchor's data, whole (its own files and copies of the shared ones): build/<name>/precomputed."""
+    return Path("build") / name / "precomputed"
+
+
+def site_dir(name: str) -> Path:
+    """An anchor's page: build/<name>/site."""
+    return Path("build") / name / "site"

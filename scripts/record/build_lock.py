@@ -128,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     anchor = opts[opts.index("--anchor") + 1] if "--anchor" in opts else None
     every_anchor = "--all-anchors" in opts
     from scripts.record import publish
-    from scripts.record.anchors import anchor_names, check_stem
+    from scripts.record.anchors import DEFAULT, anchor_files, check_stem, data_dir, site_dir
     from scripts.record.inputs import InputError
 
     checked, built, config = [], [], []
@@ -136,11 +136,11 @@ def main(argv: list[str] | None = None) -> int:
         if anchor:
             name = check_stem(Path(anchor))
             checked, built = [anchor], [name]
-            targets = [f"build/{name}/site/index.html", f"build/{name}/precomputed/MANIFEST.json"]
+            targets = [(site_dir(name) / "index.html").as_posix(), (data_dir(name) / "MANIFEST.json").as_posix()]
             config = ["--config", f"anchor={anchor}"]
         elif every_anchor:
-            built = anchor_names()
-            checked, targets = [f"anchors/{name}.json" for name in built], ["anchors"]
+            files = {name: path for name, path in anchor_files().items() if name != DEFAULT}
+            built, checked, targets = list(files), list(files.values()), ["anchors"]
     except InputError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

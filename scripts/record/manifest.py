@@ -17,7 +17,7 @@ def _published(path: str, prefix: str) -> str:
     return "precomputed/" + path[len(prefix):] if path.startswith(prefix) else path
 
 
-def build(groups: dict[str, list[str]], data_dir: str = "build/default/precomputed") -> dict:
+def build(groups: dict[str, list[str]], data_dir: str) -> dict:
     """The manifest of one anchor's data (`data_dir`, its outputs listed as precomputed/<name>, where publish puts
     the default's)."""
     prefix = data_dir.rstrip("/") + "/"

@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from scripts.common.display import format_number
+from scripts.common.display import DECIMALS, format_number
 
 GENERATOR = "scripts/gen_c13_precomputed.py"
 
@@ -81,7 +81,7 @@ class Record:
         object.__setattr__(self, "kind", Kind(self.kind))
         if isinstance(self.value, bool) or not isinstance(self.value, int | float) or not math.isfinite(self.value):
             bad(f"value {self.value!r} is not a finite number")
-        if self.format not in ("int", "f1", "f2", "f3"):
+        if self.format not in DECIMALS:
             bad(f"unknown display format {self.format!r}")
         allowed = set(REQUIRED[self.kind]) | set(OPTIONAL[self.kind])
         if unknown := sorted(set(self.fields) - allowed):

@@ -29,10 +29,11 @@ import sys
 import tempfile
 from pathlib import Path
 
+from scripts.record.anchors import DEFAULT, data_dir, site_dir
 from scripts.record.atomic import write_bytes_atomic
 
-BUILD, COMMITTED = Path("build/default/precomputed"), Path("precomputed")
-BUILD_SITE, SITE = Path("build/default/site"), Path("site")
+BUILD, COMMITTED = data_dir(DEFAULT), Path("precomputed")
+BUILD_SITE, SITE = site_dir(DEFAULT), Path("site")
 STAGE = Path(".publish")
 JOURNAL = STAGE / "journal.json"
 SWITCHED = (COMMITTED, SITE)  # the two directories published together
@@ -115,7 +116,7 @@ def publish(root: Path = Path("."), with_site: bool = True, default: bool = True
     stage = root / STAGE
     pairs = differing(root / BUILD, root / COMMITTED) if default else []
     site_ready = with_site and default and (root / BUILD_SITE / "index.html").is_file()
-    built = [name for name in anchors if (root / "build" / name / "site" / "index.html").is_file()]
+    built = [name for name in anchors if (root / site_dir(name) / "index.html").is_file()]
     if missing := sorted(set(anchors) - set(built)):
         raise SystemExit(f"error: build/{missing[0]}/site/index.html is missing: nothing published")
     if not pairs and not site_ready and not built:
@@ -143,7 +144,7 @@ def publish(root: Path = Path("."), with_site: bool = True, default: bool = True
         for name in built:
             if (new_site / name).exists():
                 shutil.rmtree(new_site / name)
-            shutil.copytree(root / "build" / name / "site", new_site / name,
+            shutil.copytree(root / site_dir(name), new_site / name,
                             ignore=shutil.ignore_patterns("report.html"))
         switch.append(SITE)
     _sync_tree(stage)

@@ -63,9 +63,9 @@ def aggregate(anchor_doc: dict, workloads_doc: dict, settings: dict, cells: list
                               f"{workloads[wid]['label']} · {schedule} · DistServe goodput(达标率 ≥ "
                               f"{settings['attainment_target']:g})", base, "distserve_goodput",
                               "scripts/serving_goodput.py")
-    for wid, by_policy in goodput.items():
-        if "whole" in by_policy and by_policy["whole"]["rate_per_gpu"] > 0:
-            for schedule in by_policy:
+    for wid, by_schedule in goodput.items():
+        if "whole" in by_schedule and by_schedule["whole"]["rate_per_gpu"] > 0:
+            for schedule in by_schedule:
                 rid = f"serving.{wid}.{schedule}.goodput_vs_whole"
                 prov[rid] = pv.ratio(rid, prov[f"serving.{wid}.{schedule}.goodput_rate"],
                                      prov[f"serving.{wid}.whole.goodput_rate"], fmt="f2",

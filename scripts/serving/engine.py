@@ -21,7 +21,7 @@ i goes to decode GPU i mod D, which admits and batches like the colocated engine
 Runs of pure-decode iterations between events (an admission, a finish) are computed in one vectorised step:
 contexts grow by one token per iteration, so their bytes and FLOPs grow linearly.
 
-Engine presets (`simulate(..., preset=...)`), each an engine's own iteration rule; the lesson's three schedules
+Engine presets (`simulate(a, reqs, "<preset>")`), each an engine's own iteration rule; the lesson's three schedules
 are `orca` (whole), `sarathi` (chunked) and `disagg`:
   orca     as `whole` above (Orca, OSDI'22: iteration-level scheduling, decodes ride along with whole prefills).
   sarathi  as `chunked` above (Sarathi-Serve, OSDI'24): every running decode, then up to `chunk_tokens` of prefill
@@ -29,14 +29,16 @@ are `orca` (whole), `sarathi` (chunked) and `disagg`:
   vllm-v1  one token budget per iteration, `max_num_batched_tokens`, shared: every running decode first (one token
            each), then prefill tokens FCFS with what is left, the last prompt chunked (vllm/v1/core/sched/
            scheduler.py: RUNNING requests are scheduled before WAITING ones, each taking min(its remaining tokens,
-           the remaining budget); chunked prefill is always on in V1). `max_num_seqs` caps the running requests.
+           the remaining budget; the rule as that file states it, not re-read line by line for this kit); chunked
+           prefill is always on in V1. `max_num_seqs` caps the running requests.
            Defaults as `vllm serve` sets them (vllm/engine/arg_utils.py, EngineArgs._set_default_args, the v0.11
            line; `vllm_v1_defaults` below): 8,192 tokens and 1,024 sequences on a GPU of at least 70 GiB that is not
            an A100, else 2,048 and 256 (and max_num_seqs <= max_num_batched_tokens, so decodes always fit).
   vllm-v0  vLLM's V0 scheduler without chunked prefill (vllm/core/scheduler.py `_schedule_default`): when waiting
            requests can be admitted, the iteration is prefill-only — whole prompts FCFS while their sum fits
            `max_num_batched_tokens` (by default the model's context, as arg_utils sets it with chunked prefill
-           off) — and running decodes get no token in it; otherwise a decode-only iteration. max_num_seqs 256.
+           off) — and running decodes get no token in it; otherwise a decode-only iteration. max_num_seqs 256
+           (EngineArgs.__post_init__, `256 if not envs.VLLM_USE_V1`, vllm/engine/arg_utils.py at commit 001999d).
 Memory stays as above (the full context reserved at admission, no preemption) for every preset.
 """
 from __future__ import annotations
@@ -96,7 +98,8 @@ class _Gpu:
 
     def __init__(self, a: Anchor, schedule: str, chunk_tokens: int, max_batch: int, capacity: float,
                  token_budget: float = np.inf):
-        """`schedule`: `whole`/`orca`, `chunked`/`sarathi`, `vllm-v1` or `vllm-v0` (see the module docstring);
+        """`schedule`: `whole`, `chunked`, `vllm-v1` or `vllm-v0` (see the module docstring; simulate() has turned
+        `orca` and `sarathi` into the lesson's names);
         `token_budget`: max_num_batched_tokens for the vLLM presets."""
         self.a, self.schedule, self.chunk = a, schedule, chunk_tokens
         self.max_batch, self.capacity, self.budget = max_batch, capacity, token_budget
@@ -172,7 +175,7 @@ class _Gpu:
                 dec_left -= m
             else:  # one iteration with prefill work
                 prefill_only = self.schedule == "vllm-v0"
-                chunks, budget = [], {"chunked": self.chunk, "sarathi": self.chunk,
+                chunks, budget = [], {"chunked": self.chunk,
                                       "vllm-v1": self.budget - len(dec_ids), "vllm-v0": self.budget}.get(
                                           self.schedule, np.inf)
                 for i in prefilling:
@@ -239,7 +242,7 @@ def simulate(a: Anchor, reqs: Requests, schedule: str, *, chunk_tokens: int = 51
             raise ValueError(f"vllm-v0: max_num_batched_tokens ({budget}) is shorter than the longest prompt "
                              f"({int(reqs.prompt_tokens.max())}); without chunked prefill it could never run")
     max_batch = (1 << 30) if max_batch is None else max_batch
-    schedule = {"orca": "whole", "sarathi": "chunked"}.get(schedule, schedule)
+    schedule = {preset: name for name, preset in LESSON_PRESETS.items()}.get(schedule, schedule)
     if chunk_tokens < 1 or max_batch < 1 or prefill_gpus < 1 or decode_gpus < 1 or budget < 1:
         raise ValueError("chunk_tokens, max_batch, max_num_batched_tokens and the GPU counts must be at least 1")
     n = len(reqs)
