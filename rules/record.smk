@@ -14,7 +14,7 @@ rule manifest:
                                     "scripts/convert_qwen35.py", "scripts/verify_qwen35.py",
                                     "scripts/tokenizer_counts.py", "scripts/bench_medians.py",
                                     "scripts/serving_cell.py", "scripts/serving_goodput.py", "scripts/serving_sweep.py",
-                                    "scripts/serve_results.py",
+                                    "scripts/serving_engines.py", "scripts/serve_results.py",
                                     "scripts/manifest.py", "scripts/bench/kv_cache.py"] for f in code_inputs(s)}),
         code=code("scripts/manifest.py"),
     output:

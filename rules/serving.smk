@@ -36,6 +36,25 @@ rule serving_goodput:
         "../scripts/serving_goodput.py"
 
 
+# DistServe goodput of every engine preset at one set of step times (the roofline bound or the anchor's realistic
+# ones), and of every P/D split for the page's workload; at the bound the lesson's schedules come from the sweep.
+rule serving_engines:
+    input:
+        goodput=lambda w: expand("build/{anchor}/serving/goodput/{workload}/{schedule}.json", anchor=w.anchor,
+                                 workload=w.workload, schedule=SWEEP["schedules"]) if w.step_time == "bound" else [],
+        anchor=anchor_file,
+        workloads="config/workloads.json",
+        code=code("scripts/serving_engines.py"),
+    output:
+        json="build/{anchor}/serving/engines/{workload}/{step_time}.json",
+    log:
+        "build/logs/{anchor}/serving_engines.{workload}.{step_time}.log",
+    conda:
+        "../envs/lesson.yaml"
+    script:
+        "../scripts/serving_engines.py"
+
+
 # The sweep's metrics, per-request TTFT/TPOT and DistServe goodput, for the page.
 rule serving_sweep:
     input:
@@ -43,6 +62,8 @@ rule serving_sweep:
                      schedule=SWEEP["schedules"], rate=[rate_name(r) for r in SWEEP["rates_per_gpu"]]),
         goodput=expand("build/{{anchor}}/serving/goodput/{workload}/{schedule}.json", workload=WORKLOADS,
                        schedule=SWEEP["schedules"]),
+        engines=expand("build/{{anchor}}/serving/engines/{workload}/{step_time}.json", workload=WORKLOADS,
+                       step_time=SWEEP["step_times"]),
         anchor=anchor_file,
         workloads="config/workloads.json",
         code=code("scripts/serving_sweep.py"),

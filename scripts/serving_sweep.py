@@ -1,4 +1,4 @@
-"""Rule serving_sweep: every cell and goodput -> precomputed/serving.json (scripts/serving/sweep.py)."""
+"""Rule serving_sweep: every cell, goodput and engine comparison -> precomputed/serving.json (scripts/serving/)."""
 if "snakemake" in globals():  # run by Snakemake from scripts/: make the repo root importable
     import sys
 
@@ -21,8 +21,9 @@ if "snakemake" in globals():
         doc = workloads_for(Path(sm.input.workloads), load(Path(sm.input.anchor))[0])
         cells = [read_json(Path(p)) for p in sm.input.cells]
         goodputs = [read_json(Path(p)) for p in sm.input.goodput]
+        engines = [read_json(Path(p)) for p in sm.input.engines]
         out = aggregate(read_json(Path(sm.input.anchor)), doc, sweep_settings(doc), cells, goodputs,
-                        Path(sm.input.anchor).as_posix())
+                        Path(sm.input.anchor).as_posix(), engines)
         text = json.dumps(out, ensure_ascii=False, separators=(",", ":"), allow_nan=False)  # compact: 192k numbers
         write_bytes_atomic(sm.output.json, (text + "\n").encode("utf-8"))
 

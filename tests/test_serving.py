@@ -91,9 +91,19 @@ def test_one_long_prompt_into_a_full_batch_matches_the_timeline(anchor, anchor_d
 
 
 def test_disaggregated_ttft_alone_is_the_timelines(anchor, anchor_doc):
+    """Alone, a P/D request's TTFT is the timeline's (prefill + transfer) plus, as vLLM's proxy streams it, the decode
+    GPU's first step at the prompt's context; by DistServe's convention it is the prefill alone."""
     prompt = anchor_doc["scenario"]["prompt_tokens"]["value"]
-    trace = engine.simulate(anchor, Requests(np.array([1.0]), np.array([prompt]), np.array([3])), "disagg")
-    assert trace.first_token_s[0] - 1.0 == pytest.approx(tl.disagg_ttft_s(anchor, prompt), rel=1e-12)
+    one = Requests(np.array([1.0]), np.array([prompt]), np.array([3]))
+    trace = engine.simulate(anchor, one, "disagg")
+    step = rl.decode_step_seconds(anchor, 1, prompt)
+    assert trace.first_token_s[0] - 1.0 == pytest.approx(tl.disagg_ttft_s(anchor, prompt) + step, rel=1e-12)
+    assert trace.finish_s[0] - trace.first_token_s[0] == pytest.approx(
+        rl.decode_step_seconds(anchor, 1, prompt + 1) + rl.decode_step_seconds(anchor, 1, prompt + 2), rel=1e-12)
+    trace = engine.simulate(anchor, one, "disagg", first_token="prefill")
+    assert trace.first_token_s[0] - 1.0 == pytest.approx(rl.prefill_seconds(anchor, prompt), rel=1e-12)
+    assert trace.finish_s[0] - 1.0 == pytest.approx(tl.disagg_ttft_s(anchor, prompt) + rl.decode_step_seconds(
+        anchor, 1, prompt + 1) + rl.decode_step_seconds(anchor, 1, prompt + 2), rel=1e-12)
 
 
 @pytest.fixture(scope="module")

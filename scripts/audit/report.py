@@ -10,7 +10,8 @@ Regenerates nothing. Checks, each reported with what failed and where:
                document rebuilt from precomputed/ (a hand-edited constant in the page cannot pass)
   3. measured  each measured record names machine, date, runs and spread; its file's sha256 matches the manifest
   4. simulated each simulated record names seed, requests, workload, schedule, rate and script; re-running that
-               simulation (scripts/serving/) gives the shown value
+               simulation (scripts/serving/) gives the shown value; an engine preset's goodput is bracketed by two
+               simulations (it meets the attainment target, its search's first miss does not)
   5. cited     every record is a well-formed record of its kind (scripts/record/provenance.Record): a cited one
                names work, version and place and says whether it is self-reported, an assumed one its assumption
   5b. claims   every qualitative claim the page makes (precomputed/*.json "claims") still holds over the records
@@ -181,6 +182,9 @@ def check_simulated(records: dict, root: Path, resimulate: bool = True, anchor_p
             continue
         if not resimulate:
             continue
+        if rec["metric"] == "engine_goodput":
+            problems += check_engine_goodput(rid, rec, anchor, anchor_doc, workloads, settings)
+            continue
         if rec.get("formula") == "scripts.serving.load_page:readouts":
             value = page_records().get(rid, {}).get("value", float("nan"))
         elif rec["metric"] == "distserve_goodput":
@@ -192,6 +196,31 @@ def check_simulated(records: dict, root: Path, resimulate: bool = True, anchor_p
             value = run(rec["workload"], rec["schedule"], rec["rate_per_gpu"])["metrics"][rec["metric"]]
         if format_number(value, rec["format"]) != rec["display"]:
             problems.append(f"{rid}: re-simulates to {format_number(value, rec['format'])} but shows {rec['display']}")
+    return problems
+
+
+def check_engine_goodput(rid: str, rec: dict, anchor, anchor_doc: dict, workloads: dict, settings: dict) -> list[str]:
+    """An engine preset's goodput, by two simulations instead of its whole search: at the recorded rate the SLO
+    attainment meets the target, and at the search's last missing rate (args.miss_rate) it does not."""
+    from scripts.model import roofline as rl
+    from scripts.serving import sweep
+
+    args = rec.get("args") or {}
+    if args.get("first_token") != settings["first_token"] or args.get("step_time") not in ("bound", "realistic"):
+        return [f"{rid}: first-token convention or step times differ from config/workloads.json (rebuild)"]
+    eff = rl.BOUND if args["step_time"] == "bound" else rl.achieved(anchor)
+    split = tuple(args["split"]) if args.get("split") else None
+    run_settings = {**settings, "gpu_name": anchor_doc["hardware"]["name"]["value"]}
+    target, problems = settings["attainment_target"], []
+
+    def attainment(rate: float) -> float:
+        return sweep.attainment(anchor, workloads, run_settings, rec["workload"], rec["schedule"], rate, eff, split)
+
+    if rec["value"] > 0 and attainment(rec["value"]) < target:
+        problems.append(f"{rid}: at {rec['display']} req/s per GPU the attainment re-simulates below {target:g}")
+    if args.get("miss_rate") is not None and attainment(args["miss_rate"]) >= target:
+        problems.append(f"{rid}: at {args['miss_rate']:g} req/s per GPU (the search's first miss) the attainment "
+                        f"re-simulates to at least {target:g}: the goodput is higher than shown")
     return problems
 
 

@@ -30,6 +30,9 @@ class Anchor:
     peak_bf16_flops: float
     runtime_reserve_bytes: float
     pd_link_bytes_per_s: float
+    achieved_flops_fraction: float  # the serving model's realistic step times (roofline.Efficiency)
+    achieved_bandwidth_fraction: float
+    iteration_overhead_s: float
 
 
 def anchor_from(data: dict) -> Anchor:

@@ -7,6 +7,7 @@ once per decode step. Every function is an upper bound on speed (a roofline), no
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from scripts.model.anchor import Anchor
@@ -210,3 +211,37 @@ def iteration_seconds(a: Anchor, decoders: float, decode_context_sum: float,
         passes += state_passes(start)
     return step_seconds(a, iteration_bytes(a, decoders, decode_context_sum, kv_tokens, passes),
                         iteration_flops(a, decoders, decode_context_sum, tokens, pairs))
+
+
+# Step times as an engine achieves them: the roofline is the bound; a real iteration runs its kernels below the
+# datasheet peaks and spends fixed time outside them (scheduling, input preparation, sampling, launches).
+@dataclass(frozen=True)
+class Efficiency:
+    """Achieved shares of peak FLOP/s and HBM bandwidth, and a fixed time per iteration. BOUND (1, 1, 0) is the
+    roofline: every number of the frontier and timeline experiments."""
+    flops_fraction: float = 1.0
+    bandwidth_fraction: float = 1.0
+    overhead_s: float = 0.0
+
+    def __post_init__(self):
+        if not (0 < self.flops_fraction <= 1 and 0 < self.bandwidth_fraction <= 1 and 0 <= self.overhead_s < 1):
+            raise ValueError(f"efficiency: shares of peak must lie in (0, 1] and the overhead in [0, 1) s, not "
+                             f"{self.flops_fraction:g}, {self.bandwidth_fraction:g}, {self.overhead_s:g} s")
+
+    def is_bound(self) -> bool:
+        return self == BOUND
+
+
+BOUND = Efficiency()
+
+
+def achieved(a: Anchor) -> Efficiency:
+    """The anchor's realistic step times (its hardware's achieved_* fields and iteration_overhead_s)."""
+    return Efficiency(a.achieved_flops_fraction, a.achieved_bandwidth_fraction, a.iteration_overhead_s)
+
+
+def derated(a: Anchor, eff: Efficiency) -> Anchor:
+    """The anchor with its peaks scaled to what is achieved: every formula above then gives achieved kernel time
+    (the per-iteration overhead is the engine's to add, once per iteration)."""
+    return replace(a, peak_bf16_flops=a.peak_bf16_flops * eff.flops_fraction,
+                   hbm_bandwidth_bytes_per_s=a.hbm_bandwidth_bytes_per_s * eff.bandwidth_fraction)

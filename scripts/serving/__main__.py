@@ -2,17 +2,22 @@
 
   python -m scripts.serving --schedule chunked --trace my_trace.csv --out result.json [--chunk-tokens 512]
         [--max-num-seqs N] [--max-num-batched-tokens N] [--prefill-gpus 1 --decode-gpus 1]
+        [--first-token decode|prefill] [--efficiency bound|realistic|flops=0.6,bandwidth=0.8,overhead_ms=1]
         [--slo ttft:2000,tpot:50] [--percentiles 50,90,99] [--anchor anchor-model.json] [--save-detailed]
 
 --schedule is one of the lesson's schedules (whole, chunked, disagg) or an engine preset (orca, sarathi, vllm-v1,
-vllm-v0, disagg; scripts/serving/engine.py says which engine's rule each follows). For vllm-v1 and vllm-v0,
---max-num-batched-tokens and --max-num-seqs default as that vLLM sets them for the anchor's GPU.
+vllm-v0, disagg; scripts/serving/engine.py says which engine's rule each follows; --preset is the same flag). For
+vllm-v1 and vllm-v0, --max-num-batched-tokens and --max-num-seqs default as that vLLM sets them for the anchor's GPU.
+--first-token says where a P/D request's first token counts (decode: as vLLM's P/D proxy streams it, the default;
+prefill: DistServe's). --efficiency sets the step times: bound (the roofline, the default), realistic (the anchor's
+achieved_* fields and iteration_overhead_s) or given shares of peak FLOP/s and bandwidth and a per-iteration overhead.
   python -m scripts.serving --vllm-result vllm_result.json --out metrics.json [--slo ...] [--percentiles ...]
 
 The trace is a CSV with arrival_s,prompt_tokens,output_tokens or the Azure trace columns
 TIMESTAMP,ContextTokens,GeneratedTokens. The result JSON holds `metrics` under vLLM's own keys (mean_ttft_ms,
 p99_tpot_ms, request_goodput, ...; definitions in scripts/serving/metrics.py) and `requests`, one object per
-request (with --save-detailed, also each request's inter-token gaps `itl_s`). Any bad input ends in one line
+request with where its time went (queueing_s, prefill_s, interference_s, transfer_s, decode_s: they sum to its
+E2EL; with --save-detailed, also each request's inter-token gaps `itl_s`). Any bad input ends in one line
 naming the file and what is wrong, and nothing is written.
 """
 from __future__ import annotations
@@ -21,6 +26,9 @@ import argparse
 import sys
 from pathlib import Path
 
+import numpy as np
+
+from scripts.model import roofline as rl
 from scripts.record.anchor_file import load
 from scripts.record.atomic import write_json_atomic
 from scripts.record.inputs import InputError
@@ -44,6 +52,29 @@ def parse_slo(text: str | None) -> dict | None:
     return slo
 
 
+def parse_efficiency(text: str, anchor) -> rl.Efficiency:
+    """bound | realistic | flops=F,bandwidth=B,overhead_ms=O (any subset; the rest as the bound)."""
+    if text == "bound":
+        return rl.BOUND
+    if text == "realistic":
+        return rl.achieved(anchor)
+    values = {"flops": 1.0, "bandwidth": 1.0, "overhead_ms": 0.0}
+    for part in text.split(","):
+        key, _, value = part.partition("=")
+        try:
+            number = float(value)
+        except ValueError:
+            number = float("nan")
+        if key.strip() not in values or not np.isfinite(number):
+            raise InputError(f"--efficiency: {part!r} is not flops=<share>, bandwidth=<share> or overhead_ms=<ms> "
+                             "(or give bound / realistic)")
+        values[key.strip()] = number
+    try:
+        return rl.Efficiency(values["flops"], values["bandwidth"], values["overhead_ms"] / 1000)
+    except ValueError as exc:
+        raise InputError(f"--efficiency: {exc}") from None
+
+
 def parse_percentiles(text: str) -> list[float]:
     try:
         values = [float(p) for p in text.split(",")]
@@ -62,18 +93,22 @@ def run(args: argparse.Namespace) -> dict:
     if not (args.trace and args.schedule):
         raise InputError("give --schedule and --trace (or --vllm-result)")
     a, doc = load(args.anchor)
+    efficiency = parse_efficiency(args.efficiency, a)
     reqs = read_trace(args.trace, a.max_position_embeddings)
     try:
         trace = engine.simulate(a, reqs, args.schedule, chunk_tokens=args.chunk_tokens, max_batch=args.max_batch,
                                 prefill_gpus=args.prefill_gpus, decode_gpus=args.decode_gpus,
                                 max_num_batched_tokens=args.max_num_batched_tokens,
-                                gpu_name=doc["hardware"]["name"]["value"])
+                                gpu_name=doc["hardware"]["name"]["value"], first_token=args.first_token,
+                                efficiency=efficiency)
     except ValueError as exc:
         raise InputError(f"{Path(args.trace).as_posix()}: {exc}") from None
     return {"anchor": {"name": doc["model"]["name"]["value"], "hardware": doc["hardware"]["name"]["value"]},
             "schedule": args.schedule, "trace": Path(args.trace).as_posix(), "chunk_tokens": args.chunk_tokens,
             "max_batch": args.max_batch, "max_num_batched_tokens": args.max_num_batched_tokens,
-            "prefill_gpus": args.prefill_gpus, "decode_gpus": args.decode_gpus,
+            "prefill_gpus": args.prefill_gpus, "decode_gpus": args.decode_gpus, "first_token": args.first_token,
+            "efficiency": {"flops_fraction": efficiency.flops_fraction,
+                           "bandwidth_fraction": efficiency.bandwidth_fraction, "overhead_s": efficiency.overhead_s},
             "slo_ms": slo, "metrics": metrics.from_trace(trace, slo, percentiles),
             "requests": sweep.requests_table(trace, args.save_detailed)}
 
@@ -99,7 +134,8 @@ def check_out(args: argparse.Namespace) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m scripts.serving", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--schedule", choices=list(dict.fromkeys(engine.SCHEDULES + engine.PRESETS)))
+    ap.add_argument("--schedule", "--preset", dest="schedule", choices=list(dict.fromkeys(engine.SCHEDULES
+                                                                                         + engine.PRESETS)))
     ap.add_argument("--trace", type=Path)
     ap.add_argument("--vllm-result", type=Path)
     ap.add_argument("--out", type=Path, required=True)
@@ -110,6 +146,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="the vllm-v1/vllm-v0 token budget per iteration; default: that vLLM's for the anchor's GPU")
     ap.add_argument("--prefill-gpus", type=int, default=1)
     ap.add_argument("--decode-gpus", type=int, default=1)
+    ap.add_argument("--first-token", choices=engine.FIRST_TOKEN, default=engine.FIRST_TOKEN[0],
+                    help="P/D: where the first token counts (decode: vLLM's P/D proxy; prefill: DistServe)")
+    ap.add_argument("--efficiency", default="bound",
+                    help="step times: bound, realistic, or flops=<share>,bandwidth=<share>,overhead_ms=<ms>")
     ap.add_argument("--slo")
     ap.add_argument("--percentiles", default="50,90,99")
     ap.add_argument("--anchor", type=Path, default=Path("anchor-model.json"))

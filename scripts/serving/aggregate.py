@@ -37,14 +37,14 @@ def simulated(rid: str, value: float, unit: str, fmt: str, label: str, cell: dic
 
 
 def aggregate(anchor_doc: dict, workloads_doc: dict, settings: dict, cells: list[dict],
-              goodputs: list[dict], anchor_file: str = "anchor-model.json") -> dict:
+              goodputs: list[dict], anchor_file: str = "anchor-model.json", engines: list[dict] = ()) -> dict:
     workloads = workloads_doc["workloads"]
     prov, table, per_request, goodput = {}, [], {"unit_ms": QUANTUM_MS, "ttft": {}, "tpot": {}}, {}
     for cell in sorted(cells, key=lambda c: (list(workloads).index(c["workload"]),
                                              settings["schedules"].index(c["schedule"]), c["rate_per_gpu"])):
         key = f"{cell['workload']}/{cell['schedule']}/{cell['rate_per_gpu']:g}"
         table.append({k: cell[k] for k in ("workload", "schedule", "rate_per_gpu", "rate", "gpus", "seed", "requests")}
-                     | {"metrics": cell["metrics"]})
+                     | {"metrics": cell["metrics"], "breakdown": cell["breakdown"]})
         ttft, tpot, _ = per_request_metrics(cell)
         per_request["ttft"][key], per_request["tpot"][key] = quantize_ms(ttft), quantize_ms(tpot)
         for metric, (unit, fmt) in RECORD_METRICS.items():
@@ -78,11 +78,103 @@ def aggregate(anchor_doc: dict, workloads_doc: dict, settings: dict, cells: list
                          for wid, w in workloads.items()},
            "definitions": "scripts/serving/metrics.py (vllm bench serve's calculate_metrics)",
            "cells": table, "per_request": per_request, "goodput": goodput, "provenance": prov}
+    if engines:
+        doc["engines"] = engines_block(anchor_doc, settings, workloads, engines, prov, anchor_file)
     if workloads_doc.get("adapted"):  # only for a model too short for the workloads as written (config.fit_to_context)
         doc["adapted"] = adapted_lengths(workloads_doc["adapted"], anchor_doc, prov, anchor_file)
     if "page" in workloads_doc:
         add_page_opening(doc, workloads_doc, settings)
+        if engines and doc["goodput"]:
+            doc["claims"] = doc.get("claims", []) + settle_claims(
+                engine_claims(doc["engines"], workloads_doc["page"]["workload"]["value"]), doc["provenance"])
     return doc
+
+
+def engine_claims(block: dict, wid: str) -> list[dict]:
+    """What the page says about the engine presets, per set of step times, as claims over their goodput records
+    (settled: the page words each by whether it holds)."""
+    out = []
+    for step, r in block["records"].get(wid, {}).items():
+        label = STEP_LABELS[step]
+        out += [
+            {"id": f"engines.{step}.chunking_gain", "fix": "config/workloads.json sweep",
+             "says": f"{label}下,Sarathi 式分块 prefill 的 goodput 至少是 Orca 式整段 prefill 的 1.5 倍",
+             "all": [[r["sarathi"], ">=", [r["orca"], 1.5]]]},
+            {"id": f"engines.{step}.v1_keeps_gain", "fix": "config/workloads.json sweep",
+             "says": f"{label}下,vLLM V1 默认 token 预算的分块 prefill 仍至少是整段的 1.5 倍",
+             "all": [[r["vllm-v1"], ">=", [r["orca"], 1.5]]]},
+            {"id": f"engines.{step}.pd_beats_whole", "fix": "config/workloads.json sweep",
+             "says": f"{label}下,1 张 prefill + 1 张 decode 的 P/D 分离每卡 goodput 高于整段 prefill",
+             "all": [[r["disagg"], ">", r["orca"]]]},
+            {"id": f"engines.{step}.sarathi_beats_pd", "fix": "config/workloads.json sweep",
+             "says": f"{label}下,分块 prefill 的每卡 goodput 高于 1:1 的 P/D 分离",
+             "all": [[r["sarathi"], ">", r["disagg"]]]}]
+        splits = block.get("pd_splits", {}).get(step, {})
+        if len(splits) >= 2:
+            best = max(splits, key=lambda s: splits[s]["rate_per_gpu"])
+            out.append({"id": f"engines.{step}.pd_split_best", "fix": "config/workloads.json sweep.pd_split_gpus",
+                        "says": f"{label}下,{block['pd_splits']['gpus']} 张卡的 P/D 分配中 {best} 的每卡 goodput 最高",
+                        "all": [[splits[best]["record"], ">=", splits[s]["record"]] for s in splits if s != best]})
+    return out
+
+
+STEP_TIME_FIELDS = (("flops_fraction", "achieved_flops_fraction", "", "f2", "达到的算力占峰值比例"),
+                    ("bandwidth_fraction", "achieved_bandwidth_fraction", "", "f2", "达到的显存带宽占峰值比例"),
+                    ("overhead_s", "iteration_overhead_s", "ms", "f1", "每次迭代的固定开销"))
+
+
+def engines_block(anchor_doc: dict, settings: dict, workloads: dict, engines: list[dict], prov: dict,
+                  anchor_file: str) -> dict:
+    """Goodput per (workload, step times, engine preset) and per P/D split, each a `simulated` record (at the bound,
+    the lesson's schedules point at the sweep's own goodput records); the realistic step-time factors as the anchor
+    states them; which preset each of the lesson's schedules is."""
+    from scripts.serving.engine import LESSON_PRESETS
+
+    for key, field, unit, fmt, label in STEP_TIME_FIELDS:
+        rid = f"serving.step_time.{key}"
+        prov[rid] = pv.from_anchor(anchor_file, anchor_doc, "hardware", field, unit=unit, fmt=fmt, label=label,
+                                   rid=rid, scale=1000.0 if unit == "ms" else 1.0)
+    block = {"lesson_presets": LESSON_PRESETS, "presets": settings["presets"], "first_token": settings["first_token"],
+             "step_times": {}, "goodput": {}, "records": {}}
+    for e in sorted(engines, key=lambda e: (list(workloads).index(e["workload"]),
+                                            settings["step_times"].index(e["step_time"]))):
+        wid, step = e["workload"], e["step_time"]
+        block["step_times"][step] = e["efficiency"]
+        base = {"workload": wid, "seed": workload_seed(settings, workloads, wid), "requests": settings["requests"],
+                "slo_ms": settings["slo_ms"]}
+        for preset, g in e["presets"].items():
+            block["goodput"].setdefault(wid, {}).setdefault(step, {})[preset] = g["rate_per_gpu"]
+            if "from_sweep" in g:  # the sweep's own record: the same simulations
+                block["records"].setdefault(wid, {}).setdefault(step, {})[preset] = \
+                    f"serving.{wid}.{g['from_sweep']}.goodput_rate"
+                continue
+            rid = f"serving.engines.{wid}.{step}.{preset}.goodput_rate"
+            block["records"].setdefault(wid, {}).setdefault(step, {})[preset] = rid
+            prov[rid] = engine_record(rid, g, f"{workloads[wid]['label']} · {preset} · {STEP_LABELS[step]} · "
+                                      f"DistServe goodput", base, preset, step, None, settings)
+        for split, g in e.get("pd_splits", {}).items():
+            pf, dc = (int(x) for x in split.split(":"))
+            rid = f"serving.pd_split.{step}.p{pf}d{dc}.goodput_rate"
+            block.setdefault("pd_splits", {"workload": wid, "gpus": settings["pd_split_gpus"]}).setdefault(
+                step, {})[split] = {"rate_per_gpu": g["rate_per_gpu"], "record": rid}
+            prov[rid] = engine_record(rid, g, f"{workloads[wid]['label']} · P/D {pf} 张 prefill : {dc} 张 decode · "
+                                      f"{STEP_LABELS[step]} · DistServe goodput", base, "disagg", step, [pf, dc],
+                                      settings)
+    return block
+
+
+STEP_LABELS = {"bound": "roofline 上界", "realistic": "现实步时"}
+
+
+def engine_record(rid: str, g: dict, label: str, base: dict, preset: str, step: str, split: list | None,
+                  settings: dict) -> dict:
+    """A goodput the audit checks by two simulations: the rate meets the attainment target and the bisection's
+    last missing rate (`miss_rate`) does not."""
+    return simulated(rid, g["rate_per_gpu"], "req/s per GPU", "f2", label, {**base, "schedule": preset},
+                     "engine_goodput", "scripts/serving_engines.py",
+                     formula="scripts.serving.sweep:distserve_goodput",
+                     args={"step_time": step, "split": split, "miss_rate": g["miss_rate"],
+                           "first_token": settings["first_token"]})
 
 
 def adapted_lengths(adapted: list[dict], anchor_doc: dict, prov: dict, anchor_file: str) -> list[dict]:

@@ -7,9 +7,12 @@ from scripts.common.names import SCHEDULES
 from scripts.record import schema
 from scripts.record.inputs import InputError
 from scripts.record.schema import read_input
+from scripts.serving.engine import FIRST_TOKEN, PRESETS
 
-SWEEP = ("schedules", "rates_per_gpu", "requests", "seed", "burstiness", "chunk_tokens", "prefill_gpus", "decode_gpus",
-         "slo_ms", "attainment_target", "percentiles", "bisection_steps")
+SWEEP = ("schedules", "presets", "step_times", "rates_per_gpu", "requests", "seed", "burstiness", "chunk_tokens",
+         "prefill_gpus", "decode_gpus", "first_token", "pd_split_gpus", "slo_ms", "attainment_target", "percentiles",
+         "bisection_steps")
+STEP_TIMES = ("bound", "realistic")  # the roofline; the anchor's achieved shares and overhead (roofline.achieved)
 
 
 def rate_name(rate: float) -> str:
@@ -44,6 +47,12 @@ def load_workloads(path: Path) -> dict:
     for i, s in enumerate(doc["sweep"]["schedules"]["value"]):
         if s not in SCHEDULES:
             fail(f"sweep.schedules.value[{i}]", f"({s!r}) is not a schedule ({', '.join(SCHEDULES)})")
+    for key, known in (("presets", PRESETS), ("step_times", STEP_TIMES)):
+        for i, s in enumerate(doc["sweep"][key]["value"]):
+            if s not in known:
+                fail(f"sweep.{key}.value[{i}]", f"({s!r}) is not one of {', '.join(known)}")
+    if doc["sweep"]["first_token"]["value"] not in FIRST_TOKEN:
+        fail("sweep.first_token.value", f"must be one of {', '.join(FIRST_TOKEN)}")
     rates = doc["sweep"]["rates_per_gpu"]["value"]
     if rates != sorted(rates):
         fail("sweep.rates_per_gpu.value", "must be in increasing order")
@@ -116,7 +125,11 @@ def fit_to_context(workloads: dict, context: int, where: str = "config/workloads
 
 
 def sweep_settings(doc: dict) -> dict:
-    return {k: doc["sweep"][k]["value"] for k in SWEEP}
+    """The sweep's values, and the page's workload (the P/D split search runs on it)."""
+    settings = {k: doc["sweep"][k]["value"] for k in SWEEP}
+    if "page" in doc:
+        settings["page_workload"] = doc["page"]["workload"]["value"]
+    return settings
 
 
 def workloads_for(path: Path, anchor) -> dict:
@@ -129,9 +142,9 @@ def workloads_for(path: Path, anchor) -> dict:
 
 def sweep_inputs(anchor_path: Path, workloads_path: Path):
     """What every sweep rule starts from: the anchor, the named workloads (fitted to its context) and the sweep's
-    settings."""
+    settings (with the anchor's GPU name, which vLLM's default token budget depends on)."""
     from scripts.record.anchor_file import load
 
-    anchor = load(anchor_path)[0]
+    anchor, anchor_doc = load(anchor_path)
     doc = workloads_for(workloads_path, anchor)
-    return anchor, doc["workloads"], sweep_settings(doc)
+    return anchor, doc["workloads"], {**sweep_settings(doc), "gpu_name": anchor_doc["hardware"]["name"]["value"]}

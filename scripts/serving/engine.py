@@ -12,14 +12,29 @@ Its duration is `roofline.iteration_seconds` of exactly that work: the one cost 
 A request's first token is emitted at the end of the iteration that finishes its prompt, then one token per
 iteration; its memory is freed at the end of the iteration that emits its last token.
 
-Disaggregated (`disagg`, DistServe-style, P prefill + D decode GPUs): each prefill GPU runs one prompt at a time,
-FCFS across the P GPUs, taking `roofline.prefill_seconds`; the prompt's KV cache and state then cross the link
-(`roofline.transfer_seconds`, one link per prefill GPU, overlapping the next prefill). As in the page's timeline
-experiment, the first token counts as emitted when the transfer ends (TTFT = queue + prefill + transfer). Request
-i goes to decode GPU i mod D, which admits and batches like the colocated engine with no prefill work.
+Disaggregated (`disagg`, P prefill + D decode GPUs): each prefill GPU runs one prompt at a time, FCFS across
+the P GPUs (the least busy takes the next), taking `roofline.prefill_seconds` (+ the iteration overhead). The
+finished prompt then waits for its decode GPU (request i goes to decode GPU i mod D, as vLLM's P/D proxy deals
+requests round-robin), which admits it FCFS like the colocated engine — memory for prompt + output reserved
+first, so a full decode GPU holds the KV back (backpressure: the wait counts in the request's TTFT) — and
+only then pulls its KV cache and state over its inbound link (`roofline.transfer_seconds`; one link per decode
+GPU, a FIFO queue: a transfer starts when the link is free). The request joins the decode batch at the first
+iteration boundary after its transfer ends. Where the first token counts as emitted (`first_token`):
+  decode   (the default: vLLM's P/D proxy streams the decode instance's output, and the metrics are vLLM's) at the
+           end of the request's first iteration on the decode GPU, which computes all `output` tokens (it
+           recomputes the last prompt position, as vLLM does when the whole prompt's KV came from outside);
+  prefill  (DistServe's convention) when its prefill ends; the decode GPU computes the other output - 1 tokens,
+           and a one-token request never reaches it.
+A prefill GPU's memory is not a limit: prompts waiting for a decode GPU are assumed to fit beside it
+(`Trace.prefill_held_peak_bytes` reports the most they held at once).
 
-Runs of pure-decode iterations between events (an admission, a finish) are computed in one vectorised step:
-contexts grow by one token per iteration, so their bytes and FLOPs grow linearly.
+Step times (`efficiency`, roofline.Efficiency): every kernel time is the roofline of the anchor with its peaks
+scaled by the achieved shares (`roofline.derated`), and every iteration (prefill-GPU prompts included) adds a
+fixed `overhead_s`. The default, roofline.BOUND (1, 1, 0), is the roofline bound; `roofline.achieved(anchor)` is
+the anchor's realistic set.
+
+Runs of pure-decode iterations between events (an admission, a finish, a transfer's end) are computed in one
+vectorised step: contexts grow by one token per iteration, so their bytes and FLOPs grow linearly.
 
 Engine presets (`simulate(a, reqs, "<preset>")`), each an engine's own iteration rule; the lesson's three schedules
 are `orca` (whole), `sarathi` (chunked) and `disagg`:
@@ -40,6 +55,13 @@ are `orca` (whole), `sarathi` (chunked) and `disagg`:
            off) — and running decodes get no token in it; otherwise a decode-only iteration. max_num_seqs 256
            (EngineArgs.__post_init__, `256 if not envs.VLLM_USE_V1`, vllm/engine/arg_utils.py at commit 001999d).
 Memory stays as above (the full context reserved at admission, no preemption) for every preset.
+
+Where each request's time went (`Trace.breakdown`, parts summing to its E2EL): its wait before admission (and,
+under P/D, for a decode GPU and for the next iteration boundary after its transfer); its own prefill (the
+iterations that computed a chunk of its prompt, or its prefill on a prefill GPU); interference (iterations that
+carried other requests' prefill while it waited for its own or decoded: beyond what a decode-only iteration of
+the same running batch would take); its KV transfer (link queue included); and decode (the decode-only time of
+the iterations that gave it a token).
 """
 from __future__ import annotations
 
@@ -49,9 +71,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from scripts.common.names import SCHEDULES
+from scripts.model import roofline as rl
+from scripts.model.anchor import Anchor
+from scripts.serving.workload import Requests
 
 PRESETS = ("orca", "sarathi", "vllm-v1", "vllm-v0", "disagg")
 LESSON_PRESETS = {"whole": "orca", "chunked": "sarathi", "disagg": "disagg"}  # the lesson's names, as engines
+FIRST_TOKEN = ("decode", "prefill")  # where a P/D request's first token counts as emitted; the first is the default
+PARTS = ("queueing_s", "prefill_s", "interference_s", "transfer_s", "decode_s")  # Trace.breakdown, summing to E2EL
 GIB = 1 << 30
 
 
@@ -60,9 +87,6 @@ def vllm_v1_defaults(hbm_bytes: float, gpu_name: str) -> tuple[int, int]:
     if hbm_bytes >= 70 * GIB and "a100" not in gpu_name.lower():
         return 8192, 1024
     return 2048, 256
-from scripts.model import roofline as rl
-from scripts.model.anchor import Anchor
-from scripts.serving.workload import Requests
 
 
 @dataclass
@@ -81,6 +105,8 @@ class Trace:
     capacity_bytes: float
     decode_end_s: list[np.ndarray]  # per GPU, the ends of the iterations that gave every running decode a token
     # (dec_first/dec_last index these: all iterations but vllm-v0's prefill-only ones and prefills with none running)
+    breakdown: dict[str, np.ndarray]  # PARTS -> per request seconds; they sum to finish_s - arrival_s
+    prefill_held_peak_bytes: float = 0.0  # P/D: the most KV a prefill GPU held for prompts waiting to transfer
 
     def token_gaps(self, i: int) -> np.ndarray:
         """Request i's inter-token latencies: first token to second, and so on."""
@@ -97,30 +123,35 @@ class _Gpu:
     """One GPU's continuous-batching loop (admission, prefill, decode)."""
 
     def __init__(self, a: Anchor, schedule: str, chunk_tokens: int, max_batch: int, capacity: float,
-                 token_budget: float = np.inf):
+                 token_budget: float = np.inf, overhead_s: float = 0.0):
         """`schedule`: `whole`, `chunked`, `vllm-v1` or `vllm-v0` (see the module docstring; simulate() has turned
-        `orca` and `sarathi` into the lesson's names);
-        `token_budget`: max_num_batched_tokens for the vLLM presets."""
+        `orca` and `sarathi` into the lesson's names); `a` is the anchor as achieved (roofline.derated);
+        `token_budget`: max_num_batched_tokens for the vLLM presets; `overhead_s`: added to every iteration."""
         self.a, self.schedule, self.chunk = a, schedule, chunk_tokens
-        self.max_batch, self.capacity, self.budget = max_batch, capacity, token_budget
+        self.max_batch, self.capacity, self.budget, self.overhead = max_batch, capacity, token_budget, overhead_s
         self.ends: list[np.ndarray] = []  # every iteration's end
         self.dec_ends: list[np.ndarray] = []  # the ends of decode-carrying iterations, counted by n_iters
+        self.dec_alone: list[np.ndarray] = []  # each decode-carrying iteration's duration without its prefill work
         self.n_iters = 0
 
-    def run(self, arrival, prompt, output, prefilled, out):
-        """Serve requests (arrays sorted by arrival); write admitted/first-token/finish/dec indices into `out`."""
+    def run(self, arrival, prompt, output, out, handoff=None):
+        """Serve requests (arrays sorted by arrival); write admitted/first-token/finish/dec indices and each
+        request's own prefill time into `out`. `handoff` (P/D decode GPU): per request its KV transfer seconds and
+        how many tokens this GPU computes (`decode_tokens`); the transfer starts at admission."""
         a, n = self.a, len(arrival)
         need = rl.bytes_per_request(a, (prompt + output).astype(float))  # full context, reserved at admission
         if n and need.max() > self.capacity:
             raise ValueError(f"a request needs {need.max() / 1e9:.1f} GB, more than the {self.capacity / 1e9:.1f} GB "
                              "free for requests on one GPU")
         queue, prefilling = deque(), deque()
+        transfers: deque = deque()  # (transfer end, request), FIFO on this GPU's inbound link
+        link_free = 0.0
         done_prefill = np.zeros(n, dtype=np.int64)
         dec_ids = np.empty(0, dtype=np.int64)
         dec_ctx = np.empty(0, dtype=np.float64)
         dec_left = np.empty(0, dtype=np.int64)
         reserved, peak, admitted, t, nxt, finished = 0.0, 0.0, 0, 0.0, 0, 0
-        bw, peak_flops = a.hbm_bandwidth_bytes_per_s, a.peak_bf16_flops
+        bw, peak_flops, overhead = a.hbm_bandwidth_bytes_per_s, a.peak_bf16_flops, self.overhead
 
         def finish(ids, when, last_iter):
             nonlocal reserved, admitted, finished
@@ -131,6 +162,12 @@ class _Gpu:
             admitted -= len(ids)
             finished += len(ids)
 
+        def start_decoding(i, context, tokens):
+            nonlocal dec_ids, dec_ctx, dec_left
+            out["dec_first"][i] = self.n_iters  # its next token comes in the next decode iteration
+            dec_ids, dec_ctx = np.append(dec_ids, i), np.append(dec_ctx, float(context))
+            dec_left = np.append(dec_left, tokens)
+
         while finished < n:
             while nxt < n and arrival[nxt] <= t:
                 queue.append(nxt)
@@ -140,35 +177,42 @@ class _Gpu:
                 reserved += need[i]
                 admitted += 1
                 out["admitted_s"][i] = t
-                if prefilled[i]:  # disagg decode GPU: the first token came with the KV cache
-                    if output[i] <= 1:
-                        finish([i], out["first_token_s"][i], -1)
-                        continue
-                    out["dec_first"][i] = self.n_iters
-                    dec_ids, dec_ctx = np.append(dec_ids, i), np.append(dec_ctx, prompt[i] + 1.0)
-                    dec_left = np.append(dec_left, output[i] - 1)
+                if handoff is not None:  # P/D decode GPU: pull the KV cache, then decode
+                    link_free = max(link_free, t) + handoff["transfer_s"][i]
+                    out["transfer_end_s"][i] = link_free
+                    transfers.append((link_free, i))
                 else:
                     prefilling.append(i)
+            while transfers and transfers[0][0] <= t:
+                i = transfers.popleft()[1]
+                start_decoding(i, prompt[i] + output[i] - handoff["decode_tokens"][i], handoff["decode_tokens"][i])
             peak = max(peak, reserved)
             if not prefilling and not len(dec_ids):
+                upcoming = [transfers[0][0]] if transfers else []
                 if nxt < n:
-                    t = max(t, arrival[nxt])
+                    upcoming.append(arrival[nxt])
+                if upcoming:
+                    t = max(t, min(upcoming))
                 continue
             if not prefilling:  # a run of pure-decode iterations, up to the next event
                 k = int(dec_left.min())
-                m = k
+                m, event = k, np.inf
                 if not queue and nxt < n and admitted < self.max_batch and reserved + need[nxt] <= self.capacity:
-                    m = -1  # an arrival that will be admitted: stop at the first iteration starting after it
+                    event = arrival[nxt]  # an arrival that will be admitted
+                if transfers:
+                    event = min(event, transfers[0][0])  # a request that joins the batch
                 steps = np.arange(k, dtype=np.float64)
                 nd, csum = len(dec_ids), dec_ctx.sum()
                 bytes_ = rl.iteration_bytes(a, nd, csum + steps * nd, 0.0, 0)
                 flops = rl.iteration_flops(a, nd, csum + steps * nd, 0.0, 0.0)
-                ends = t + np.cumsum(np.maximum(bytes_ / bw, flops / peak_flops))
-                if m < 0:
+                durations = np.maximum(bytes_ / bw, flops / peak_flops) + overhead
+                ends = t + np.cumsum(durations)
+                if event < np.inf:  # stop at the first iteration starting at or after the event
                     starts = np.concatenate(([t], ends[:-1]))
-                    m = max(1, min(k, int(np.searchsorted(starts, arrival[nxt], side="left"))))
+                    m = max(1, min(k, int(np.searchsorted(starts, event, side="left"))))
                 self.ends.append(ends[:m])
                 self.dec_ends.append(ends[:m])
+                self.dec_alone.append(durations[:m])
                 self.n_iters += m
                 t = float(ends[m - 1])
                 dec_ctx += m
@@ -190,16 +234,18 @@ class _Gpu:
                     if budget <= 0:
                         break
                 decoders = 0 if prefill_only else len(dec_ids)
-                d = rl.iteration_seconds(a, decoders, float(dec_ctx.sum()) if decoders else 0.0,
-                                         [(s, ln) for _, s, ln in chunks])
+                ctx_sum = float(dec_ctx.sum()) if decoders else 0.0
+                d = rl.iteration_seconds(a, decoders, ctx_sum, [(s, ln) for _, s, ln in chunks]) + overhead
                 t += d
                 self.ends.append(np.array([t]))
                 if decoders:  # an iteration that gives every running decode a token
                     self.dec_ends.append(self.ends[-1])
+                    self.dec_alone.append(np.array([rl.iteration_seconds(a, decoders, ctx_sum) + overhead]))
                     self.n_iters += 1
                     dec_ctx += 1
                     dec_left -= 1
                 for i, s, ln in chunks:
+                    out["own_prefill_s"][i] += d
                     done_prefill[i] = s + ln
                     if done_prefill[i] == prompt[i]:
                         prefilling.remove(i)
@@ -207,26 +253,28 @@ class _Gpu:
                         if output[i] <= 1:
                             finish([i], t, -1)
                         else:
-                            out["dec_first"][i] = self.n_iters  # its next token comes in the next decode iteration
-                            dec_ids, dec_ctx = np.append(dec_ids, i), np.append(dec_ctx, prompt[i] + 1.0)
-                            dec_left = np.append(dec_left, output[i] - 1)
+                            start_decoding(i, prompt[i] + 1, output[i] - 1)
             done = dec_left == 0
             if done.any():
                 finish(dec_ids[done], t, self.n_iters - 1)
                 dec_ids, dec_ctx, dec_left = dec_ids[~done], dec_ctx[~done], dec_left[~done]
         self.peak = peak
         join = lambda parts: np.concatenate(parts) if parts else np.empty(0)  # noqa: E731
-        return join(self.ends), join(self.dec_ends)
+        return join(self.ends), join(self.dec_ends), join(self.dec_alone)
 
 
 def simulate(a: Anchor, reqs: Requests, schedule: str, *, chunk_tokens: int = 512, max_batch: int | None = None,
              prefill_gpus: int = 1, decode_gpus: int = 1, capacity_bytes: float | None = None,
-             max_num_batched_tokens: int | None = None, gpu_name: str = "") -> Trace:
+             max_num_batched_tokens: int | None = None, gpu_name: str = "", first_token: str = "decode",
+             efficiency: rl.Efficiency = rl.BOUND) -> Trace:
     """`schedule`: one of the lesson's SCHEDULES or an engine preset (PRESETS). For `vllm-v1` and `vllm-v0`,
     `max_num_batched_tokens` and `max_batch` (max_num_seqs) default as that vLLM sets them (`gpu_name` is what
-    vLLM checks for "a100"); the other schedules have no batch cap unless `max_batch` is given."""
+    vLLM checks for "a100"); the other schedules have no batch cap unless `max_batch` is given. `first_token`
+    (FIRST_TOKEN) and the GPU counts apply to `disagg`; `efficiency` to every schedule."""
     if schedule not in SCHEDULES + PRESETS:
         raise ValueError(f"schedule must be one of {', '.join(SCHEDULES + PRESETS)}")
+    if first_token not in FIRST_TOKEN:
+        raise ValueError(f"first_token must be one of {', '.join(FIRST_TOKEN)}")
     budget = np.inf
     if schedule == "vllm-v1":
         default_tokens, default_seqs = vllm_v1_defaults(a.hbm_bytes, gpu_name)
@@ -247,44 +295,113 @@ def simulate(a: Anchor, reqs: Requests, schedule: str, *, chunk_tokens: int = 51
         raise ValueError("chunk_tokens, max_batch, max_num_batched_tokens and the GPU counts must be at least 1")
     n = len(reqs)
     capacity = rl.free_bytes_for_requests(a) if capacity_bytes is None else capacity_bytes
+    fast = rl.derated(a, efficiency)  # kernel times as achieved; memory and the link are as the anchor says
     out = {"admitted_s": np.full(n, np.nan), "first_token_s": np.full(n, np.nan), "finish_s": np.full(n, np.nan),
-           "dec_first": np.full(n, -1, dtype=np.int64), "dec_last": np.full(n, -1, dtype=np.int64)}
+           "dec_first": np.full(n, -1, dtype=np.int64), "dec_last": np.full(n, -1, dtype=np.int64),
+           "own_prefill_s": np.zeros(n), "transfer_end_s": np.full(n, np.nan)}
     gpu = np.zeros(n, dtype=np.int64)
     prompt, output = reqs.prompt_tokens.astype(np.int64), reqs.output_tokens.astype(np.int64)
+    held_peak = 0.0
     if schedule != "disagg":
-        engine = _Gpu(a, schedule, chunk_tokens, max_batch, capacity, budget)
-        runs = [engine.run(reqs.arrival_s, prompt, output, np.zeros(n, dtype=bool), out)]
+        engine = _Gpu(fast, schedule, chunk_tokens, max_batch, capacity, budget, efficiency.overhead_s)
+        runs = [engine.run(reqs.arrival_s, prompt, output, out)]
         peak = engine.peak
+        dec_from, dec_to = out["dec_first"].copy(), out["dec_last"]  # each request's decode phase's iterations
+        ready = out["admitted_s"]  # the breakdown's "own work starts here" (after the admission wait)
     else:
-        first = _prefill_gpus(a, reqs, prefill_gpus, capacity)
-        out["first_token_s"][:] = first
+        pf_start, pf_end, pf_gpu = _prefill_gpus(fast, reqs, prefill_gpus, capacity, efficiency.overhead_s)
+        out["own_prefill_s"] = pf_end - pf_start
         gpu = np.arange(n) % decode_gpus
+        decode_tokens = output if first_token == "decode" else output - 1
+        if first_token == "prefill":
+            out["first_token_s"][:] = pf_end
         runs, peak = [], 0.0
+        dec_from = np.full(n, -1, dtype=np.int64)
         for g in range(decode_gpus):
-            ids = np.flatnonzero(gpu == g)
-            ids = ids[np.argsort(first[ids], kind="stable")]
-            sub = {k: np.empty(len(ids), dtype=v.dtype) for k, v in out.items()}
-            sub["first_token_s"][:] = first[ids]
-            sub["dec_first"][:] = -1
-            sub["dec_last"][:] = -1
-            engine = _Gpu(a, "whole", chunk_tokens, max_batch, capacity)
-            runs.append(engine.run(first[ids], prompt[ids], output[ids], np.ones(len(ids), dtype=bool), sub))
-            for k in ("admitted_s", "finish_s", "dec_first", "dec_last"):
+            ids = np.flatnonzero((gpu == g) & (decode_tokens > 0))
+            ids = ids[np.argsort(pf_end[ids], kind="stable")]
+            sub = {k: np.full(len(ids), np.nan) for k in ("admitted_s", "first_token_s", "finish_s",
+                                                           "transfer_end_s")}
+            sub |= {"dec_first": np.full(len(ids), -1, dtype=np.int64),
+                    "dec_last": np.full(len(ids), -1, dtype=np.int64), "own_prefill_s": np.zeros(len(ids))}
+            engine = _Gpu(fast, "whole", chunk_tokens, max_batch, capacity, overhead_s=efficiency.overhead_s)
+            handoff = {"transfer_s": rl.transfer_seconds(a, prompt[ids].astype(float)),
+                       "decode_tokens": decode_tokens[ids]}
+            runs.append(engine.run(pf_end[ids], prompt[ids], output[ids], sub, handoff))
+            for k in ("admitted_s", "finish_s", "dec_first", "dec_last", "transfer_end_s"):
                 out[k][ids] = sub[k]
+            dec_from[ids] = sub["dec_first"]
             peak = max(peak, engine.peak)
+        dec_to = out["dec_last"].copy()
+        one = decode_tokens == 0  # prefill convention, one output token: done at its prefill
+        out["finish_s"][one], out["admitted_s"][one] = pf_end[one], pf_end[one]
+        if first_token == "decode":  # the first decode iteration emits the first token
+            for i in range(n):
+                out["first_token_s"][i] = runs[gpu[i]][1][out["dec_first"][i]]
+                if output[i] == 1:
+                    out["dec_first"][i] = out["dec_last"][i] = -1
+                else:
+                    out["dec_first"][i] += 1
+        held_peak = _held_peak(a, prompt, pf_start, np.where(one, pf_end, out["transfer_end_s"]), pf_gpu)
+        ready = pf_start
+    parts = _breakdown(reqs.arrival_s, ready, out, dec_from, dec_to, gpu, runs, schedule == "disagg")
     return Trace(reqs, out["admitted_s"], out["first_token_s"], out["finish_s"], gpu, out["dec_first"],
-                 out["dec_last"], [r[0] for r in runs], peak, capacity, [r[1] for r in runs])
+                 out["dec_last"], [r[0] for r in runs], peak, capacity, [r[1] for r in runs], parts, held_peak)
 
 
-def _prefill_gpus(a: Anchor, reqs: Requests, gpus: int, capacity: float) -> np.ndarray:
-    """First-token times under P/D: FCFS over `gpus` prefill GPUs, one prompt at a time, then the KV transfer."""
+def _breakdown(arrival, ready, out, dec_from, dec_to, gpu, runs, disagg: bool) -> dict[str, np.ndarray]:
+    """PARTS per request (module docstring). Every interval of [arrival, finish] is counted once: the wait before
+    `ready`; then colocated, [admitted, first token) = own prefill + interference and [first token, finish) =
+    decode + interference; P/D, prefill, the wait for a decode GPU, the transfer, and [transfer end, finish) =
+    decode + the wait for an iteration boundary (queueing). `dec_from`..`dec_to` index the decode-carrying
+    iterations of a request's decode phase on its GPU."""
+    n = len(arrival)
+    cum = [np.concatenate(([0.0], np.cumsum(r[2]))) for r in runs]
+    decoded = np.zeros(n)
+    for i in np.flatnonzero((dec_from >= 0) & (dec_to >= 0)):
+        decoded[i] = cum[gpu[i]][dec_to[i] + 1] - cum[gpu[i]][dec_from[i]]
+    finish, first = out["finish_s"], out["first_token_s"]
+    zero = np.zeros(n)
+    if not disagg:
+        prefill = out["own_prefill_s"]
+        decode_phase = np.where(out["dec_last"] >= 0, finish - first, 0.0)
+        return {"queueing_s": ready - arrival, "prefill_s": prefill,
+                "interference_s": (first - ready - prefill) + (decode_phase - decoded),
+                "transfer_s": zero, "decode_s": decoded}
+    transfer_end = out["transfer_end_s"]
+    reached = ~np.isnan(transfer_end)  # requests that went to a decode GPU
+    prefill_end = ready + out["own_prefill_s"]
+    waited = np.where(reached, out["admitted_s"] - prefill_end, 0.0)
+    transfer = np.where(reached, transfer_end - out["admitted_s"], 0.0)
+    boundary = np.where(reached, finish - transfer_end - decoded, 0.0)
+    return {"queueing_s": (ready - arrival) + waited + boundary, "prefill_s": out["own_prefill_s"],
+            "interference_s": zero, "transfer_s": transfer, "decode_s": decoded}
+
+
+def _prefill_gpus(a: Anchor, reqs: Requests, gpus: int, capacity: float, overhead_s: float = 0.0):
+    """P/D prefill GPUs: FCFS over `gpus`, one prompt at a time on the least busy GPU. Returns each request's
+    prefill start and end and its prefill GPU."""
     free_at = np.zeros(gpus)
-    first = np.empty(len(reqs))
+    start, end, where = np.empty(len(reqs)), np.empty(len(reqs)), np.empty(len(reqs), dtype=np.int64)
     for i, (arrive, prompt) in enumerate(zip(reqs.arrival_s, reqs.prompt_tokens, strict=True)):
         if rl.bytes_per_request(a, float(prompt)) > capacity:
             raise ValueError(f"a {int(prompt)}-token prompt does not fit on a prefill GPU")
         g = int(np.argmin(free_at))
-        end = max(arrive, free_at[g]) + rl.prefill_seconds(a, float(prompt))
-        free_at[g] = end
-        first[i] = end + rl.transfer_seconds(a, float(prompt))
-    return first
+        start[i] = max(arrive, free_at[g])
+        end[i] = free_at[g] = start[i] + rl.prefill_seconds(a, float(prompt)) + overhead_s
+        where[i] = g
+    return start, end, where
+
+
+def _held_peak(a: Anchor, prompt, start, release, where) -> float:
+    """The most KV cache and state one prefill GPU holds at once: each prompt's from its prefill's start until its
+    transfer ends."""
+    peak = 0.0
+    for g in np.unique(where):
+        ids = np.flatnonzero(where == g)
+        size = rl.bytes_per_request(a, prompt[ids].astype(float))
+        times = np.concatenate((start[ids], release[ids]))
+        delta = np.concatenate((size, -size))
+        order = np.lexsort((delta, times))  # at equal times, releases (negative) first
+        peak = max(peak, float(np.cumsum(delta[order]).max(initial=0.0)))
+    return peak

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from scripts.model import roofline as rl
 from scripts.model.anchor import Anchor
 from scripts.serving import engine, metrics
 from scripts.serving.workload import generate
@@ -20,25 +21,42 @@ def gpus(settings: dict, schedule: str) -> int:
     return settings["prefill_gpus"] + settings["decode_gpus"] if schedule == "disagg" else 1
 
 
-def simulate_cell(a: Anchor, workloads: dict, settings: dict, wid: str, schedule: str, rate_per_gpu: float):
-    """The trace of one cell: the workload's requests at rate_per_gpu x (GPUs the schedule uses)."""
-    reqs = generate(workloads[wid], settings["requests"], rate_per_gpu * gpus(settings, schedule),
+def simulate_cell(a: Anchor, workloads: dict, settings: dict, wid: str, schedule: str, rate_per_gpu: float,
+                  efficiency: rl.Efficiency = rl.BOUND, split: tuple[int, int] | None = None):
+    """The trace of one cell: the workload's requests at rate_per_gpu x (GPUs the schedule uses). `split`
+    (prefill GPUs, decode GPUs) replaces the sweep's for `disagg`."""
+    pf, dc = split or (settings["prefill_gpus"], settings["decode_gpus"])
+    n_gpus = pf + dc if schedule == "disagg" else 1
+    reqs = generate(workloads[wid], settings["requests"], rate_per_gpu * n_gpus,
                     workload_seed(settings, workloads, wid), settings["burstiness"])
-    return engine.simulate(a, reqs, schedule, chunk_tokens=settings["chunk_tokens"],
-                           prefill_gpus=settings["prefill_gpus"], decode_gpus=settings["decode_gpus"])
+    return engine.simulate(a, reqs, schedule, chunk_tokens=settings["chunk_tokens"], prefill_gpus=pf,
+                           decode_gpus=dc, first_token=settings["first_token"], efficiency=efficiency,
+                           gpu_name=settings.get("gpu_name", ""))
 
 
 def requests_table(trace, detailed: bool = False) -> list[dict]:
-    """One object per request, in arrival order (what `--out` and a cell file hold); `detailed` adds every
-    inter-token gap (`itl_s`), enough to reproduce the pooled ITL percentiles exactly."""
+    """One object per request, in arrival order (what `--out` and a cell file hold), with where its time went
+    (engine.PARTS, summing to its E2EL); `detailed` adds every inter-token gap (`itl_s`), enough to reproduce the
+    pooled ITL percentiles exactly."""
     r = trace.requests
     rows = [{"arrival_s": float(r.arrival_s[i]), "first_token_s": float(trace.first_token_s[i]),
              "finish_s": float(trace.finish_s[i]), "prompt_tokens": int(r.prompt_tokens[i]),
-             "output_tokens": int(r.output_tokens[i])} for i in range(len(r))]
+             "output_tokens": int(r.output_tokens[i]),
+             **{part: float(trace.breakdown[part][i]) for part in engine.PARTS}} for i in range(len(r))]
     if detailed:
         for i, row in enumerate(rows):
             row["itl_s"] = [float(g) for g in trace.token_gaps(i)]
     return rows
+
+
+def tail_breakdown(trace, percentile: float = 99.0) -> dict:
+    """Where time went, in mean seconds per request, for all requests and for the tail (E2EL at or above its
+    `percentile`): the parts of engine.PARTS, which sum to each group's mean E2EL."""
+    e2el = trace.finish_s - trace.requests.arrival_s
+    tail = e2el >= np.percentile(e2el, percentile)
+    return {"percentile": percentile, "tail_requests": int(tail.sum()),
+            "all": {p: float(trace.breakdown[p].mean()) for p in engine.PARTS},
+            "tail": {p: float(trace.breakdown[p][tail].mean()) for p in engine.PARTS}}
 
 
 def run_cell(a: Anchor, workloads: dict, settings: dict, wid: str, schedule: str, rate_per_gpu: float) -> dict:
@@ -48,7 +66,7 @@ def run_cell(a: Anchor, workloads: dict, settings: dict, wid: str, schedule: str
             "seed": workload_seed(settings, workloads, wid), "requests": settings["requests"],
             "slo_ms": settings["slo_ms"],
             "metrics": metrics.from_trace(trace, settings["slo_ms"], settings["percentiles"]),
-            "per_request": requests_table(trace)}
+            "breakdown": tail_breakdown(trace), "per_request": requests_table(trace)}
 
 
 def per_request_metrics(cell: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -60,28 +78,46 @@ def per_request_metrics(cell: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     return ttft, metrics.per_request_tpot(ttft, e2el, np.array([r["output_tokens"] for r in rows])), e2el
 
 
-def attainment(a: Anchor, workloads: dict, settings: dict, wid: str, schedule: str, rate: float) -> float:
-    trace = simulate_cell(a, workloads, settings, wid, schedule, rate)
+def attainment(a: Anchor, workloads: dict, settings: dict, wid: str, schedule: str, rate: float,
+               efficiency: rl.Efficiency = rl.BOUND, split: tuple[int, int] | None = None) -> float:
+    trace = simulate_cell(a, workloads, settings, wid, schedule, rate, efficiency, split)
     return metrics.from_trace(trace, settings["slo_ms"], settings["percentiles"])["slo_attainment"]
 
 
-def distserve_goodput(a: Anchor, workloads: dict, settings: dict, wid: str, schedule: str,
-                      swept: dict[float, float]) -> dict:
-    """Largest rate per GPU whose SLO attainment >= the target: the last sweep rate that meets it, refined by
-    bisection against the next sweep rate (or 0 when even the lightest load misses it)."""
-    target, rates = settings["attainment_target"], sorted(swept)
-    meeting = [r for r in rates if swept[r] >= target]
-    if meeting and meeting[-1] == rates[-1]:
-        return {"rate_per_gpu": rates[-1], "bounded_by_sweep": True, "probes": []}
-    lo = meeting[-1] if meeting else 0.0
-    hi = rates[rates.index(lo) + 1] if meeting else rates[0]
+def goodput_search(attainment_at, rates: list[float], target: float, steps: int) -> dict:
+    """DistServe goodput per GPU: the swept rates in increasing order up to the first whose SLO attainment misses
+    `target`, then `steps` bisections between the last rate that met it (0 when none did) and that one. The one
+    goodput of the kit (page, table, claims): attainment falls with load, so the first miss bounds the answer
+    (every sweep of the lesson's workloads is monotone). `attainment_at(rate)` gives a rate's attainment.
+    `miss_rate`: the lowest rate found to miss the target (the bracket's upper end; None when none missed)."""
+    lo, hi = 0.0, None
+    for r in sorted(rates):
+        if attainment_at(r) < target:
+            hi = r
+            break
+        lo = r
+    if hi is None:
+        return {"rate_per_gpu": lo, "bounded_by_sweep": True, "probes": [], "miss_rate": None}
     probes = []
-    for _ in range(settings["bisection_steps"]):
+    for _ in range(steps):
         mid = (lo + hi) / 2
-        att = attainment(a, workloads, settings, wid, schedule, mid)
+        att = attainment_at(mid)
         probes.append({"rate_per_gpu": mid, "slo_attainment": att})
         lo, hi = (mid, hi) if att >= target else (lo, mid)
-    return {"rate_per_gpu": lo, "bounded_by_sweep": False, "probes": probes}
+    return {"rate_per_gpu": lo, "bounded_by_sweep": False, "probes": probes, "miss_rate": hi}
+
+
+def distserve_goodput(a: Anchor, workloads: dict, settings: dict, wid: str, schedule: str,
+                      swept: dict[float, float], efficiency: rl.Efficiency = rl.BOUND,
+                      split: tuple[int, int] | None = None) -> dict:
+    """goodput_search over the sweep's rates, reading a swept rate's attainment from `swept` where given (the sweep's
+    cells) and simulating any other."""
+    def attainment_at(rate: float) -> float:
+        if rate in swept:
+            return swept[rate]
+        return attainment(a, workloads, settings, wid, schedule, rate, efficiency, split)
+    return goodput_search(attainment_at, settings["rates_per_gpu"], settings["attainment_target"],
+                          settings["bisection_steps"])
 
 
 def goodput_of(a: Anchor, workloads: dict, settings: dict, wid: str, schedule: str, cells: list[dict]) -> dict:
@@ -89,3 +125,24 @@ def goodput_of(a: Anchor, workloads: dict, settings: dict, wid: str, schedule: s
     swept = {c["rate_per_gpu"]: c["metrics"]["slo_attainment"] for c in cells
              if c["workload"] == wid and c["schedule"] == schedule}
     return {"workload": wid, "schedule": schedule, **distserve_goodput(a, workloads, settings, wid, schedule, swept)}
+
+
+def engines_goodput(a: Anchor, workloads: dict, settings: dict, wid: str, step_time: str,
+                    lesson_goodput: dict[str, float] | None = None) -> dict:
+    """DistServe goodput of every engine preset (settings["presets"]) for one workload at one set of step times
+    (`bound` or the anchor's `realistic`), and, for the page's workload, of every P/D split of
+    settings["pd_split_gpus"] GPUs. `lesson_goodput` (schedule -> rate): the sweep's own goodput of the lesson's
+    schedules, the same simulations at the bound, reused rather than rerun."""
+    eff = rl.BOUND if step_time == "bound" else rl.achieved(a)
+    lesson = {preset: name for name, preset in engine.LESSON_PRESETS.items()}
+    out = {"workload": wid, "step_time": step_time, "efficiency": eff.__dict__, "presets": {}}
+    for preset in settings["presets"]:
+        if lesson_goodput is not None and preset in lesson and lesson[preset] in lesson_goodput:
+            out["presets"][preset] = {"rate_per_gpu": lesson_goodput[lesson[preset]], "from_sweep": lesson[preset]}
+            continue
+        out["presets"][preset] = distserve_goodput(a, workloads, settings, wid, preset, {}, eff)
+    if wid == settings.get("page_workload"):
+        total = settings["pd_split_gpus"]
+        out["pd_splits"] = {f"{p}:{total - p}": distserve_goodput(a, workloads, settings, wid, "disagg", {}, eff,
+                                                                   (p, total - p)) for p in range(1, total)}
+    return out
