@@ -127,7 +127,7 @@ def test_changed_passage_reruns_only_the_tokenizer_rules(scratch):
 # outputs. Stated by hand from what each rule's script does (the Snakefile derives its inputs from the imports).
 PAGE = {"render_site", "all"}
 EDITS = {
-    "scripts/model/roofline.py": ({"precomputed", "manifest", "serving_cell", "serving_goodput"},
+    "scripts/model/roofline.py": ({"precomputed", "manifest", "serving_cell", "serving_goodput", "serving_engines"},
                                   PAGE | {"serving_sweep"}),
     "scripts/lesson/precomputed.py": ({"precomputed", "manifest"}, PAGE),
     "scripts/tokens/corpus.py": ({"verify_qwen35", "manifest"}, {"tokenizer_counts", "shared_data"} | PAGE),
@@ -138,9 +138,11 @@ EDITS = {
                                   PAGE | {"shared_data"}),
     "scripts/record/provenance.py": ({"precomputed", "tokenizer_counts", "bench_medians", "manifest", "serving_sweep"},
                                      PAGE | {"shared_data"}),
-    "scripts/common/names.py": ({"serving_cell", "serving_goodput", "serving_sweep", "render_site", "manifest"},
+    "scripts/common/names.py": ({"serving_cell", "serving_goodput", "serving_engines", "serving_sweep", "render_site",
+                                 "manifest"},
                                 {"all"}),
-    "scripts/serving/engine.py": ({"serving_cell", "serving_goodput", "manifest"}, PAGE | {"serving_sweep"}),
+    "scripts/serving/engine.py": ({"serving_cell", "serving_goodput", "serving_engines", "serving_sweep", "manifest"},
+                                  PAGE),
     "scripts/audit/report.py": (set(), set()),
 }
 

@@ -368,7 +368,9 @@ def test_cli_refuses_a_device_and_a_fifo_without_reading_them(tmp_path):
                                              ("--chunk-tokens", str(10 ** 20)), ("--chunk-tokens", "1e20"),
                                              ("--max-batch", "0"), ("--efficiency", "flops=2"),
                                              ("--efficiency", "flops=0.5,speed=2"), ("--efficiency", "overhead_ms=x"),
-                                             ("--first-token", "transfer")])
+                                             ("--first-token", "transfer"), ("--block-size", "0"),
+                                             ("--gpu-memory-utilization", "1.5"), ("--memory", "virtual"),
+                                             ("--max-concurrency", "0")])
 def test_cli_bounds_every_size(tmp_path, trace, flag, value):
     one_line_error(cli("--schedule", "disagg", "--trace", str(trace), "--out", str(tmp_path / "o.json"), flag, value),
                    flag)

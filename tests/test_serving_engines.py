@@ -182,3 +182,68 @@ def test_cli_runs_presets_with_realistic_step_times_and_writes_the_breakdown(tmp
     assert results["prefill"]["metrics"]["mean_ttft_ms"] < results["bound"]["metrics"]["mean_ttft_ms"]
     for row in results["bound"]["requests"]:
         assert sum(row[p] for p in engine.PARTS) == pytest.approx(row["finish_s"] - row["arrival_s"], abs=1e-12)
+
+
+def test_paged_memory_preempts_the_latest_admitted_and_recomputes_by_hand(anchor):
+    """Blocks of 4 tokens; room for five blocks and two states. Both 8-token prompts are admitted (two blocks each)
+    and prefilled together; their first decode needs a third block each: six do not fit, so R1, the latest
+    admitted, is preempted. R0 decodes alone to its end; R1 is readmitted, prefills its 8 + 1 tokens again (that
+    recompute emits its second token) and decodes its last four."""
+    mem = engine.Memory(block_size=4)
+    block, state = 4 * rl.kv_bytes_per_token(anchor), rl.state_bytes_per_request(anchor)
+    reqs = Requests(np.zeros(2), np.array([8, 8]), np.array([6, 6]))
+    trace = engine.simulate(anchor, reqs, "whole", paged=True, memory=mem, capacity_bytes=5 * block + 2 * state + 1)
+    d1 = rl.iteration_seconds(anchor, 0, 0.0, [(0, 8), (0, 8)])
+    end0 = d1 + sum(rl.iteration_seconds(anchor, 1, float(c)) for c in range(9, 14))
+    again = end0 + rl.iteration_seconds(anchor, 0, 0.0, [(0, 9)])
+    end1 = again + sum(rl.iteration_seconds(anchor, 1, float(c)) for c in range(10, 14))
+    assert list(trace.preemptions) == [0, 1]
+    assert trace.first_token_s == pytest.approx([d1, d1], rel=1e-12)
+    assert trace.finish_s == pytest.approx([end0, end1], rel=1e-12)
+    times = trace.token_times(1)
+    assert len(times) == 6 and times[1] == pytest.approx(again, rel=1e-12)
+    assert trace.breakdown["preemption_s"][1] == pytest.approx(again - d1, rel=1e-12)  # the wait, then the recompute
+    assert trace.breakdown["decode_s"][1] == pytest.approx(end1 - again, rel=1e-12)
+    assert trace.breakdown["interference_s"][1] == pytest.approx(0.0, abs=1e-12)
+    assert trace.peak_reserved_bytes <= trace.capacity_bytes
+    assert engine.Memory().pool_bytes(anchor) == pytest.approx(
+        0.9 * anchor.hbm_bytes - rl.weight_bytes_total(anchor) - anchor.runtime_reserve_bytes, rel=1e-15)
+
+
+@pytest.mark.parametrize(("preset", "paged"), [("vllm-v1", None), ("vllm-v0", None), ("sarathi", True),
+                                               ("orca", True), ("disagg", True)])
+def test_paged_memory_conserves_tokens_and_never_exceeds_the_pool(inputs, preset, paged):
+    """A pool small enough that requests are preempted: every request still gets exactly its tokens, in order, the
+    blocks in use never exceed the pool, and the breakdown still sums to each E2EL."""
+    a, workloads, _ = inputs
+    reqs = generate(workloads["chat_long"], 300, 8.0, seed=11)
+    room = engine.Memory().blocks(float((reqs.prompt_tokens + reqs.output_tokens).max())) * 16 * \
+        rl.kv_bytes_per_token(a) * 2.5
+    trace = engine.simulate(a, reqs, preset, paged=paged, capacity_bytes=room, gpu_name="NVIDIA H100 SXM 80GB")
+    assert trace.preemptions.sum() > 0
+    assert trace.peak_reserved_bytes <= trace.capacity_bytes
+    for i in range(len(reqs)):
+        times = trace.token_times(i) if reqs.output_tokens[i] > 1 else np.array([trace.first_token_s[i]])
+        assert len(times) == reqs.output_tokens[i]
+        assert np.all(np.diff(times) > 0) and times[-1] == trace.finish_s[i]
+    total = sum(trace.breakdown[p] for p in engine.PARTS)
+    assert np.abs(total - (trace.finish_s - reqs.arrival_s)).max() < 1e-9
+    assert min(v.min() for v in trace.breakdown.values()) > -1e-9
+
+
+def test_max_concurrency_sends_the_next_request_when_one_finishes_by_hand(anchor):
+    """vllm bench serve --max-concurrency 1: the second request, due at t=0, is sent when the first finishes, and
+    its latencies count from that send: alone on the GPU, its TTFT is its prefill."""
+    reqs = Requests(np.zeros(2), np.array([1000, 2000]), np.array([3, 2]))
+    trace = engine.simulate(anchor, reqs, "chunked", max_concurrency=1)
+    end0 = sum(rl.iteration_seconds(anchor, 0, 0.0, [c]) for c in [(0, 512), (512, 488)]) + \
+        rl.decode_step_seconds(anchor, 1, 1001) + rl.decode_step_seconds(anchor, 1, 1002)
+    chunks = [(0, 512), (512, 512), (1024, 512), (1536, 464)]
+    first1 = end0 + sum(rl.iteration_seconds(anchor, 0, 0.0, [c]) for c in chunks)
+    assert trace.requests.arrival_s == pytest.approx([0.0, end0], rel=1e-12)
+    assert trace.first_token_s[1] == pytest.approx(first1, rel=1e-12)
+    assert trace.breakdown["queueing_s"][1] == pytest.approx(0.0, abs=1e-12)  # counted from the send, as vLLM does
+    free = engine.simulate(anchor, reqs, "chunked")
+    assert free.requests.arrival_s[1] == 0.0 and free.first_token_s[1] < first1
+    with pytest.raises(ValueError, match="colocated"):
+        engine.simulate(anchor, reqs, "disagg", max_concurrency=1)

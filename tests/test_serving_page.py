@@ -69,8 +69,10 @@ def test_opening_readouts_match_the_records_and_the_cells(serving):
 
 def test_the_experiments_claims_hold_and_are_recorded(serving):
     ids = {c["id"] for c in serving["claims"]}
+    engines = {f"engines.{step}.{c}" for step in ("bound", "realistic")
+               for c in ("chunking_gain", "v1_keeps_gain", "pd_beats_whole", "sarathi_beats_pd", "pd_split_best")}
     assert ids == {"load.mean_fine_p99_not", "load.chunking_gains", "load.pd_wins_tight_tpot",
-                   "load.pd_loses_tight_ttft"}
+                   "load.pd_loses_tight_ttft"} | engines
     assert failures(serving["claims"], serving["provenance"]) == []
     assert all(c["numbers"] for c in serving["claims"])
 

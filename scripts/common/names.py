@@ -1,5 +1,6 @@
 """The names the code, the data and the page share, read once from names.json (beside this file): the schedule
-ids (`whole`, `chunked`, `disagg`) with their labels and colours, the timeline's lanes and step kinds. Python uses
+ids (`whole`, `chunked`, `disagg`) with their labels and colours, the engine presets and step-time sets, the
+timeline's lanes and step kinds. Python uses
 the constants below; the page gets the same document as window.C13_DATA.names (scripts/page/render.py), so
 lesson.js never retypes a name or a label."""
 from __future__ import annotations
@@ -12,6 +13,10 @@ NAMES: dict = json.loads((Path(__file__).parent / "names.json").read_text(encodi
 SCHEDULES: tuple[str, ...] = tuple(NAMES["schedules"])  # the one word for a schedule, everywhere: "schedule"
 SCHEDULE_LABELS: dict[str, str] = {s: v["label"] for s, v in NAMES["schedules"].items()}
 SCHEDULE_COLORS: dict[str, str] = {s: v["color"] for s, v in NAMES["schedules"].items()}
+PRESETS: tuple[str, ...] = tuple(NAMES["presets"])  # the serving model's engine presets (scripts/serving/engine.py)
+PRESET_LABELS: dict[str, str] = {s: v["label"] for s, v in NAMES["presets"].items()}
+STEP_TIMES: tuple[str, ...] = tuple(NAMES["step_times"])  # the roofline bound, the anchor's realistic step times
+STEP_TIME_LABELS: dict[str, str] = {s: v["label"] for s, v in NAMES["step_times"].items()}
 LANE_LABELS: dict[str, str] = {lane: v["label"] for lane, v in NAMES["lanes"].items()}
 STEP_KIND_LABELS: dict[str, str] = {k: v["label"] for k, v in NAMES["step_kinds"].items()}
 STEP_KIND_COLORS: dict[str, str] = {k: v["color"] for k, v in NAMES["step_kinds"].items()}

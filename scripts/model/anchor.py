@@ -34,6 +34,13 @@ class Anchor:
     achieved_bandwidth_fraction: float
     iteration_overhead_s: float
 
+    def __hash__(self) -> int:  # computed once: roofline's cached functions hash the anchor on every call
+        cached = self.__dict__.get("_hash")
+        if cached is None:
+            cached = hash(tuple(getattr(self, f.name) for f in fields(self)))
+            object.__setattr__(self, "_hash", cached)
+        return cached
+
 
 def anchor_from(data: dict) -> Anchor:
     flat = {**{k: v["value"] for k, v in data["model"].items()}, **{k: v["value"] for k, v in data["hardware"].items()}}

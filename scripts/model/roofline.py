@@ -240,8 +240,11 @@ def achieved(a: Anchor) -> Efficiency:
     return Efficiency(a.achieved_flops_fraction, a.achieved_bandwidth_fraction, a.iteration_overhead_s)
 
 
+@lru_cache(maxsize=64)  # one object per (anchor, efficiency): the cached functions above then match by identity
 def derated(a: Anchor, eff: Efficiency) -> Anchor:
     """The anchor with its peaks scaled to what is achieved: every formula above then gives achieved kernel time
     (the per-iteration overhead is the engine's to add, once per iteration)."""
+    if eff == BOUND:
+        return a
     return replace(a, peak_bf16_flops=a.peak_bf16_flops * eff.flops_fraction,
                    hbm_bandwidth_bytes_per_s=a.hbm_bandwidth_bytes_per_s * eff.bandwidth_fraction)

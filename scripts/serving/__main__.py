@@ -3,6 +3,7 @@
   python -m scripts.serving --schedule chunked --trace my_trace.csv --out result.json [--chunk-tokens 512]
         [--max-num-seqs N] [--max-num-batched-tokens N] [--prefill-gpus 1 --decode-gpus 1]
         [--first-token decode|prefill] [--efficiency bound|realistic|flops=0.6,bandwidth=0.8,overhead_ms=1]
+        [--memory paged|reserved] [--block-size 16] [--gpu-memory-utilization 0.9] [--max-concurrency N]
         [--slo ttft:2000,tpot:50] [--percentiles 50,90,99] [--anchor anchor-model.json] [--save-detailed]
 
 --schedule is one of the lesson's schedules (whole, chunked, disagg) or an engine preset (orca, sarathi, vllm-v1,
@@ -11,14 +12,19 @@ vllm-v1 and vllm-v0, --max-num-batched-tokens and --max-num-seqs default as that
 --first-token says where a P/D request's first token counts (decode: as vLLM's P/D proxy streams it, the default;
 prefill: DistServe's). --efficiency sets the step times: bound (the roofline, the default), realistic (the anchor's
 achieved_* fields and iteration_overhead_s) or given shares of peak FLOP/s and bandwidth and a per-iteration overhead.
+--memory: paged (vLLM's KV blocks of --block-size tokens in --gpu-memory-utilization x HBM less the weights and the
+anchor's reserve, with preemption by recompute; the default of vllm-v1 and vllm-v0) or reserved (each request's full
+context held from admission; the default of the lesson's schedules). --max-concurrency N (colocated schedules) sends
+a request only while fewer than N are in flight, as `vllm bench serve --max-concurrency` does; latencies count from
+the send.
   python -m scripts.serving --vllm-result vllm_result.json --out metrics.json [--slo ...] [--percentiles ...]
 
 The trace is a CSV with arrival_s,prompt_tokens,output_tokens or the Azure trace columns
 TIMESTAMP,ContextTokens,GeneratedTokens. The result JSON holds `metrics` under vLLM's own keys (mean_ttft_ms,
 p99_tpot_ms, request_goodput, ...; definitions in scripts/serving/metrics.py) and `requests`, one object per
-request with where its time went (queueing_s, prefill_s, interference_s, transfer_s, decode_s: they sum to its
-E2EL; with --save-detailed, also each request's inter-token gaps `itl_s`). Any bad input ends in one line
-naming the file and what is wrong, and nothing is written.
+request with where its time went (queueing_s, prefill_s, interference_s, transfer_s, decode_s, preemption_s: they
+sum to its E2EL) and how often it was preempted; with --save-detailed, also each request's inter-token gaps `itl_s`.
+Any bad input ends in one line naming the file and what is wrong, and nothing is written.
 """
 from __future__ import annotations
 
@@ -100,21 +106,27 @@ def run(args: argparse.Namespace) -> dict:
                                 prefill_gpus=args.prefill_gpus, decode_gpus=args.decode_gpus,
                                 max_num_batched_tokens=args.max_num_batched_tokens,
                                 gpu_name=doc["hardware"]["name"]["value"], first_token=args.first_token,
-                                efficiency=efficiency)
+                                efficiency=efficiency, paged=None if args.memory is None else args.memory == "paged",
+                                memory=engine.Memory(args.block_size, args.gpu_memory_utilization),
+                                max_concurrency=args.max_concurrency)
     except ValueError as exc:
         raise InputError(f"{Path(args.trace).as_posix()}: {exc}") from None
     return {"anchor": {"name": doc["model"]["name"]["value"], "hardware": doc["hardware"]["name"]["value"]},
             "schedule": args.schedule, "trace": Path(args.trace).as_posix(), "chunk_tokens": args.chunk_tokens,
             "max_batch": args.max_batch, "max_num_batched_tokens": args.max_num_batched_tokens,
             "prefill_gpus": args.prefill_gpus, "decode_gpus": args.decode_gpus, "first_token": args.first_token,
+            "max_concurrency": args.max_concurrency,
             "efficiency": {"flops_fraction": efficiency.flops_fraction,
                            "bandwidth_fraction": efficiency.bandwidth_fraction, "overhead_s": efficiency.overhead_s},
+            "memory": {"paged": args.memory == "paged" if args.memory else args.schedule in engine.PAGED_PRESETS,
+                       "block_size": args.block_size, "gpu_memory_utilization": args.gpu_memory_utilization,
+                       "pool_bytes": trace.capacity_bytes, "preemptions": int(trace.preemptions.sum())},
             "slo_ms": slo, "metrics": metrics.from_trace(trace, slo, percentiles),
             "requests": sweep.requests_table(trace, args.save_detailed)}
 
 
 BOUNDS = {"chunk_tokens": 1 << 20, "max_batch": 1 << 30, "max_num_batched_tokens": 1 << 24, "prefill_gpus": 64,
-          "decode_gpus": 64}
+          "decode_gpus": 64, "block_size": 1024, "max_concurrency": 1 << 30}
 
 
 def check_out(args: argparse.Namespace) -> None:
@@ -150,6 +162,13 @@ def main(argv: list[str] | None = None) -> int:
                     help="P/D: where the first token counts (decode: vLLM's P/D proxy; prefill: DistServe)")
     ap.add_argument("--efficiency", default="bound",
                     help="step times: bound, realistic, or flops=<share>,bandwidth=<share>,overhead_ms=<ms>")
+    ap.add_argument("--memory", choices=("paged", "reserved"), default=None,
+                    help="KV memory: paged (vLLM, with preemption) or reserved; default: the preset's")
+    ap.add_argument("--block-size", type=int, default=16, help="tokens per KV block (paged memory)")
+    ap.add_argument("--gpu-memory-utilization", type=float, default=0.9,
+                    help="share of HBM the paged pool may use, before the weights and reserve")
+    ap.add_argument("--max-concurrency", type=int, default=None,
+                    help="requests in flight at most, as vllm bench serve --max-concurrency (colocated schedules)")
     ap.add_argument("--slo")
     ap.add_argument("--percentiles", default="50,90,99")
     ap.add_argument("--anchor", type=Path, default=Path("anchor-model.json"))
@@ -158,6 +177,8 @@ def main(argv: list[str] | None = None) -> int:
     for flag, hi in BOUNDS.items():  # the same bounds as config/workloads.json's schema
         if getattr(args, flag) is not None and not 1 <= getattr(args, flag) <= hi:
             ap.error(f"--{flag.replace('_', '-')} must be a whole number in [1, {hi}]")
+    if not 0 < args.gpu_memory_utilization <= 1:
+        ap.error("--gpu-memory-utilization must be a share in (0, 1]")
     try:
         check_out(args)
         result = run(args)

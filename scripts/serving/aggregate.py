@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from scripts.common.names import PRESET_LABELS, STEP_TIME_LABELS
 from scripts.record import provenance as pv
 from scripts.record.claims import settle as settle_claims
 from scripts.serving.sweep import per_request_metrics, workload_seed
@@ -79,7 +80,8 @@ def aggregate(anchor_doc: dict, workloads_doc: dict, settings: dict, cells: list
            "definitions": "scripts/serving/metrics.py (vllm bench serve's calculate_metrics)",
            "cells": table, "per_request": per_request, "goodput": goodput, "provenance": prov}
     if engines:
-        doc["engines"] = engines_block(anchor_doc, settings, workloads, engines, prov, anchor_file)
+        doc["engines"] = engines_block(anchor_doc, settings, workloads, engines, prov, anchor_file,
+                                       workloads_doc["sweep"])
     if workloads_doc.get("adapted"):  # only for a model too short for the workloads as written (config.fit_to_context)
         doc["adapted"] = adapted_lengths(workloads_doc["adapted"], anchor_doc, prov, anchor_file)
     if "page" in workloads_doc:
@@ -90,19 +92,22 @@ def aggregate(anchor_doc: dict, workloads_doc: dict, settings: dict, cells: list
     return doc
 
 
+CLEAR_GAIN = 1.5  # "clearly more goodput": the page's threshold for the chunking claims (record serving.engines.clear_gain)
+
+
 def engine_claims(block: dict, wid: str) -> list[dict]:
     """What the page says about the engine presets, per set of step times, as claims over their goodput records
     (settled: the page words each by whether it holds)."""
     out = []
     for step, r in block["records"].get(wid, {}).items():
-        label = STEP_LABELS[step]
+        label = STEP_TIME_LABELS[step]
         out += [
             {"id": f"engines.{step}.chunking_gain", "fix": "config/workloads.json sweep",
              "says": f"{label}下,Sarathi 式分块 prefill 的 goodput 至少是 Orca 式整段 prefill 的 1.5 倍",
-             "all": [[r["sarathi"], ">=", [r["orca"], 1.5]]]},
+             "all": [[r["sarathi"], ">=", [r["orca"], CLEAR_GAIN]]]},
             {"id": f"engines.{step}.v1_keeps_gain", "fix": "config/workloads.json sweep",
              "says": f"{label}下,vLLM V1 默认 token 预算的分块 prefill 仍至少是整段的 1.5 倍",
-             "all": [[r["vllm-v1"], ">=", [r["orca"], 1.5]]]},
+             "all": [[r["vllm-v1"], ">=", [r["orca"], CLEAR_GAIN]]]},
             {"id": f"engines.{step}.pd_beats_whole", "fix": "config/workloads.json sweep",
              "says": f"{label}下,1 张 prefill + 1 张 decode 的 P/D 分离每卡 goodput 高于整段 prefill",
              "all": [[r["disagg"], ">", r["orca"]]]},
@@ -124,7 +129,7 @@ STEP_TIME_FIELDS = (("flops_fraction", "achieved_flops_fraction", "", "f2", "达
 
 
 def engines_block(anchor_doc: dict, settings: dict, workloads: dict, engines: list[dict], prov: dict,
-                  anchor_file: str) -> dict:
+                  anchor_file: str, sweep_doc: dict) -> dict:
     """Goodput per (workload, step times, engine preset) and per P/D split, each a `simulated` record (at the bound,
     the lesson's schedules point at the sweep's own goodput records); the realistic step-time factors as the anchor
     states them; which preset each of the lesson's schedules is."""
@@ -134,8 +139,27 @@ def engines_block(anchor_doc: dict, settings: dict, workloads: dict, engines: li
         rid = f"serving.step_time.{key}"
         prov[rid] = pv.from_anchor(anchor_file, anchor_doc, "hardware", field, unit=unit, fmt=fmt, label=label,
                                    rid=rid, scale=1000.0 if unit == "ms" else 1.0)
+    from scripts.serving.engine import vllm_v1_defaults
+
+    budget = vllm_v1_defaults(anchor_doc["hardware"]["hbm_bytes"]["value"], anchor_doc["hardware"]["name"]["value"])[0]
+    prov["serving.engines.vllm_v1_budget"] = pv.cited_record(
+        "serving.engines.vllm_v1_budget", "vLLM V1 在这张卡上的默认 max_num_batched_tokens", budget, "token", "int",
+        work="vLLM engine arguments (vllm/engine/arg_utils.py EngineArgs._set_default_args, the v0.11 line): 8,192 "
+             "for `vllm serve` on a GPU of at least 70 GiB that is not an A100, else 2,048",
+        version="vLLM v0.11", locator="scripts/serving/engine.py vllm_v1_defaults", self_reported=False)
+    for key, unit, fmt, label in (("chunk_tokens", "token", "int", "分块 prefill 每步的 prefill 预算"),
+                                  ("block_size", "token", "int", "KV 块的大小"),
+                                  ("gpu_memory_utilization", "", "f2", "vLLM 可用的显存比例")):
+        rid = f"serving.engines.{key}"
+        src = sweep_doc[key].get("source") or sweep_doc[key]["assumption"]
+        prov[rid] = pv.assumed(rid, label, settings[key], unit, fmt, assumption=src, field=f"sweep.{key}")
+    prov["serving.engines.clear_gain"] = pv.assumed(
+        "serving.engines.clear_gain", "「明显更多」的门槛:goodput 之比", CLEAR_GAIN, "×", "f1",
+        assumption="the page calls one schedule's goodput clearly higher than another's from this ratio up (a "
+                   "teaching threshold, not a standard; the claims engines.*.chunking_gain and *.v1_keeps_gain)")
     block = {"lesson_presets": LESSON_PRESETS, "presets": settings["presets"], "first_token": settings["first_token"],
-             "step_times": {}, "goodput": {}, "records": {}}
+             "preset_labels": {p: PRESET_LABELS[p] for p in settings["presets"]}, "step_times": {}, "goodput": {},
+             "records": {}}
     for e in sorted(engines, key=lambda e: (list(workloads).index(e["workload"]),
                                             settings["step_times"].index(e["step_time"]))):
         wid, step = e["workload"], e["step_time"]
@@ -150,20 +174,25 @@ def engines_block(anchor_doc: dict, settings: dict, workloads: dict, engines: li
                 continue
             rid = f"serving.engines.{wid}.{step}.{preset}.goodput_rate"
             block["records"].setdefault(wid, {}).setdefault(step, {})[preset] = rid
-            prov[rid] = engine_record(rid, g, f"{workloads[wid]['label']} · {preset} · {STEP_LABELS[step]} · "
+            prov[rid] = engine_record(rid, g, f"{workloads[wid]['label']} · {preset} · {STEP_TIME_LABELS[step]} · "
                                       f"DistServe goodput", base, preset, step, None, settings)
         for split, g in e.get("pd_splits", {}).items():
             pf, dc = (int(x) for x in split.split(":"))
             rid = f"serving.pd_split.{step}.p{pf}d{dc}.goodput_rate"
-            block.setdefault("pd_splits", {"workload": wid, "gpus": settings["pd_split_gpus"]}).setdefault(
-                step, {})[split] = {"rate_per_gpu": g["rate_per_gpu"], "record": rid}
+            splits = block.setdefault("pd_splits", {"workload": wid, "gpus": settings["pd_split_gpus"],
+                                                    "splits": {}})
+            splits.setdefault(step, {})[split] = {"rate_per_gpu": g["rate_per_gpu"], "record": rid}
+            for role, count in (("prefill", pf), ("decode", dc)):
+                gid = f"serving.pd_split.p{pf}d{dc}.{role}_gpus"
+                splits["splits"].setdefault(split, {})[role] = gid
+                prov[gid] = pv.assumed(gid, f"P/D 分配中的 {role} 卡数", count, "GPU", "int", field="sweep.pd_split_gpus",
+                                       assumption=sweep_doc["pd_split_gpus"]["assumption"])
             prov[rid] = engine_record(rid, g, f"{workloads[wid]['label']} · P/D {pf} 张 prefill : {dc} 张 decode · "
-                                      f"{STEP_LABELS[step]} · DistServe goodput", base, "disagg", step, [pf, dc],
+                                      f"{STEP_TIME_LABELS[step]} · DistServe goodput", base, "disagg", step, [pf, dc],
                                       settings)
     return block
 
 
-STEP_LABELS = {"bound": "roofline 上界", "realistic": "现实步时"}
 
 
 def engine_record(rid: str, g: dict, label: str, base: dict, preset: str, step: str, split: list | None,

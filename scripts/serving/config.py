@@ -3,16 +3,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from scripts.common.names import SCHEDULES
+from scripts.common.names import SCHEDULES, STEP_TIMES
 from scripts.record import schema
 from scripts.record.inputs import InputError
 from scripts.record.schema import read_input
 from scripts.serving.engine import FIRST_TOKEN, PRESETS
 
 SWEEP = ("schedules", "presets", "step_times", "rates_per_gpu", "requests", "seed", "burstiness", "chunk_tokens",
-         "prefill_gpus", "decode_gpus", "first_token", "pd_split_gpus", "slo_ms", "attainment_target", "percentiles",
-         "bisection_steps")
-STEP_TIMES = ("bound", "realistic")  # the roofline; the anchor's achieved shares and overhead (roofline.achieved)
+         "prefill_gpus", "decode_gpus", "first_token", "block_size", "gpu_memory_utilization", "pd_split_gpus",
+         "slo_ms", "attainment_target", "percentiles", "bisection_steps")
 
 
 def rate_name(rate: float) -> str:

@@ -54,14 +54,23 @@ are `orca` (whole), `sarathi` (chunked) and `disagg`:
            `max_num_batched_tokens` (by default the model's context, as arg_utils sets it with chunked prefill
            off) — and running decodes get no token in it; otherwise a decode-only iteration. max_num_seqs 256
            (EngineArgs.__post_init__, `256 if not envs.VLLM_USE_V1`, vllm/engine/arg_utils.py at commit 001999d).
-Memory stays as above (the full context reserved at admission, no preemption) for every preset.
+Memory: orca, sarathi and disagg (the lesson's schedules) reserve each request's full context at admission, as
+above, and never preempt. vllm-v1 and vllm-v0 manage it as vLLM does (`Memory`; paged=True gives any schedule
+this): KV in blocks of 16 tokens allocated as tokens arrive, in a pool of gpu_memory_utilization (0.9) x HBM less
+the weights and the reserve; a waiting request is admitted when the blocks of its whole prompt (and its state)
+fit beside what the running ones need for their next token (vLLM V1 allocates only the scheduled chunk's blocks: a
+simplification that admits no more than V1 does), and none is admitted in an iteration that preempted. When a
+running request's next block does not fit, the latest admitted running request is preempted by recompute (vLLM
+V1's `_schedule_running`: `self.running.pop()`, its blocks freed, first in the waiting queue): on readmission all
+its tokens so far are prefilled again, and a request that had already streamed tokens gets its next one when that
+recompute ends. Trace.preemptions counts them per request.
 
 Where each request's time went (`Trace.breakdown`, parts summing to its E2EL): its wait before admission (and,
 under P/D, for a decode GPU and for the next iteration boundary after its transfer); its own prefill (the
 iterations that computed a chunk of its prompt, or its prefill on a prefill GPU); interference (iterations that
 carried other requests' prefill while it waited for its own or decoded: beyond what a decode-only iteration of
-the same running batch would take); its KV transfer (link queue included); and decode (the decode-only time of
-the iterations that gave it a token).
+the same running batch would take); its KV transfer (link queue included); decode (the decode-only time of
+the iterations that gave it a token); and preemption (the wait to be readmitted and the recompute of what it lost).
 """
 from __future__ import annotations
 
@@ -70,15 +79,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from scripts.common.names import SCHEDULES
+from scripts.common.names import PRESETS, SCHEDULES
 from scripts.model import roofline as rl
 from scripts.model.anchor import Anchor
 from scripts.serving.workload import Requests
 
-PRESETS = ("orca", "sarathi", "vllm-v1", "vllm-v0", "disagg")
 LESSON_PRESETS = {"whole": "orca", "chunked": "sarathi", "disagg": "disagg"}  # the lesson's names, as engines
 FIRST_TOKEN = ("decode", "prefill")  # where a P/D request's first token counts as emitted; the first is the default
-PARTS = ("queueing_s", "prefill_s", "interference_s", "transfer_s", "decode_s")  # Trace.breakdown, summing to E2EL
+PARTS = ("queueing_s", "prefill_s", "interference_s", "transfer_s", "decode_s", "preemption_s")  # sum to E2EL
+PAGED_PRESETS = ("vllm-v1", "vllm-v0")  # vLLM manages KV in blocks; the lesson's schedules reserve each context
 GIB = 1 << 30
 
 
@@ -92,7 +101,8 @@ def vllm_v1_defaults(hbm_bytes: float, gpu_name: str) -> tuple[int, int]:
 @dataclass
 class Trace:
     """Per request (in input order): when it was admitted to a GPU, its first token and its last; where its decode
-    tokens sit in its GPU's iteration end times (`dec_first`..`dec_last`, -1 when it has one output token)."""
+    tokens sit in its GPU's iteration end times (`dec_first`..`dec_last`, -1 when it has none after its first) —
+    for a preempted request, its tokens before the last preemption are in `pieces`."""
     requests: Requests
     admitted_s: np.ndarray
     first_token_s: np.ndarray
@@ -106,55 +116,109 @@ class Trace:
     decode_end_s: list[np.ndarray]  # per GPU, the ends of the iterations that gave every running decode a token
     # (dec_first/dec_last index these: all iterations but vllm-v0's prefill-only ones and prefills with none running)
     breakdown: dict[str, np.ndarray]  # PARTS -> per request seconds; they sum to finish_s - arrival_s
+    preemptions: np.ndarray  # per request: how often it was preempted (paged memory only)
+    pieces: dict  # request -> its tokens before a preemption: ("seg", first, work_first, last) decode iterations,
+    # ("t", time) the token its recompute emitted; in order
     prefill_held_peak_bytes: float = 0.0  # P/D: the most KV a prefill GPU held for prompts waiting to transfer
+
+    def token_times(self, i: int) -> np.ndarray:
+        """Request i's token times, its first token's included."""
+        ends = self.decode_end_s[self.gpu[i]] if len(self.decode_end_s) else np.empty(0)
+        parts = [np.array([self.first_token_s[i]])]
+        for piece in self.pieces.get(i, ()):
+            parts.append(np.array([piece[1]]) if piece[0] == "t" else ends[piece[1]:piece[3] + 1])
+        if self.dec_last[i] >= 0:
+            parts.append(ends[self.dec_first[i]:self.dec_last[i] + 1])
+        return np.concatenate(parts)
 
     def token_gaps(self, i: int) -> np.ndarray:
         """Request i's inter-token latencies: first token to second, and so on."""
-        if self.dec_last[i] < 0:
+        if self.dec_last[i] < 0 and i not in self.pieces:
             return np.empty(0)
-        ends = self.decode_end_s[self.gpu[i]][self.dec_first[i]:self.dec_last[i] + 1]
-        return np.diff(np.concatenate(([self.first_token_s[i]], ends)))
+        return np.diff(self.token_times(i))
 
     def all_token_gaps(self) -> np.ndarray:
         return np.concatenate([self.token_gaps(i) for i in range(len(self.requests))] or [np.empty(0)])
 
 
+@dataclass(frozen=True)
+class Memory:
+    """vLLM's paged KV cache (vllm/v1/core/kv_cache_manager.py, as its docs describe it): the pool is
+    `gpu_memory_utilization` x HBM minus the weights and the activation and graph reserve (the anchor's
+    runtime_reserve_bytes), cut into blocks of `block_size` tokens; a request holds ceil(tokens / block_size) blocks
+    of the tokens whose KV it has, allocated as tokens arrive, plus its recurrent state. Defaults as `vllm serve`'s
+    --block-size (16 on CUDA) and --gpu-memory-utilization (0.9)."""
+    block_size: int = 16
+    gpu_memory_utilization: float = 0.9
+
+    def __post_init__(self):
+        if not (1 <= self.block_size <= 1024 and 0 < self.gpu_memory_utilization <= 1):
+            raise ValueError(f"paged memory: block_size must be in [1, 1024] and gpu_memory_utilization in (0, 1], "
+                             f"not {self.block_size} and {self.gpu_memory_utilization:g}")
+
+    def blocks(self, tokens):
+        return np.ceil(np.asarray(tokens, dtype=float) / self.block_size)
+
+    def pool_bytes(self, a: Anchor) -> float:
+        return self.gpu_memory_utilization * a.hbm_bytes - rl.weight_bytes_total(a) - a.runtime_reserve_bytes
+
+
 class _Gpu:
-    """One GPU's continuous-batching loop (admission, prefill, decode)."""
+    """One GPU's continuous-batching loop (admission, prefill, decode, and with paged memory, preemption)."""
 
     def __init__(self, a: Anchor, schedule: str, chunk_tokens: int, max_batch: int, capacity: float,
-                 token_budget: float = np.inf, overhead_s: float = 0.0):
+                 token_budget: float = np.inf, overhead_s: float = 0.0, memory: Memory | None = None,
+                 max_concurrency: int | None = None):
         """`schedule`: `whole`, `chunked`, `vllm-v1` or `vllm-v0` (see the module docstring; simulate() has turned
         `orca` and `sarathi` into the lesson's names); `a` is the anchor as achieved (roofline.derated);
-        `token_budget`: max_num_batched_tokens for the vLLM presets; `overhead_s`: added to every iteration."""
+        `token_budget`: max_num_batched_tokens for the vLLM presets; `overhead_s`: added to every iteration;
+        `memory`: paged KV blocks (None: each request's full context reserved at admission, within `capacity`);
+        `max_concurrency`: the client sends a request only while fewer are in flight (vllm bench serve)."""
         self.a, self.schedule, self.chunk = a, schedule, chunk_tokens
         self.max_batch, self.capacity, self.budget, self.overhead = max_batch, capacity, token_budget, overhead_s
+        self.memory, self.cap = memory, max_concurrency or (1 << 62)
         self.ends: list[np.ndarray] = []  # every iteration's end
         self.dec_ends: list[np.ndarray] = []  # the ends of decode-carrying iterations, counted by n_iters
         self.dec_alone: list[np.ndarray] = []  # each decode-carrying iteration's duration without its prefill work
         self.n_iters = 0
+        self.peak = 0.0
 
     def run(self, arrival, prompt, output, out, handoff=None):
-        """Serve requests (arrays sorted by arrival); write admitted/first-token/finish/dec indices and each
-        request's own prefill time into `out`. `handoff` (P/D decode GPU): per request its KV transfer seconds and
-        how many tokens this GPU computes (`decode_tokens`); the transfer starts at admission."""
-        a, n = self.a, len(arrival)
-        need = rl.bytes_per_request(a, (prompt + output).astype(float))  # full context, reserved at admission
-        if n and need.max() > self.capacity:
-            raise ValueError(f"a request needs {need.max() / 1e9:.1f} GB, more than the {self.capacity / 1e9:.1f} GB "
+        """Serve requests (arrays sorted by arrival); write admitted/first-token/finish/dec indices, each request's
+        own prefill and preemption time into `out`. `handoff` (P/D decode GPU): per request its KV transfer seconds
+        and how many tokens this GPU computes (`decode_tokens`); the transfer starts at admission."""
+        a, n, mem = self.a, len(arrival), self.memory
+        kv, state = rl.kv_bytes_per_token(a), rl.state_bytes_per_request(a)
+        if mem is None:  # the full context, reserved at admission
+            need = rl.bytes_per_request(a, (prompt + output).astype(float))
+            biggest = float(need.max()) if n else 0.0
+        else:
+            block_bytes = mem.block_size * kv
+            need = np.zeros(n)
+            biggest = mem.blocks(float((prompt + output).max())) * block_bytes + state if n else 0.0
+        if biggest > self.capacity:
+            raise ValueError(f"a request needs {biggest / 1e9:.1f} GB, more than the {self.capacity / 1e9:.1f} GB "
                              "free for requests on one GPU")
         queue, prefilling = deque(), deque()
         transfers: deque = deque()  # (transfer end, request), FIFO on this GPU's inbound link
         link_free = 0.0
         done_prefill = np.zeros(n, dtype=np.int64)
+        pf_len = prompt.astype(np.int64).copy()  # tokens to prefill: the prompt, or after preemption all so far
+        admit_seq = np.zeros(n, dtype=np.int64)  # admission order: the latest admitted is preempted first
+        resume = np.zeros(n, dtype=bool)  # preempted after its first token: its recompute emits its next token
+        first_pending = np.zeros(n, dtype=bool)  # P/D decode convention: first token at its first iteration here
+        preempted_at = np.full(n, np.nan)
         dec_ids = np.empty(0, dtype=np.int64)
         dec_ctx = np.empty(0, dtype=np.float64)
         dec_left = np.empty(0, dtype=np.int64)
-        reserved, peak, admitted, t, nxt, finished = 0.0, 0.0, 0, 0.0, 0, 0
+        reserved, peak, admitted, t, nxt, finished, seq = 0.0, 0.0, 0, 0.0, 0, 0, 0
+        slot_free_at = 0.0  # when the client last got a free slot (max_concurrency)
         bw, peak_flops, overhead = a.hbm_bandwidth_bytes_per_s, a.peak_bf16_flops, self.overhead
 
         def finish(ids, when, last_iter):
-            nonlocal reserved, admitted, finished
+            nonlocal reserved, admitted, finished, slot_free_at
+            if nxt - finished >= self.cap:
+                slot_free_at = when
             for i in ids:
                 out["finish_s"][i] = when
                 out["dec_last"][i] = last_iter
@@ -164,30 +228,99 @@ class _Gpu:
 
         def start_decoding(i, context, tokens):
             nonlocal dec_ids, dec_ctx, dec_left
-            out["dec_first"][i] = self.n_iters  # its next token comes in the next decode iteration
+            out["dec_first"][i] = out["seg_start"][i] = self.n_iters  # its next token: the next decode iteration
+            if np.isnan(out["join_s"][i]):
+                out["join_s"][i] = t
             dec_ids, dec_ctx = np.append(dec_ids, i), np.append(dec_ctx, float(context))
             dec_left = np.append(dec_left, tokens)
 
+        def paged_bytes(extra_steps=0):
+            """Blocks every running request holds in the next iteration (+ extra_steps decode tokens), as bytes."""
+            blocks = mem.blocks(dec_ctx + extra_steps).sum() if len(dec_ids) else 0
+            blocks += sum(mem.blocks(float(pf_len[i])) for i in prefilling)
+            blocks += sum(mem.blocks(float(prompt[i])) for _, i in transfers)
+            return blocks * block_bytes + state * admitted
+
+        def preempt(i):
+            """vLLM's preemption by recompute: free the request's blocks and put it first in the queue; all its
+            tokens so far are prefilled again on readmission."""
+            nonlocal dec_ids, dec_ctx, dec_left, admitted
+            out["preemptions"][i] += 1
+            preempted_at[i] = t
+            if i in prefilling:
+                prefilling.remove(i)
+                done_prefill[i] = 0
+            else:
+                k = int(np.flatnonzero(dec_ids == i)[0])
+                left = int(dec_left[k])
+                generated = output[i] - left
+                if first_pending[i]:  # P/D: no token yet; the decode GPU prefills the prompt itself
+                    first_pending[i] = False
+                    pf_len[i] = prompt[i]
+                else:
+                    if self.n_iters - 1 >= out["seg_start"][i]:  # the decode iterations it had: tokens, work
+                        out["pieces"].setdefault(i, []).append(("seg", int(out["dec_first"][i]),
+                                                                int(out["seg_start"][i]), self.n_iters - 1))
+                    resume[i] = True
+                    pf_len[i] = prompt[i] + generated
+                done_prefill[i] = 0
+                keep = dec_ids != i
+                dec_ids, dec_ctx, dec_left = dec_ids[keep], dec_ctx[keep], dec_left[keep]
+            admitted -= 1
+            queue.appendleft(i)
+
+        def head_fits(i, used):
+            if admitted >= self.max_batch:
+                return False
+            if mem is None:
+                return reserved + need[i] <= self.capacity
+            return used + mem.blocks(float(pf_len[i])) * block_bytes + state <= self.capacity
+
         while finished < n:
-            while nxt < n and arrival[nxt] <= t:
+            while nxt < n and arrival[nxt] <= t and nxt - finished < self.cap:
+                out["send_s"][nxt] = max(arrival[nxt], slot_free_at)  # vllm bench serve's semaphore
                 queue.append(nxt)
                 nxt += 1
-            while queue and admitted < self.max_batch and reserved + need[queue[0]] <= self.capacity:
+            used, preempted = 0.0, False
+            if mem is not None:  # room for every running request's next token, or preempt the latest admitted
+                used = paged_bytes()
+                while used > self.capacity:
+                    running = list(dec_ids) + list(prefilling)
+                    if not running:
+                        raise ValueError("the KV blocks of requests waiting for their transfer exceed the pool")
+                    victim = max(running, key=lambda i: admit_seq[i])
+                    preempt(victim)
+                    preempted = True
+                    used = paged_bytes()
+            while not preempted and queue and head_fits(queue[0], used):  # vLLM V1 admits none after a preemption
                 i = queue.popleft()
                 reserved += need[i]
                 admitted += 1
-                out["admitted_s"][i] = t
-                if handoff is not None:  # P/D decode GPU: pull the KV cache, then decode
+                seq += 1
+                admit_seq[i] = seq
+                if np.isnan(out["admitted_s"][i]):
+                    out["admitted_s"][i] = t
+                if not np.isnan(preempted_at[i]):
+                    out["preempt_dec_s" if resume[i] else "preempt_pre_s"][i] += t - preempted_at[i]
+                    preempted_at[i] = np.nan
+                    prefilling.append(i)
+                elif handoff is not None:  # P/D decode GPU: pull the KV cache, then decode
                     link_free = max(link_free, t) + handoff["transfer_s"][i]
                     out["transfer_end_s"][i] = link_free
                     transfers.append((link_free, i))
                 else:
                     prefilling.append(i)
+                if mem is not None:
+                    used = paged_bytes()
             while transfers and transfers[0][0] <= t:
                 i = transfers.popleft()[1]
-                start_decoding(i, prompt[i] + output[i] - handoff["decode_tokens"][i], handoff["decode_tokens"][i])
-            peak = max(peak, reserved)
+                tokens = handoff["decode_tokens"][i]
+                first_pending[i] = tokens == output[i]  # decode convention: its first token comes from here
+                start_decoding(i, prompt[i] + output[i] - tokens, tokens)
+            peak = max(peak, reserved if mem is None else paged_bytes())
             if not prefilling and not len(dec_ids):
+                if preempted:
+                    continue  # admit at this same boundary
                 upcoming = [transfers[0][0]] if transfers else []
                 if nxt < n:
                     upcoming.append(arrival[nxt])
@@ -197,11 +330,17 @@ class _Gpu:
             if not prefilling:  # a run of pure-decode iterations, up to the next event
                 k = int(dec_left.min())
                 m, event = k, np.inf
-                if not queue and nxt < n and admitted < self.max_batch and reserved + need[nxt] <= self.capacity:
+                if not queue and nxt < n and head_fits(nxt, used) and nxt - finished < self.cap:
                     event = arrival[nxt]  # an arrival that will be admitted
                 if transfers:
                     event = min(event, transfers[0][0])  # a request that joins the batch
-                steps = np.arange(k, dtype=np.float64)
+                if mem is not None and paged_bytes(k - 1) > self.capacity:  # stop before the first step whose
+                    lo, hi = 0, k - 1  # new blocks do not fit: step lo fits (the loop top saw to it), step hi not
+                    while hi - lo > 1:
+                        mid = (lo + hi) // 2
+                        lo, hi = (mid, hi) if paged_bytes(mid) <= self.capacity else (lo, mid)
+                    m = lo + 1
+                steps = np.arange(m, dtype=np.float64)
                 nd, csum = len(dec_ids), dec_ctx.sum()
                 bytes_ = rl.iteration_bytes(a, nd, csum + steps * nd, 0.0, 0)
                 flops = rl.iteration_flops(a, nd, csum + steps * nd, 0.0, 0.0)
@@ -209,11 +348,12 @@ class _Gpu:
                 ends = t + np.cumsum(durations)
                 if event < np.inf:  # stop at the first iteration starting at or after the event
                     starts = np.concatenate(([t], ends[:-1]))
-                    m = max(1, min(k, int(np.searchsorted(starts, event, side="left"))))
+                    m = max(1, min(m, int(np.searchsorted(starts, event, side="left"))))
                 self.ends.append(ends[:m])
                 self.dec_ends.append(ends[:m])
                 self.dec_alone.append(durations[:m])
                 self.n_iters += m
+                self._emit_first(first_pending, dec_ids, float(ends[0]), out)
                 t = float(ends[m - 1])
                 dec_ctx += m
                 dec_left -= m
@@ -223,7 +363,7 @@ class _Gpu:
                                       "vllm-v1": self.budget - len(dec_ids), "vllm-v0": self.budget}.get(
                                           self.schedule, np.inf)
                 for i in prefilling:
-                    left = prompt[i] - done_prefill[i]
+                    left = pf_len[i] - done_prefill[i]
                     if prefill_only and chunks and left > budget:
                         break  # V0 schedules whole prompts only, FCFS, while they fit the budget
                     length = left if prefill_only else min(budget, left)
@@ -242,18 +382,28 @@ class _Gpu:
                     self.dec_ends.append(self.ends[-1])
                     self.dec_alone.append(np.array([rl.iteration_seconds(a, decoders, ctx_sum) + overhead]))
                     self.n_iters += 1
+                    self._emit_first(first_pending, dec_ids, t, out)
                     dec_ctx += 1
                     dec_left -= 1
                 for i, s, ln in chunks:
-                    out["own_prefill_s"][i] += d
+                    if resume[i] or handoff is not None:  # recomputing what preemption threw away
+                        out["preempt_dec_s"][i] += d
+                    else:
+                        out["own_prefill_s"][i] += d
                     done_prefill[i] = s + ln
-                    if done_prefill[i] == prompt[i]:
+                    if done_prefill[i] == pf_len[i]:
                         prefilling.remove(i)
-                        out["first_token_s"][i] = t
-                        if output[i] <= 1:
-                            finish([i], t, -1)
+                        left = output[i] - (pf_len[i] - prompt[i]) - 1  # tokens still to come after this one
+                        if resume[i]:  # the recompute emits the request's next token
+                            out["pieces"].setdefault(i, []).append(("t", t))
+                            resume[i] = False
                         else:
-                            start_decoding(i, prompt[i] + 1, output[i] - 1)
+                            out["first_token_s"][i] = t
+                        if left <= 0:
+                            finish([i], t, -1)
+                            out["dec_first"][i] = -1
+                        else:
+                            start_decoding(i, pf_len[i] + 1, left)
             done = dec_left == 0
             if done.any():
                 finish(dec_ids[done], t, self.n_iters - 1)
@@ -262,19 +412,33 @@ class _Gpu:
         join = lambda parts: np.concatenate(parts) if parts else np.empty(0)  # noqa: E731
         return join(self.ends), join(self.dec_ends), join(self.dec_alone)
 
+    def _emit_first(self, first_pending, dec_ids, when, out):
+        """P/D decode convention: requests in their first iteration on this GPU emit their first token at its end."""
+        for i in dec_ids[first_pending[dec_ids]]:
+            out["first_token_s"][i] = when
+            out["dec_first"][i] += 1
+            first_pending[i] = False
+
 
 def simulate(a: Anchor, reqs: Requests, schedule: str, *, chunk_tokens: int = 512, max_batch: int | None = None,
              prefill_gpus: int = 1, decode_gpus: int = 1, capacity_bytes: float | None = None,
              max_num_batched_tokens: int | None = None, gpu_name: str = "", first_token: str = "decode",
-             efficiency: rl.Efficiency = rl.BOUND) -> Trace:
+             efficiency: rl.Efficiency = rl.BOUND, paged: bool | None = None, memory: Memory = Memory(),
+             max_concurrency: int | None = None) -> Trace:
     """`schedule`: one of the lesson's SCHEDULES or an engine preset (PRESETS). For `vllm-v1` and `vllm-v0`,
     `max_num_batched_tokens` and `max_batch` (max_num_seqs) default as that vLLM sets them (`gpu_name` is what
     vLLM checks for "a100"); the other schedules have no batch cap unless `max_batch` is given. `first_token`
-    (FIRST_TOKEN) and the GPU counts apply to `disagg`; `efficiency` to every schedule."""
+    (FIRST_TOKEN) and the GPU counts apply to `disagg`; `efficiency` to every schedule. `paged` (default: for the
+    PAGED_PRESETS) manages KV as `memory` says, preempting by recompute; otherwise each request's full context is
+    reserved at admission. `capacity_bytes` overrides the room for requests on one GPU. `max_concurrency`
+    (colocated schedules): as `vllm bench serve --max-concurrency`, a request is sent at its arrival or, when that
+    many are in flight, when one finishes; the trace's arrival times are then the send times, from which vLLM
+    measures TTFT and E2EL."""
     if schedule not in SCHEDULES + PRESETS:
         raise ValueError(f"schedule must be one of {', '.join(SCHEDULES + PRESETS)}")
     if first_token not in FIRST_TOKEN:
         raise ValueError(f"first_token must be one of {', '.join(FIRST_TOKEN)}")
+    paged = schedule in PAGED_PRESETS if paged is None else paged
     budget = np.inf
     if schedule == "vllm-v1":
         default_tokens, default_seqs = vllm_v1_defaults(a.hbm_bytes, gpu_name)
@@ -286,96 +450,112 @@ def simulate(a: Anchor, reqs: Requests, schedule: str, *, chunk_tokens: int = 51
     elif schedule == "vllm-v0":
         budget = max_num_batched_tokens or a.max_position_embeddings
         max_batch = max_batch or 256
-        if budget < int(reqs.prompt_tokens.max(initial=0)):
+        longest = int((reqs.prompt_tokens + (reqs.output_tokens - 1 if paged else 0)).max(initial=0))
+        if budget < longest:
             raise ValueError(f"vllm-v0: max_num_batched_tokens ({budget}) is shorter than the longest prompt "
-                             f"({int(reqs.prompt_tokens.max())}); without chunked prefill it could never run")
+                             f"({longest}{', with a preempted output' if paged else ''}); without chunked prefill "
+                             "it could never run")
     max_batch = (1 << 30) if max_batch is None else max_batch
     schedule = {preset: name for name, preset in LESSON_PRESETS.items()}.get(schedule, schedule)
+    if max_concurrency is not None and (max_concurrency < 1 or schedule == "disagg"):
+        raise ValueError("max_concurrency must be at least 1 and applies to the colocated schedules")
     if chunk_tokens < 1 or max_batch < 1 or prefill_gpus < 1 or decode_gpus < 1 or budget < 1:
         raise ValueError("chunk_tokens, max_batch, max_num_batched_tokens and the GPU counts must be at least 1")
     n = len(reqs)
-    capacity = rl.free_bytes_for_requests(a) if capacity_bytes is None else capacity_bytes
+    if capacity_bytes is not None:
+        capacity = capacity_bytes
+    else:
+        capacity = memory.pool_bytes(a) if paged else rl.free_bytes_for_requests(a)
+    if capacity <= 0:
+        raise ValueError(f"no memory is left for requests ({capacity / 1e9:.1f} GB after the weights and reserve)")
     fast = rl.derated(a, efficiency)  # kernel times as achieved; memory and the link are as the anchor says
     out = {"admitted_s": np.full(n, np.nan), "first_token_s": np.full(n, np.nan), "finish_s": np.full(n, np.nan),
            "dec_first": np.full(n, -1, dtype=np.int64), "dec_last": np.full(n, -1, dtype=np.int64),
-           "own_prefill_s": np.zeros(n), "transfer_end_s": np.full(n, np.nan)}
+           "seg_start": np.full(n, -1, dtype=np.int64), "own_prefill_s": np.zeros(n),
+           "transfer_end_s": np.full(n, np.nan), "join_s": np.full(n, np.nan), "preemptions": np.zeros(n, dtype=int),
+           "preempt_pre_s": np.zeros(n), "preempt_dec_s": np.zeros(n), "send_s": reqs.arrival_s.astype(float),
+           "pieces": {}}
     gpu = np.zeros(n, dtype=np.int64)
     prompt, output = reqs.prompt_tokens.astype(np.int64), reqs.output_tokens.astype(np.int64)
     held_peak = 0.0
+    mem = memory if paged else None
     if schedule != "disagg":
-        engine = _Gpu(fast, schedule, chunk_tokens, max_batch, capacity, budget, efficiency.overhead_s)
+        engine = _Gpu(fast, schedule, chunk_tokens, max_batch, capacity, budget, efficiency.overhead_s, mem,
+                      max_concurrency)
         runs = [engine.run(reqs.arrival_s, prompt, output, out)]
+        reqs = Requests(out["send_s"], reqs.prompt_tokens, reqs.output_tokens)
         peak = engine.peak
-        dec_from, dec_to = out["dec_first"].copy(), out["dec_last"]  # each request's decode phase's iterations
         ready = out["admitted_s"]  # the breakdown's "own work starts here" (after the admission wait)
     else:
         pf_start, pf_end, pf_gpu = _prefill_gpus(fast, reqs, prefill_gpus, capacity, efficiency.overhead_s)
-        out["own_prefill_s"] = pf_end - pf_start
         gpu = np.arange(n) % decode_gpus
         decode_tokens = output if first_token == "decode" else output - 1
         if first_token == "prefill":
             out["first_token_s"][:] = pf_end
         runs, peak = [], 0.0
-        dec_from = np.full(n, -1, dtype=np.int64)
         for g in range(decode_gpus):
             ids = np.flatnonzero((gpu == g) & (decode_tokens > 0))
             ids = ids[np.argsort(pf_end[ids], kind="stable")]
-            sub = {k: np.full(len(ids), np.nan) for k in ("admitted_s", "first_token_s", "finish_s",
-                                                           "transfer_end_s")}
-            sub |= {"dec_first": np.full(len(ids), -1, dtype=np.int64),
-                    "dec_last": np.full(len(ids), -1, dtype=np.int64), "own_prefill_s": np.zeros(len(ids))}
-            engine = _Gpu(fast, "whole", chunk_tokens, max_batch, capacity, overhead_s=efficiency.overhead_s)
+            sub = {k: v[ids].copy() for k, v in out.items() if k != "pieces"} | {"pieces": {}}
+            engine = _Gpu(fast, "whole", chunk_tokens, max_batch, capacity, overhead_s=efficiency.overhead_s,
+                          memory=mem)
             handoff = {"transfer_s": rl.transfer_seconds(a, prompt[ids].astype(float)),
                        "decode_tokens": decode_tokens[ids]}
             runs.append(engine.run(pf_end[ids], prompt[ids], output[ids], sub, handoff))
-            for k in ("admitted_s", "finish_s", "dec_first", "dec_last", "transfer_end_s"):
-                out[k][ids] = sub[k]
-            dec_from[ids] = sub["dec_first"]
+            for k, v in sub.items():
+                if k == "pieces":
+                    out["pieces"].update({int(ids[j]): pieces for j, pieces in v.items()})
+                elif k != "own_prefill_s":
+                    out[k][ids] = v
             peak = max(peak, engine.peak)
-        dec_to = out["dec_last"].copy()
+        out["own_prefill_s"] = pf_end - pf_start
         one = decode_tokens == 0  # prefill convention, one output token: done at its prefill
         out["finish_s"][one], out["admitted_s"][one] = pf_end[one], pf_end[one]
-        if first_token == "decode":  # the first decode iteration emits the first token
-            for i in range(n):
-                out["first_token_s"][i] = runs[gpu[i]][1][out["dec_first"][i]]
-                if output[i] == 1:
-                    out["dec_first"][i] = out["dec_last"][i] = -1
-                else:
-                    out["dec_first"][i] += 1
         held_peak = _held_peak(a, prompt, pf_start, np.where(one, pf_end, out["transfer_end_s"]), pf_gpu)
         ready = pf_start
-    parts = _breakdown(reqs.arrival_s, ready, out, dec_from, dec_to, gpu, runs, schedule == "disagg")
+    work_to = out["dec_last"].copy()
+    gone = out["dec_last"] < out["dec_first"]  # P/D decode convention, one token: no token after its first
+    out["dec_first"][gone], out["dec_last"][gone] = -1, -1
+    parts = _breakdown(reqs.arrival_s, ready, out, work_to, gpu, runs, schedule == "disagg")
     return Trace(reqs, out["admitted_s"], out["first_token_s"], out["finish_s"], gpu, out["dec_first"],
-                 out["dec_last"], [r[0] for r in runs], peak, capacity, [r[1] for r in runs], parts, held_peak)
+                 out["dec_last"], [r[0] for r in runs], peak, capacity, [r[1] for r in runs], parts,
+                 out["preemptions"], out["pieces"], held_peak)
 
 
-def _breakdown(arrival, ready, out, dec_from, dec_to, gpu, runs, disagg: bool) -> dict[str, np.ndarray]:
+def _breakdown(arrival, ready, out, work_to, gpu, runs, disagg: bool) -> dict[str, np.ndarray]:
     """PARTS per request (module docstring). Every interval of [arrival, finish] is counted once: the wait before
-    `ready`; then colocated, [admitted, first token) = own prefill + interference and [first token, finish) =
-    decode + interference; P/D, prefill, the wait for a decode GPU, the transfer, and [transfer end, finish) =
-    decode + the wait for an iteration boundary (queueing). `dec_from`..`dec_to` index the decode-carrying
-    iterations of a request's decode phase on its GPU."""
+    `ready` (admission; P/D, the prefill GPU); colocated, then its own prefill's iterations, preemption (the wait
+    to be readmitted and the recompute of what was lost), the decode-only time of the iterations that gave it a
+    token (`decode`) and the rest (interference); P/D, its prefill, the wait for a decode GPU (queueing), the
+    transfer, the wait for an iteration boundary (queueing), decode, preemption and the rest (interference:
+    other requests' recomputes). The decode iterations of its last stretch are `seg_start`..`work_to` on its GPU,
+    earlier stretches are in its pieces."""
     n = len(arrival)
     cum = [np.concatenate(([0.0], np.cumsum(r[2]))) for r in runs]
     decoded = np.zeros(n)
-    for i in np.flatnonzero((dec_from >= 0) & (dec_to >= 0)):
-        decoded[i] = cum[gpu[i]][dec_to[i] + 1] - cum[gpu[i]][dec_from[i]]
-    finish, first = out["finish_s"], out["first_token_s"]
+    for i in range(n):
+        c = cum[gpu[i]] if runs else None
+        if out["seg_start"][i] >= 0 and work_to[i] >= out["seg_start"][i]:
+            decoded[i] += c[work_to[i] + 1] - c[out["seg_start"][i]]
+        for piece in out["pieces"].get(i, ()):
+            if piece[0] == "seg":
+                decoded[i] += c[piece[3] + 1] - c[piece[2]]
+    finish, preemption = out["finish_s"], out["preempt_pre_s"] + out["preempt_dec_s"]
     zero = np.zeros(n)
     if not disagg:
         prefill = out["own_prefill_s"]
-        decode_phase = np.where(out["dec_last"] >= 0, finish - first, 0.0)
         return {"queueing_s": ready - arrival, "prefill_s": prefill,
-                "interference_s": (first - ready - prefill) + (decode_phase - decoded),
-                "transfer_s": zero, "decode_s": decoded}
-    transfer_end = out["transfer_end_s"]
+                "interference_s": (finish - ready) - prefill - preemption - decoded,
+                "transfer_s": zero, "decode_s": decoded, "preemption_s": preemption}
+    transfer_end, join = out["transfer_end_s"], out["join_s"]
     reached = ~np.isnan(transfer_end)  # requests that went to a decode GPU
     prefill_end = ready + out["own_prefill_s"]
-    waited = np.where(reached, out["admitted_s"] - prefill_end, 0.0)
+    waited = np.where(reached, (out["admitted_s"] - prefill_end) + (join - transfer_end), 0.0)
     transfer = np.where(reached, transfer_end - out["admitted_s"], 0.0)
-    boundary = np.where(reached, finish - transfer_end - decoded, 0.0)
-    return {"queueing_s": (ready - arrival) + waited + boundary, "prefill_s": out["own_prefill_s"],
-            "interference_s": zero, "transfer_s": transfer, "decode_s": decoded}
+    interference = np.where(reached, finish - join - decoded - preemption, 0.0)
+    return {"queueing_s": (ready - arrival) + waited, "prefill_s": out["own_prefill_s"],
+            "interference_s": interference, "transfer_s": transfer, "decode_s": decoded,
+            "preemption_s": preemption}
 
 
 def _prefill_gpus(a: Anchor, reqs: Requests, gpus: int, capacity: float, overhead_s: float = 0.0):

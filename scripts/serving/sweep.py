@@ -31,7 +31,8 @@ def simulate_cell(a: Anchor, workloads: dict, settings: dict, wid: str, schedule
                     workload_seed(settings, workloads, wid), settings["burstiness"])
     return engine.simulate(a, reqs, schedule, chunk_tokens=settings["chunk_tokens"], prefill_gpus=pf,
                            decode_gpus=dc, first_token=settings["first_token"], efficiency=efficiency,
-                           gpu_name=settings.get("gpu_name", ""))
+                           gpu_name=settings.get("gpu_name", ""),
+                           memory=engine.Memory(settings["block_size"], settings["gpu_memory_utilization"]))
 
 
 def requests_table(trace, detailed: bool = False) -> list[dict]:
@@ -41,7 +42,7 @@ def requests_table(trace, detailed: bool = False) -> list[dict]:
     r = trace.requests
     rows = [{"arrival_s": float(r.arrival_s[i]), "first_token_s": float(trace.first_token_s[i]),
              "finish_s": float(trace.finish_s[i]), "prompt_tokens": int(r.prompt_tokens[i]),
-             "output_tokens": int(r.output_tokens[i]),
+             "output_tokens": int(r.output_tokens[i]), "preemptions": int(trace.preemptions[i]),
              **{part: float(trace.breakdown[part][i]) for part in engine.PARTS}} for i in range(len(r))]
     if detailed:
         for i, row in enumerate(rows):
