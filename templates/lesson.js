@@ -304,7 +304,18 @@ function lesson(loadScript, files) {
   const drawn = {};  // the inputs each view was last drawn with
   function update() {
     if (state.gpu && GPUS[state.gpu]) Object.assign(K, GPUS[state.gpu].constants);
-    document.querySelectorAll("[data-when-other-gpu]").forEach((el) => { el.hidden = !DEFAULT_GPU || state.gpu === DEFAULT_GPU.id; });
+    const onDefault = !DEFAULT_GPU || state.gpu === DEFAULT_GPU.id, gpu = GPUS[state.gpu];
+    document.querySelectorAll("[data-when-other-gpu]").forEach((el) => { el.hidden = onDefault; });
+    // Words that name the GPU, and numbers that are the GPU's own, follow the switch (their records too)
+    document.querySelectorAll("[data-gpu-label]").forEach((el) => {
+      if (el.dataset.defaultLabel === undefined) el.dataset.defaultLabel = el.textContent;
+      setText(el, onDefault || !gpu ? el.dataset.defaultLabel : gpu.label);
+    });
+    document.querySelectorAll("[data-gpu-field]").forEach((el) => {
+      if (el.dataset.defaultProv === undefined) el.dataset.defaultProv = el.dataset.prov;
+      const rid = onDefault || !gpu ? el.dataset.defaultProv : `gpu.${gpu.id}.${el.dataset.gpuField}`;
+      if (PROV[rid]) { el.dataset.prov = rid; setText(el, PROV[rid].display); }
+    });
     document.querySelectorAll("[data-gpu-row]").forEach((row) => row.classList.toggle("chosen", row.dataset.gpuRow === state.gpu));
     const batchEl = document.querySelector('input[data-param="batch"]');
     const cap = maxBatchByMemory(state.context_tokens);
@@ -419,44 +430,69 @@ function lesson(loadScript, files) {
 
   // ---- provenance pop-over -----------------------------------------------------------------
   const pop = document.getElementById("prov-pop");
-  function describe(rec) {
-    const lines = [[rec.label || rec.id, ""], ["编号", rec.id], ["类别", rec.kind], ["数值", `${rec.display} ${rec.unit || ""}`]];
-    if (rec.kind === "derived") {
-      lines.push(["公式", rec.formula + (rec.key ? ` → ${rec.key}` : "")], ["参数", JSON.stringify(rec.args)],
-        ["输入字段", (rec.inputs || []).join(", ")], ["脚本", rec.script]);
-    } else if (rec.kind === "cited") {
-      lines.push(["出处", rec.work], ["版本", rec.version || ""], ["位置", rec.locator], ["自报", rec.self_reported ? "是(提出方自报)" : "否"]);
-    } else if (rec.kind === "measured") {
-      lines.push(["机器", rec.machine], ["日期", rec.date], ["次数", String(rec.runs)], ["离散", rec.spread], ["文件", rec.file]);
-    } else if (rec.kind === "simulated") {
-      lines.push(["负载", rec.workload], ["调度", rec.schedule]);
-      if (rec.rate_per_gpu != null) lines.push(["每卡请求率", `${rec.rate_per_gpu} req/s`]);
-      lines.push(["请求数", String(rec.requests)], ["种子", String(rec.seed)], ["脚本", rec.script]);
-      if (rec.formula) lines.push(["公式", rec.formula], ["参数", JSON.stringify(rec.args)]);
-    } else if (rec.kind === "assumed") {
-      lines.push(["假设", rec.assumption]);
+  const RECORD_KINDS = labelsOf("record_kinds"), PRESET_LABELS = labelsOf("presets");  // scripts/common/names.json
+  const UNIT_WORDS = DATA.names.units || {};
+  const unitWord = (u) => (u ? (UNIT_WORDS[u] || u) : "");
+  // What a student reads first (what the number is, which kind, where it comes from, in one or two lines); the
+  // record's machinery (id, formula, arguments, script) goes behind a "技术细节" toggle.
+  function describe(rec, shown) {
+    const value = `${rec.display} ${unitWord(rec.unit)}`.trim();
+    const main = [[rec.label || rec.id, ""], ["类别", RECORD_KINDS[rec.kind] || rec.kind]];
+    if (shown != null && shown !== rec.display) {
+      const now = `${shown} ${unitWord(rec.unit)}`.trim();
+      main.push(["当前", `${now}(按你现在的设置在浏览器里算出)`], ["默认设置下", value]);
+    } else {
+      main.push(["数值", value]);
     }
-    return lines;
+    const detail = [["编号", rec.id]];
+    if (rec.kind === "derived") {
+      main.push(["怎么来的", `由脚本 ${rec.script} 按公式算出`]);
+      detail.push(["公式", rec.formula + (rec.key ? ` → ${rec.key}` : "")], ["参数", JSON.stringify(rec.args)],
+        ["输入", (rec.inputs || []).join(", ")]);
+    } else if (rec.kind === "cited") {
+      main.push(["出处", rec.work], ["提出方自报", rec.self_reported ? "是" : "否"]);
+      detail.push(["版本", rec.version || ""], ["位置", rec.locator]);
+    } else if (rec.kind === "measured") {
+      main.push(["机器", rec.machine], ["日期", rec.date], ["重复次数", String(rec.runs)], ["离散", rec.spread]);
+      detail.push(["文件", rec.file]);
+    } else if (rec.kind === "simulated") {
+      main.push(["负载", rec.workload], ["调度", SCHEDULE_LABELS[rec.schedule] || PRESET_LABELS[rec.schedule] || rec.schedule]);
+      if (rec.rate_per_gpu != null) main.push(["每卡请求率", `${rec.rate_per_gpu} req/s`]);
+      detail.push(["请求数", String(rec.requests)], ["种子", String(rec.seed)], ["脚本", rec.script]);
+      if (rec.formula) detail.push(["公式", rec.formula], ["参数", JSON.stringify(rec.args)]);
+    } else if (rec.kind === "assumed") {
+      main.push(["依据", rec.assumption]);
+    }
+    return {main, detail};
+  }
+  function rowOf(k, v) {
+    const row = document.createElement("div");
+    const key = document.createElement("b");
+    key.textContent = k;
+    row.append(key, document.createTextNode(v ? ` ${v}` : ""));
+    return row;
   }
   function showProv(el) {
     const id = el.dataset.prov;
     const rec = PROV[id];
     if (!pop || !rec) return;
     pop.replaceChildren();
-    for (const [k, v] of describe(rec)) {
-      const row = document.createElement("div");
-      const key = document.createElement("b");
-      key.textContent = k;
-      row.append(key, document.createTextNode(v ? ` ${v}` : ""));
-      pop.append(row);
-    }
+    const {main, detail} = describe(rec, el.textContent.trim() || null);
+    for (const [k, v] of main) pop.append(rowOf(k, v));
+    const more = document.createElement("details");
+    const summary = document.createElement("summary");
+    summary.textContent = "技术细节";
+    more.append(summary, ...detail.map(([k, v]) => rowOf(k, v)));
+    pop.append(more);
     const link = document.createElement("a");
     link.href = `provenance.html#${encodeURIComponent(id)}`;
     link.textContent = "在出处表中查看 →";
     pop.append(link);
-    const box = el.getBoundingClientRect();
+    const box = el.getBoundingClientRect(), width = Math.min(340, document.documentElement.clientWidth - 16);
+    pop.style.maxWidth = `${width}px`;
     pop.style.top = `${window.scrollY + box.bottom + 6}px`;
-    pop.style.left = `${Math.max(8, Math.min(window.scrollX + box.left, window.scrollX + document.documentElement.clientWidth - 340))}px`;
+    pop.style.left = `${Math.max(window.scrollX + 8, Math.min(window.scrollX + box.left,
+      window.scrollX + document.documentElement.clientWidth - width - 8))}px`;
     pop.hidden = false;
     pop.dataset.for = id;
   }

@@ -144,6 +144,9 @@ def test_clicking_a_number_shows_its_provenance(lesson):
     page.locator('[data-prov="frontier.c4096.b58.throughput_tok_s"]').first.click()
     pop = page.locator("#prov-pop")
     assert pop.is_visible()
+    assert "推导" in pop.inner_text() and "derived" not in pop.inner_text()  # the kind in words a student reads
+    assert "scripts.model.roofline:decode_throughput_tok_s" not in pop.inner_text()  # machinery: behind a toggle
+    pop.locator("summary").click()
     assert "frontier.c4096.b58.throughput_tok_s" in pop.inner_text()
     assert "scripts.model.roofline:decode_throughput_tok_s" in pop.inner_text()
     page.keyboard.press("Escape")
@@ -238,3 +241,25 @@ def test_every_label_of_a_slider_follows_it(lesson, param, value, text):
         return window.lessonPending(); }""", [param, value])
     labels = page.locator(f'[data-slider-value="{param}"]').all_text_contents()
     assert len(labels) >= 2 and all(label == text for label in labels), labels
+
+
+def test_words_and_numbers_that_name_the_gpu_follow_the_switch(lesson):
+    """Issue 24 item 1: on another GPU the captions name that GPU and the memory the KV panel packs into is that
+    GPU's (its record too); the 'try this' boxes say which GPU and settings their numbers hold for."""
+    page, _ = lesson
+    data = json.loads((ROOT / "precomputed" / "precomputed.json").read_text(encoding="utf-8"))
+    gpus = {g["id"]: g for g in data["gpus"]}
+    default = next(g for g in data["gpus"] if g["default"])
+    hbm = page.locator("[data-gpu-field=hbm_bytes]")
+    try:
+        page.locator('select[data-choice="gpu"]').select_option("mi300x")
+        labels = page.locator("[data-gpu-label]").all_inner_texts()
+        assert len(labels) >= 4 and set(labels) == {gpus["mi300x"]["label"]}
+        assert hbm.get_attribute("data-prov") == "gpu.mi300x.hbm_bytes"
+        assert hbm.inner_text() == data["provenance"]["gpu.mi300x.hbm_bytes"]["display"]
+    finally:
+        page.locator('select[data-choice="gpu"]').select_option(default["id"])
+    assert set(page.locator("[data-gpu-label]").all_inner_texts()) == {data["anchor"]["hardware"]}
+    assert hbm.get_attribute("data-prov") == "hw.hbm_bytes"
+    notes = page.locator(".try .state-note").all_inner_texts()
+    assert len(notes) == 3 and all(data["anchor"]["hardware"] in n and "默认设置" in n for n in notes)

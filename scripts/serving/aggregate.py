@@ -92,7 +92,7 @@ def aggregate(anchor_doc: dict, workloads_doc: dict, settings: dict, cells: list
     return doc
 
 
-CLEAR_GAIN = 1.5  # "clearly more goodput": the page's threshold for the chunking claims (record serving.engines.clear_gain)
+CLEAR_GAIN = 1.5  # "clearly more goodput": the chunking claims' threshold (record serving.engines.clear_gain)
 
 
 def engine_claims(block: dict, wid: str) -> list[dict]:
@@ -185,8 +185,8 @@ def engines_block(anchor_doc: dict, settings: dict, workloads: dict, engines: li
             for role, count in (("prefill", pf), ("decode", dc)):
                 gid = f"serving.pd_split.p{pf}d{dc}.{role}_gpus"
                 splits["splits"].setdefault(split, {})[role] = gid
-                prov[gid] = pv.assumed(gid, f"P/D 分配中的 {role} 卡数", count, "GPU", "int", field="sweep.pd_split_gpus",
-                                       assumption=sweep_doc["pd_split_gpus"]["assumption"])
+                prov[gid] = pv.assumed(gid, f"P/D 分配中的 {role} 卡数", count, "GPU", "int",
+                                       field="sweep.pd_split_gpus", assumption=sweep_doc["pd_split_gpus"]["assumption"])
             prov[rid] = engine_record(rid, g, f"{workloads[wid]['label']} · P/D {pf} 张 prefill : {dc} 张 decode · "
                                       f"{STEP_TIME_LABELS[step]} · DistServe goodput", base, "disagg", step, [pf, dc],
                                       settings)
