@@ -25,6 +25,7 @@ rule render_site:
         tokens=f"{PRE}/tokenizer_counts.json",
         bench=f"{PRE}/bench_medians.json",
         questions="questions/C13-L5.md",
+        course="config/course.json",
         runtime=".cache/vendor/vega.min.js",
         vendor="config/vendor.json",
         serving=f"{PRE}/serving.json",

@@ -8,7 +8,7 @@ rule manifest:
               f"{PRE}/bench_medians.json", f"{PRE}/serving.json", f"{PRE}/serve_results.json"],
         anchor=anchor_file,
         sources=["precomputed/cited.json", "config/tokenizers.json", "config/passages.json",
-                 "config/workloads.json", "Snakefile", *RULE_FILES, "requirements.txt", *BENCH_RECORDS,
+                 "config/workloads.json", "config/course.json", "Snakefile", *RULE_FILES, "requirements.txt", *BENCH_RECORDS,
                  *SERVE_RESULTS],
         helpers=sorted({f for s in ["scripts/gen_c13_precomputed.py", "scripts/fetch_tokenizer.py",
                                     "scripts/convert_qwen35.py", "scripts/verify_qwen35.py",

@@ -6,7 +6,7 @@ if "snakemake" in globals():  # run by Snakemake from scripts/: make the repo ro
 
 from pathlib import Path
 
-from scripts.page.render import TemplateProblem, site_files
+from scripts.page.render import TemplateProblem, course_links, site_files
 from scripts.record.atomic import write_bytes_atomic
 from scripts.record.cli import run_cleanly
 from scripts.record.inputs import InputError, check_questions, read_json
@@ -21,7 +21,7 @@ if "snakemake" in globals():
         try:
             files = site_files(inp.data, inp.get("tokens"), inp.get("bench"), check_questions(Path(inp.questions)),
                                Path(inp.templates[0]).parent, runtime=Path(inp.runtime),
-                               load=page_bundle(read_json(Path(inp.serving))))
+                               load=page_bundle(read_json(Path(inp.serving))), course=course_links(Path(inp.course)))
         except TemplateProblem as exc:
             raise InputError(str(exc)) from None
         for name, data in files.items():

@@ -338,6 +338,8 @@ function lesson(loadScript, files) {
     }
     document.querySelectorAll("[data-when-nothing-fits]").forEach((el) => { el.hidden = cap > 0; });
     document.querySelectorAll("[data-when-slo-unmet]").forEach((el) => { el.hidden = r.max_batch_slo > 0 || cap === 0; });
+    const zeroGoodput = window.C13_SERVING && shownSchedules(state).some((sch) => r[`goodput_rate.${sch}`] === 0);
+    document.querySelectorAll("[data-when-zero-goodput]").forEach((el) => { el.hidden = !zeroGoodput; });
     document.dispatchEvent(new CustomEvent("lesson:update", {detail: {state: {...state}, readouts: r}}));
     const views = window.lessonViews;
     const jobs = [];
@@ -365,9 +367,9 @@ function lesson(loadScript, files) {
       // changed (an SLO move only sets signals on the scatter and the distributions).
       const shownKey = shownSchedules(state).join(",");
       const needs = {
-        load_attain: [key(["workload", "ttft_slo_ms", "load_tpot_slo_ms", "attainment_target"]) + "|" + shownKey,
-          key(["workload", "ttft_slo_ms", "load_tpot_slo_ms", "attainment_target"]) + "|" + shownKey,
-          () => attainRows(state, r), ["attainment_target"]],
+        load_attain: [key(["workload", "ttft_slo_ms", "load_tpot_slo_ms", "attainment_target", "request_rate"]) + "|" +
+          shownKey, key(["workload", "ttft_slo_ms", "load_tpot_slo_ms", "attainment_target"]) + "|" + shownKey,
+          () => attainRows(state, r), ["attainment_target", "request_rate"]],
         load_ttft: [key(["workload", "request_rate", "ttft_slo_ms"]) + "|" + shownKey,
           key(["workload", "request_rate"]) + "|" + shownKey, () => distRows(state, "ttft"), ["ttft_slo_ms"]],
         load_tpot: [key(["workload", "request_rate", "load_tpot_slo_ms"]) + "|" + shownKey,
@@ -401,6 +403,14 @@ function lesson(loadScript, files) {
     return pending;
   }
 
+  // A table wider than its box scrolls sideways; say so where it starts (re-checked when the window changes)
+  function markScrolling() {
+    document.querySelectorAll(".table-wrap").forEach((el) => {
+      el.classList.toggle("scrolls", el.scrollWidth > el.clientWidth + 1);
+    });
+  }
+  window.addEventListener("resize", markScrolling);
+  window.lessonMarkScrolling = markScrolling;
   window.lessonSet = function (values) {
     for (const [name, v] of Object.entries(values)) {
       if (name === "gpu") {
@@ -540,6 +550,7 @@ function lesson(loadScript, files) {
     (window.C13_SERVING ? Promise.resolve() : loadScript(files.serving)).then(() => {
       Object.assign(PROV, window.C13_SERVING_PROV || {});
       for (const k of Object.keys(drawn)) drawn[k] = undefined;
+      requestAnimationFrame(() => requestAnimationFrame(markScrolling));  // after the readouts fill the table
     }));
   const drawing = {}, waiting = {};
   function draw(id) {
@@ -573,9 +584,10 @@ function lesson(loadScript, files) {
   // Ready when every chart has been drawn: charts are drawn as they come near the screen (the browser tests
   // scroll the page to each, as a reader does).
   window.lessonReady = Promise.all(ids.map((id) => new Promise((resolve) => { waiting[id] = resolve; })))
-    .then(update).then(() => { document.body.dataset.ready = "1"; });
+    .then(update).then(() => { markScrolling(); document.body.dataset.ready = "1"; });
   window.lessonDraw = draw;
   update();
+  markScrolling();
 }
 
 // ---- loader: the text paints first; the data and the Vega runtime load after the first frame -----------

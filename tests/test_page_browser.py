@@ -263,3 +263,46 @@ def test_words_and_numbers_that_name_the_gpu_follow_the_switch(lesson):
     assert hbm.get_attribute("data-prov") == "hw.hbm_bytes"
     notes = page.locator(".try .state-note").all_inner_texts()
     assert len(notes) == 3 and all(data["anchor"]["hardware"] in n and "默认设置" in n for n in notes)
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_nothing_is_wider_than_its_box_or_it_says_it_scrolls(browser, width):
+    """Issue 24 item 5: every table, chart and experiment ends inside the viewport; a table wider than its box
+    scrolls inside a .table-wrap that says so (class `scrolls`, a visible cue) and itself fits."""
+    page, _ = open_page(browser, (SITE / "index.html").as_uri(), width=width)
+    try:
+        page.locator("#exp-load").scroll_into_view_if_needed()
+        page.wait_for_function("() => !!window.C13_SERVING")
+        page.wait_for_timeout(300)
+        bad = page.evaluate("""() => {
+            const vw = document.documentElement.clientWidth, out = [];
+            for (const e of document.querySelectorAll('table, .chart, .experiment, .controls, .pipeline, pre')) {
+                const r = e.getBoundingClientRect(), wrap = e.closest('.table-wrap');
+                if (wrap) {
+                    const w = wrap.getBoundingClientRect();
+                    if (w.right > vw + 0.5) out.push(['wrap', e.className, w.right]);
+                    if (wrap.scrollWidth > wrap.clientWidth + 1 && !wrap.classList.contains('scrolls'))
+                        out.push(['no cue', e.className, r.right]);
+                } else if (r.right > vw + 0.5) out.push(['wide', e.tagName + '.' + e.className, r.right]);
+            }
+            return out; }""")
+        assert bad == []
+        assert page.evaluate("document.documentElement.scrollWidth") <= width  # no sideways scroll of the page
+    finally:
+        page.close()
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_the_provenance_table_is_readable_at_both_widths(browser, width):
+    """Issue 24 item 6: the table fits the viewport (cards on a phone, columns on a laptop), kinds in Chinese."""
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    page.goto((SITE / "provenance.html").as_uri())
+    try:
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        assert page.evaluate("document.querySelector('table.prov').getBoundingClientRect().right") <= width
+        first = page.locator("table.prov tbody tr").first
+        assert first.locator("td").nth(2).inner_text() in {"推导", "引用", "实测", "模拟", "假设", "校准"}
+        date_box = first.locator("td").nth(6).bounding_box()
+        assert date_box is not None and date_box["x"] + date_box["width"] <= width  # the date column is on screen
+    finally:
+        page.close()

@@ -45,6 +45,16 @@ def check_cited(path: Path, templates: Path | None = None) -> dict:
     return doc
 
 
+def check_course(path: Path, template: Path) -> dict:
+    """config/course.json (scripts/page/render.course_links), and an entry for every link id the page names."""
+    from scripts.page.render import course_links
+
+    doc = course_links(path)
+    for lid in sorted(set(re.findall(r"""link\(["']([^"']+)["']""", read_text(template))) - set(doc["links"])):
+        raise InputError(f"{path.as_posix()}: field links has no entry {lid!r} (templates/index.html.j2 links to it)")
+    return doc
+
+
 def check_templates(root: Path) -> None:
     """The page's templates and static files: present, regular, UTF-8 without forbidden characters."""
     for rel in TEMPLATES:
@@ -100,6 +110,7 @@ def check_all(root: Path = Path(".")) -> None:
     tokenizers = load_config(root / "config" / "tokenizers.json")
     heal_tokenizer_cache(root, tokenizers)
     check_questions(root / "questions" / "C13-L5.md")
+    check_course(root / "config" / "course.json", root / "templates" / "index.html.j2")
     load_passages(root / "config" / "passages.json")
     for record in sorted((root / "precomputed" / "bench").glob("*.json")):
         read_record(record, record.relative_to(root).as_posix())

@@ -9,6 +9,7 @@ from scripts.model import roofline as rl
 from scripts.model import timeline as tl
 from scripts.model.readouts import READOUT_FORMATS, SLIDERS, readouts
 from scripts.record.claims import check as check_claims
+from scripts.record.claims import settle as settle_claims
 from scripts.record.inputs import InputError
 from scripts.record.provenance import cited, cited_record, field_paths, from_anchor, from_formula, ratio
 
@@ -138,9 +139,17 @@ def build(a, doc: dict, cited_doc: dict, gpus_doc: dict | None = None, anchor_fi
           f"块 {c} 时新请求的 TTFT")
     d("timeline.disagg_ttft_s", tl.disagg_ttft_s, {"prompt": prompt}, "s", "f2", "P/D 分离时新请求的 TTFT")
     d("timeline.transfer_ms", rl.transfer_seconds, {"prompt": prompt}, "ms", "int", "KV 与状态跨卡传输", 1e3)
+    d("timeline.scenario_gb", tl.scenario_bytes, {"context": ctx, "prompt": prompt}, "GB", "f1",
+      "老用户的 KV 与状态加上新 prompt 一共要的显存", 1e-9)
     longest = sc["prompt_tokens"]["max"]
     d(f"timeline.p{longest}.whole_step_s", tl.whole_prefill_stall_s, {"context": ctx, "prompt": longest}, "s", "f1",
       f"{longest} token 整段 prefill 的那一步")
+    d(f"timeline.p{longest}.whole_ttft_s", tl.whole_ttft_s, {"context": ctx, "prompt": longest}, "s", "f2",
+      f"{longest} token 整段 prefill 时新请求的 TTFT")
+    d(f"timeline.p{longest}.disagg_ttft_s", tl.disagg_ttft_s, {"prompt": longest}, "s", "f2",
+      f"{longest} token 在 P/D 分离时新请求的 TTFT")
+    d("timeline.disagg_max_step_ms", tl.disagg_max_step_s, {"context": ctx}, "ms", "int",
+      "P/D 分离时老用户最长的一步", 1e3)
 
     defaults = {name: sc[name]["value"] for name in SLIDERS}
     for name, (fmt, unit) in READOUT_FORMATS.items():
@@ -175,7 +184,8 @@ def build(a, doc: dict, cited_doc: dict, gpus_doc: dict | None = None, anchor_fi
     return {
         "schema_version": 1,
         "page": view,
-        "claims": check_claims(anchor_claims(sc, ctx, int(cap), chunk), by_id),
+        "claims": check_claims(anchor_claims(sc, ctx, int(cap), chunk), by_id)
+        + settle_claims(worded_claims(sc), by_id),
         "anchor": {"name": doc["model"]["name"]["value"], "display_name": doc["model"]["display_name"]["value"],
                    "hardware": doc["hardware"]["name"]["value"]},
         "scenario": sc,
@@ -188,6 +198,19 @@ def build(a, doc: dict, cited_doc: dict, gpus_doc: dict | None = None, anchor_fi
                              "bars": tl.lanes(a, ctx, prompt, chunk)},
         "provenance": {r["id"]: r for r in records},
     }
+
+
+def worded_claims(sc: dict) -> list[dict]:
+    """Sentences the page words by their outcome (settled, never stopping the build; the audit re-checks them)."""
+    longest = sc["prompt_tokens"]["max"]
+    return [
+        {"id": "timeline.scenario_fits", "says": "默认设置下,老用户加上新 prompt 放得进留给 KV 与状态的显存",
+         "all": [["timeline.scenario_gb", "<=", "hw.free_gb"]], "fix": "anchor-model.json scenario"},
+        {"id": "timeline.longest_pd_ttft_beats_whole",
+         "says": f"prompt 为 {longest} token 时,P/D 分离的新请求 TTFT 短于整段 prefill",
+         "all": [[f"timeline.p{longest}.disagg_ttft_s", "<", f"timeline.p{longest}.whole_ttft_s"]],
+         "fix": "anchor-model.json scenario.prompt_tokens.max"},
+    ]
 
 
 def anchor_claims(sc: dict, ctx: int, cap: int, chunk: int) -> list[dict]:

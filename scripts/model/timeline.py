@@ -18,6 +18,13 @@ def running_decoders(a: Anchor, context: float) -> int:
     return max(0, rl.max_batch_by_memory(a, context) - 1)
 
 
+def scenario_bytes(a: Anchor, context: float, prompt: int) -> float:
+    """What the timeline's scenario holds at once: the running users' KV (and state) at `context` plus the
+    newcomer's prompt. The course counts the running users as the memory cap less one slot, a slot sized for
+    `context`, so a prompt longer than `context` may not fit beside them: the page says when."""
+    return running_decoders(a, context) * rl.bytes_per_request(a, context) + rl.bytes_per_request(a, prompt)
+
+
 def chunk_starts(prompt: int, chunk: int) -> list[int]:
     return list(range(0, prompt, max(1, min(chunk, prompt))))
 

@@ -110,9 +110,11 @@ LOG_AXIS = alt.Axis(labelOverlap="greedy", labelSeparation=6, tickCount=5)  # 39
 SCHEDULE_COLORS = alt.Scale(domain=list(names.SCHEDULE_LABELS.values()), range=list(names.SCHEDULE_COLORS.values()))
 
 
-def load_attainment(target: float) -> dict:
-    """SLO attainment against the rate per GPU, one line per schedule; the target; each schedule's goodput."""
+def load_attainment(target: float, rate: float) -> dict:
+    """SLO attainment against the rate per GPU, one line per schedule; the target; each schedule's goodput; the
+    rate the table below is read at (a vertical rule that follows the request-rate slider)."""
     target_p = alt.param(name="attainment_target", value=target)
+    rate_p = alt.param(name="request_rate", value=rate)
     color = alt.Color("schedule:N", title="调度", scale=SCHEDULE_COLORS, legend=LEGEND)
     x = alt.X("rate:Q", title="每卡请求率(req/s)")
     lines = alt.Chart(alt.Data(name="load_attain")).mark_line(point=alt.OverlayMarkDef(size=20)).encode(
@@ -125,9 +127,12 @@ def load_attainment(target: float) -> dict:
                                                                    stroke="black", strokeWidth=0.8).encode(
         x="goodput_rate:Q", y="target:Q", color=alt.Color("schedule:N", scale=SCHEDULE_COLORS, legend=None),
         tooltip=[alt.Tooltip("schedule:N", title="调度"),
-                 alt.Tooltip("goodput_rate:Q", title="goodput(每卡 req/s)", format=".2f")])
-    chart = alt.layer(lines, rule, marks).add_params(target_p).properties(
-        height=260, title="达标率随请求率的变化(菱形:goodput)")
+                 alt.Tooltip("goodput_rate:Q", title="goodput 插值估计(每卡 req/s)", format=".2f")])
+    now = alt.Chart(alt.Data(name="load_attain")).mark_rule(color="#555", strokeDash=[2, 3]).encode(
+        x="r:Q", tooltip=[alt.Tooltip("r:Q", title="当前每卡请求率(req/s)")]).transform_aggregate(
+        n="count()").transform_calculate(r="request_rate")
+    chart = alt.layer(lines, rule, now, marks).add_params(target_p, rate_p).properties(
+        height=260, title=alt.TitleParams("达标率与每卡请求率", subtitle="菱形:goodput(插值);竖线:当前请求率"))
     return _config(chart, width=0)
 
 

@@ -157,29 +157,56 @@ def template_problem(exc: Exception) -> TemplateProblem:
     return TemplateProblem(f"{place}: {what}")
 
 
+MAP_GENERATIONS = 11  # the evolution map's entries (templates/index.html.j2; course.schema.json map.value)
+
+
+def course_links(path: Path) -> dict:
+    """config/course.json, checked (scripts/record/schemas/course.schema.json, and every map entry naming a link):
+    what the page's `link(id)` prints for each id."""
+    from scripts.record import schema
+    from scripts.record.inputs import InputError
+
+    doc = schema.read_input(path, schema.COURSE)
+    for i, lid in enumerate(doc["map"]["value"]):
+        if lid is not None and lid not in doc["links"]:
+            raise InputError(f"{Path(path).as_posix()}: field map.value[{i}] ({lid!r}) names no entry of links")
+    return doc
+
+
 def render(data: dict, tokens: dict | None, bench: dict | None, questions_md: str, templates: Path,
-           runtime: Path = RUNTIME_CACHE, load: dict | None = None) -> dict[str, str]:
+           runtime: Path = RUNTIME_CACHE, load: dict | None = None, course: dict | None = None) -> dict[str, str]:
     """index.html and the scripts beside it, by file name. `load` is scripts.serving.load_page.page_bundle's
     (serving.json, the experiment's data, its opening readouts), or None for a page without that experiment.
-    A template naming what the data lacks raises TemplateProblem (one line), never a bare traceback."""
+    A template naming what the data lacks raises TemplateProblem (one line), never a bare traceback. `course`
+    (course_links): where the names of other lessons link; without it they print as plain text."""
     from jinja2 import TemplateError
 
     try:
-        return _render(data, tokens, bench, questions_md, templates, runtime, load)
+        return _render(data, tokens, bench, questions_md, templates, runtime, load, course)
     except (TemplateError, KeyError) as exc:
         raise template_problem(exc) from None
 
 
 def _render(data: dict, tokens: dict | None, bench: dict | None, questions_md: str, templates: Path,
-            runtime: Path, load: dict | None) -> dict[str, str]:
+            runtime: Path, load: dict | None, course: dict | None = None) -> dict[str, str]:
     serving = load["serving"] if load else None
     prov = merged_provenance(data, tokens, bench, serving)
     env = jinja_env(templates)
 
     def num(rid: str, suffix: str = "") -> Markup:
         rec = prov[rid]  # a KeyError here is a template naming a number that has no provenance
-        return Markup('<span class="num" tabindex="0" data-prov="{}" title="{}">{}{}</span>').format(
-            rid, f"{rec['kind']} · 点击查看出处", rec["display"], suffix)
+        return Markup('<span class="num" tabindex="0" data-prov="{}" title="出处">{}{}</span>').format(
+            rid, rec["display"], suffix)  # the popup names the kind, in Chinese; the page's bytes stay small
+
+    links = (course or {}).get("links", {})
+
+    def link(lid: str, text: str | None = None) -> Markup:
+        """A course link by its id in config/course.json; its label (or `text`) as plain text when unset."""
+        entry = links.get(lid, {})
+        shown = text if text is not None else entry.get("label", lid)
+        if entry.get("href"):
+            return Markup('<a class="course" href="{}" data-course="{}">{}</a>').format(entry["href"], lid, shown)
+        return Markup('<span class="course" data-course="{}">{}</span>').format(lid, shown)
 
     def readout(name: str) -> Markup:
         rec = prov[f"readout.{name}"]
@@ -197,14 +224,16 @@ def _render(data: dict, tokens: dict | None, bench: dict | None, questions_md: s
         specs.update(charts.bench(bench))
     if serving:
         o = serving["page_opening"]
-        specs.update({"load_attain": charts.load_attainment(o["attainment_target"]),
+        specs.update({"load_attain": charts.load_attainment(o["attainment_target"], o["request_rate"]),
                       "load_ttft": charts.load_distribution("ttft", "ttft_slo_ms", o["ttft_slo_ms"]),
                       "load_tpot": charts.load_distribution("tpot", "load_tpot_slo_ms", o["load_tpot_slo_ms"]),
                       "load_scatter": charts.load_scatter(o["ttft_slo_ms"], o["load_tpot_slo_ms"])})
     lesson_js = (templates / "lesson.js").read_text(encoding="utf-8")
     compiled = compile_specs(specs)
     html = env.get_template("index.html.j2").render(
-        d=data, P=prov, num=num, readout=readout, tokens=tokens, bench=bench, serving=serving,
+        d=data, P=prov, num=num, readout=readout, link=link,
+        course_map=(course or {}).get("map", {}).get("value") or [None] * MAP_GENERATIONS,
+        tokens=tokens, bench=bench, serving=serving,
         schedule_labels=names.SCHEDULE_LABELS,
         css=Markup((templates / "lesson.css").read_text(encoding="utf-8")),
         scripts={"page": SCRIPT, "data": DATA_SCRIPT, "runtime": RUNTIME, "serving": SERVING_SCRIPT},
@@ -284,18 +313,20 @@ def render_provenance(html: str, prov: dict, templates: Path, report: bool) -> t
         rows=[{"key": None, "args": None, "inputs": None, "field": None, "script": None, "formula_file": None,
                "unit": None, "formula": None, "rate_per_gpu": None, **r} for r in rows],
         css=Markup((templates / "lesson.css").read_text(encoding="utf-8")), commit=git_commit(),
-        build_date=build_date(["anchor-model.json", "precomputed"]), report=report)
+        build_date=build_date(["anchor-model.json", "precomputed"]), report=report,
+        kinds={k: v["label"] for k, v in names.NAMES["record_kinds"].items()}, units=names.NAMES["units"])
     return page, sources
 
 
 def site_files(data_path: str, tokens_path: str | None, bench_path: str | None, questions_md: str,
-               templates: Path, runtime: Path = RUNTIME_CACHE, load: dict | None = None) -> dict[str, bytes]:
+               templates: Path, runtime: Path = RUNTIME_CACHE, load: dict | None = None,
+               course: dict | None = None) -> dict[str, bytes]:
     """Every file of the built site, by its path relative to site/: the page, the provenance page, the sources."""
     data, tokens, bench = (json.loads(Path(data_path).read_text(encoding="utf-8")), load_optional(tokens_path),
                            load_optional(bench_path))
     from jinja2 import TemplateError
 
-    files = render(data, tokens, bench, questions_md, templates, runtime, load)
+    files = render(data, tokens, bench, questions_md, templates, runtime, load, course)
     prov = merged_provenance(data, tokens, bench, load["serving"] if load else None)
     try:
         page, sources = render_provenance(files["index.html"], prov, templates, report=True)

@@ -79,6 +79,7 @@ def aggregate(anchor_doc: dict, workloads_doc: dict, settings: dict, cells: list
                          for wid, w in workloads.items()},
            "definitions": "scripts/serving/metrics.py (vllm bench serve's calculate_metrics)",
            "cells": table, "per_request": per_request, "goodput": goodput, "provenance": prov}
+    workload_records(workloads, prov)
     if engines:
         doc["engines"] = engines_block(anchor_doc, settings, workloads, engines, prov, anchor_file,
                                        workloads_doc["sweep"])
@@ -121,6 +122,27 @@ def engine_claims(block: dict, wid: str) -> list[dict]:
                         "says": f"{label}下,{block['pd_splits']['gpus']} 张卡的 P/D 分配中 {best} 的每卡 goodput 最高",
                         "all": [[splits[best]["record"], ">=", splits[s]["record"]] for s in splits if s != best]})
     return out
+
+
+def workload_records(workloads: dict, prov: dict) -> None:
+    """Each workload's lengths as the simulation drew them (config/workloads.json, fitted to the model's context:
+    the page says which were fitted), one assumed record per number the page's workload table shows."""
+    for wid, w in workloads.items():
+        specs = [("prompt", w["prompt_tokens"]), ("output", w["output_tokens"])]
+        if "long_prompts" in w:
+            specs.append(("long", w["long_prompts"]["prompt_tokens"]))
+        for part, spec in specs:
+            why = (w["long_prompts"] if part == "long" else spec).get("assumption") or spec.get("source", "")
+            for stat in ("median", "min", "max"):
+                if stat in spec:
+                    rid = f"serving.workload.{wid}.{part}.{stat}"
+                    prov[rid] = pv.assumed(rid, f"{w['label']} · {part} · {stat}", spec[stat], "token", "int",
+                                           assumption=why or "config/workloads.json", field=f"workloads.{wid}")
+        if "long_prompts" in w:
+            rid = f"serving.workload.{wid}.long.fraction"
+            prov[rid] = pv.assumed(rid, f"{w['label']} · 超长 prompt 的占比", w["long_prompts"]["fraction"] * 100, "%",
+                                   "int", assumption=w["long_prompts"]["assumption"],
+                                   field=f"workloads.{wid}.long_prompts.fraction", scale=100.0)
 
 
 STEP_TIME_FIELDS = (("flops_fraction", "achieved_flops_fraction", "", "f2", "达到的算力占峰值比例"),

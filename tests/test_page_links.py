@@ -1,0 +1,78 @@
+"""Course navigation (issue 24 item 7): every name of another lesson on the page links where config/course.json
+says, a name the file leaves unset prints as plain text (never a dead link), and a bad file is one line naming
+its field."""
+from __future__ import annotations
+
+import copy
+import json
+import re
+
+import pytest
+
+from scripts.audit.inputs import check_course
+from scripts.page.render import course_links, render
+from scripts.record.inputs import InputError
+from tests.conftest import ROOT
+
+COURSE = ROOT / "config" / "course.json"
+
+
+def course_anchors(html: str) -> list[tuple[str, str | None]]:
+    """(link id, href or None) for every course name the page prints."""
+    found = [(m.group(2), m.group(1)) for m in re.finditer(r'<a class="course" href="([^"]*)" data-course="([^"]+)"',
+                                                          html)]
+    found += [(m.group(1), None) for m in re.finditer(r'<span class="course" data-course="([^"]+)"', html)]
+    return found
+
+
+def test_the_built_page_links_each_lesson_where_the_course_file_says():
+    doc = json.loads(COURSE.read_text(encoding="utf-8"))
+    html = (ROOT / "site" / "index.html").read_text(encoding="utf-8")
+    shown = course_anchors(html)
+    assert {lid for lid, _ in shown} >= {"C13-L1", "C13-L2", "C13-L3", "C10", "C14", "lab", "chapter"}
+    for lid, href in shown:
+        assert href == doc["links"][lid]["href"], lid
+        assert not re.match(r"[a-zA-Z][a-zA-Z0-9+.-]*:|//|/", href or "x"), href  # relative: works from file://
+    mapped = [lid for lid in doc["map"]["value"] if lid]
+    assert html.count("去那一课 →") == len(mapped) and mapped  # one per generation whose lesson is named
+
+
+def test_an_unset_target_prints_plain_text_never_a_dead_link(tmp_path):
+    doc = course_links(COURSE)
+    doc["links"]["C14"]["href"] = None
+    doc["map"]["value"] = [None] * 11
+    data = json.loads((ROOT / "precomputed" / "precomputed.json").read_text(encoding="utf-8"))
+    html = render(data, None, None, "", ROOT / "templates", course=doc)["index.html"]
+    assert 'data-course="C14"' in html and not re.search(r'<a [^>]*data-course="C14"', html)
+    assert "去那一课" not in html
+    assert re.search(r'<a class="course" href="\.\./C13-L1/index\.html" data-course="C13-L1"', html)
+    bare = render(data, None, None, "", ROOT / "templates")["index.html"]  # no course file: every name is text
+    assert '<a class="course"' not in bare
+
+
+@pytest.mark.parametrize(("edit", "field"), [
+    (lambda d: d["links"]["C14"].update(href="javascript:alert(1)"), "links.C14.href"),
+    (lambda d: d["links"]["C14"].update(href="file:///etc/passwd"), "links.C14.href"),
+    (lambda d: d["links"]["C14"].update(href="//evil.example/x"), "links.C14.href"),
+    (lambda d: d["links"]["lab"].pop("assumption"), "links.lab"),
+    (lambda d: d["map"]["value"].__setitem__(0, "C99"), "map.value[0]"),
+    (lambda d: d["map"].update(value=[None] * 10), "map.value"),
+])
+def test_a_bad_course_file_is_one_line_naming_the_field(tmp_path, edit, field):
+    doc = json.loads(COURSE.read_text(encoding="utf-8"))
+    bad = copy.deepcopy(doc)
+    edit(bad)
+    path = tmp_path / "course.json"
+    path.write_text(json.dumps(bad), encoding="utf-8")
+    with pytest.raises(InputError) as err:
+        course_links(path)
+    assert "\n" not in str(err.value) and str(path.as_posix()) in str(err.value) and field in str(err.value)
+
+
+def test_a_template_naming_an_unknown_lesson_is_caught_before_the_build(tmp_path):
+    doc = json.loads(COURSE.read_text(encoding="utf-8"))
+    del doc["links"]["C10"]
+    path = tmp_path / "course.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(InputError, match=r"field links has no entry 'C10'"):
+        check_course(path, ROOT / "templates" / "index.html.j2")
