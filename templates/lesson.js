@@ -161,6 +161,7 @@ function lesson(loadScript, files) {
     }
     return rates[rates.length - 1];
   }
+  const TAIL_PARTS = ["queueing", "prefill", "interference", "transfer", "decode"];  // load_page.TAIL_PARTS
   function loadReadouts(s) {
     const S = window.C13_SERVING, out = {};
     if (!S || s.request_rate === undefined) return out;
@@ -183,6 +184,10 @@ function lesson(loadScript, files) {
         [`request_goodput.${sch}`]: c.duration > 0 ? good / c.duration : 0,
         [`goodput_rate.${sch}`]: goodputRate(S.rates_per_gpu, curves[sch], s.attainment_target),
       });
+      const tail = S.cells[cellKey(s.workload, sch, s.request_rate)].tail_ms;  // the slowest 1%, by part
+      let e2el = 0;
+      for (const part of TAIL_PARTS) { out[`tail_${part}_ms.${sch}`] = tail[part]; e2el += tail[part]; }
+      out[`tail_e2el_ms.${sch}`] = e2el;
     }
     for (const sch of SCHEDULES) {
       const base = out["goodput_rate.whole"];

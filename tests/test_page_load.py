@@ -14,7 +14,8 @@ from tests.conftest import ROOT
 pytestmark = pytest.mark.browser
 SITE = ROOT / "site"
 SHOWN = ("mean_ttft_ms", "p50_ttft_ms", "p90_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "p99_tpot_ms", "attainment",
-         "request_goodput", "goodput_rate", "goodput_gain")
+         "request_goodput", "goodput_rate", "goodput_gain", "tail_queueing_ms", "tail_prefill_ms",
+         "tail_interference_ms", "tail_transfer_ms", "tail_decode_ms", "tail_e2el_ms")
 
 
 @pytest.fixture(scope="module")
@@ -106,7 +107,7 @@ def test_real_controls_move_the_readouts(page, serving):
     assert pg.locator('[data-slider-value="request_rate"]').inner_text() == "0.5"
     pg.locator('input[data-show="disagg"]').uncheck()
     pg.evaluate("window.lessonPending()")
-    assert pg.locator('[data-schedule-row="disagg"]').is_hidden()
+    assert all(row.is_hidden() for row in pg.locator('[data-schedule-row="disagg"]').all())  # both tables
     assert pg.evaluate("lessonViews.load_attain.data('load_attain').filter(d => d.schedule === 'P/D 分离').length") == 0
     pg.locator('input[data-show="disagg"]').check()
     pg.locator('input[data-choice="scatter"][value="disagg"]').check()

@@ -195,8 +195,8 @@ def _render(data: dict, tokens: dict | None, bench: dict | None, questions_md: s
 
     def num(rid: str, suffix: str = "") -> Markup:
         rec = prov[rid]  # a KeyError here is a template naming a number that has no provenance
-        return Markup('<span class="num" tabindex="0" data-prov="{}" title="出处">{}{}</span>').format(
-            rid, rec["display"], suffix)  # the popup names the kind, in Chinese; the page's bytes stay small
+        return Markup('<span class="num" tabindex="0" data-prov="{}">{}{}</span>').format(
+            rid, rec["display"], suffix)  # a click or Enter opens the popup, which names the kind, in Chinese
 
     links = (course or {}).get("links", {})
 

@@ -261,7 +261,8 @@ READOUT_FORMATS = {"mean_ttft_ms": ("ms", "int"), "p50_ttft_ms": ("ms", "int"), 
                    "p99_ttft_ms": ("ms", "int"), "mean_tpot_ms": ("ms", "f1"), "p50_tpot_ms": ("ms", "f1"),
                    "p90_tpot_ms": ("ms", "f1"), "p99_tpot_ms": ("ms", "f1"), "attainment": ("", "f3"),
                    "request_goodput": ("req/s", "f2"), "goodput_rate": ("req/s per GPU", "f2"),
-                   "goodput_gain": ("×", "f2")}
+                   "goodput_gain": ("×", "f2"), **{f"tail_{part}_ms": ("ms", "int") for part in (
+                       "queueing", "prefill", "interference", "transfer", "decode", "e2el")}}
 
 
 def add_page_opening(doc: dict, workloads_doc: dict, settings: dict) -> None:

@@ -8,7 +8,9 @@ mean / p50 / p90 / p99 TTFT and TPOT (numpy's linear percentile; TPOT over reque
 token, as vLLM), SLO attainment (a request counts when TTFT <= target and TPOT <= target, vLLM's goodput rule),
 request goodput (those requests / the run's duration, vLLM's `request_goodput`), and DistServe's goodput per
 GPU: the largest swept rate whose attainment meets the target, interpolated linearly to the next swept rate
-where it fails (the build's bisection, which re-simulates, gives serving.<w>.<s>.goodput_rate instead)."""
+where it fails (the build's bisection, which re-simulates, gives serving.<w>.<s>.goodput_rate instead); and where
+the slowest 1% of requests (E2EL at or above its p99) spent their time, per part (engine.PARTS, in ms, rounded to
+0.1 ms in the page's data)."""
 from __future__ import annotations
 
 import math
@@ -74,6 +76,9 @@ def goodput_rate(rates: list[float], attainments: list[float], target: float) ->
     return rates[-1]
 
 
+TAIL_PARTS = ("queueing", "prefill", "interference", "transfer", "decode")  # engine.PARTS shown, without "_s"
+
+
 def readouts(page: dict, workload: str, request_rate: float, ttft_slo_ms: float, load_tpot_slo_ms: float,
              attainment_target: float) -> dict:
     """Every readout of the experiment, named as the page names them (`p99_ttft_ms.whole`, ...)."""
@@ -87,6 +92,8 @@ def readouts(page: dict, workload: str, request_rate: float, ttft_slo_ms: float,
             curve.append(values["attainment"])
             if r == request_rate:
                 out.update({f"{k}.{s}": v for k, v in values.items()})
+                out.update({f"tail_{part}_ms.{s}": cell["tail_ms"][part] for part in TAIL_PARTS})
+                out[f"tail_e2el_ms.{s}"] = sum(cell["tail_ms"][part] for part in TAIL_PARTS)
         out[f"goodput_rate.{s}"] = goodput_rate(rates, curve, attainment_target)
     for s in SCHEDULES:
         base = out["goodput_rate.whole"]
@@ -101,7 +108,9 @@ def experiment_data(serving: dict) -> dict:
     cells = {}
     for row in serving["cells"]:
         key = cell_key(row["workload"], row["schedule"], row["rate_per_gpu"])
+        tail = row["breakdown"]["tail"]  # mean seconds per part over the requests at or above p99 E2EL
         cells[key] = {"duration_s": row["metrics"]["duration"], "gpus": row["gpus"],
+                      "tail_ms": {part: round(tail[f"{part}_s"] * 1000, 1) for part in TAIL_PARTS},
                       **encode_cell(per["ttft"][key], per["tpot"][key])}
     return {"unit_ms": per["unit_ms"], "rates_per_gpu": settings["rates_per_gpu"], "schedules": settings["schedules"],
             "workloads": {wid: w["label"] for wid, w in serving["workloads"].items()},
