@@ -247,3 +247,37 @@ def test_max_concurrency_sends_the_next_request_when_one_finishes_by_hand(anchor
     assert free.requests.arrival_s[1] == 0.0 and free.first_token_s[1] < first1
     with pytest.raises(ValueError, match="colocated"):
         engine.simulate(anchor, reqs, "disagg", max_concurrency=1)
+
+
+def test_random_settings_conserve_tokens_memory_and_the_breakdown(inputs):
+    """20 seeded random settings (preset, paged or reserved memory and a small pool, step times, P/D split and
+    convention, max concurrency): every request gets its tokens in order and ends at its last one, memory stays
+    within the pool, and the breakdown sums to each E2EL."""
+    a, workloads, _ = inputs
+    rng = np.random.default_rng(20261202)
+    for trial in range(20):
+        wid = ("chat", "chat_long")[trial % 2]
+        reqs = generate(workloads[wid], 120, float(rng.uniform(1, 12)), int(rng.integers(1_000_000)))
+        preset = engine.PRESETS[trial % len(engine.PRESETS)]
+        kw = {}
+        if preset == "disagg":
+            kw = {"prefill_gpus": int(rng.integers(1, 3)), "decode_gpus": int(rng.integers(1, 3)),
+                  "first_token": engine.FIRST_TOKEN[trial % 2]}
+        elif trial % 3 == 0:
+            kw = {"max_concurrency": int(rng.integers(1, 20))}
+        paged = bool(rng.integers(0, 2))
+        room = None
+        if paged:
+            room = engine.Memory().blocks(float((reqs.prompt_tokens + reqs.output_tokens).max())) * 16 * \
+                rl.kv_bytes_per_token(a) * float(rng.uniform(1.2, 4)) + 2 * rl.state_bytes_per_request(a)
+        eff = rl.achieved(a) if trial % 4 == 0 else rl.BOUND
+        trace = engine.simulate(a, reqs, preset, paged=paged, capacity_bytes=room, efficiency=eff,
+                                gpu_name="NVIDIA H100 SXM 80GB", **kw)
+        r = trace.requests
+        total = sum(trace.breakdown[p] for p in engine.PARTS)
+        assert np.abs(total - (trace.finish_s - r.arrival_s)).max() < 1e-9, (trial, preset)
+        assert trace.peak_reserved_bytes <= trace.capacity_bytes
+        for i in range(len(r)):
+            times = trace.token_times(i) if r.output_tokens[i] > 1 else np.array([trace.first_token_s[i]])
+            assert len(times) == r.output_tokens[i] and np.all(np.diff(times) >= 0), (trial, preset, i)
+            assert times[-1] == trace.finish_s[i] and trace.first_token_s[i] >= r.arrival_s[i]
