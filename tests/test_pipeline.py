@@ -46,13 +46,15 @@ def built_files(work):
 
 
 def test_committed_data_matches_a_fresh_build(scratch):
+    """`make test`'s staleness check (what `make check-stale` does alone): the data rebuilt from the committed
+    inputs in a scratch checkout equals the committed precomputed/, byte for byte."""
     fresh = built_files(scratch)
     assert fresh, "the build produced nothing"
     stale = [name for name, data in fresh.items() if (ROOT / "precomputed" / name).read_bytes() != data]
     assert not stale, f"committed precomputed/ is stale: {stale} (run `make site` and commit)"
 
 
-@pytest.mark.exhaustive  # in `make test`, check-stale compares a fresh build with the data `make site` committed
+@pytest.mark.exhaustive  # in `make test`, the test above compares a fresh build with the data `make site` committed
 def test_two_builds_are_byte_identical(scratch):
     first = built_files(scratch)
     run = snakemake(scratch, "data", "--forceall")

@@ -159,6 +159,9 @@ def check_simulated(records: dict, root: Path, resimulate: bool = True, anchor_p
     doc = workloads_for(root / "config" / "workloads.json", anchor)
     settings, workloads = sweep_settings(doc), doc["workloads"]
     problems, runs, rebuilt = [], {}, {}
+    if resimulate:  # every cell the records need, simulated on every core first (the loop below then reads them)
+        needed = [(w, s, r) for w in workloads for s in settings["schedules"] for r in settings["rates_per_gpu"]]
+        runs.update(zip(needed, _map_cells(anchor_path or root / "anchor-model.json", root, needed), strict=True))
 
     def run(workload: str, schedule: str, rate: float) -> dict:
         if (workload, schedule, rate) not in runs:
@@ -197,6 +200,29 @@ def check_simulated(records: dict, root: Path, resimulate: bool = True, anchor_p
         if format_number(value, rec["format"]) != rec["display"]:
             problems.append(f"{rid}: re-simulates to {format_number(value, rec['format'])} but shows {rec['display']}")
     return problems
+
+
+def _cell(args: tuple) -> dict:
+    """One sweep cell, in a worker process (check_simulated's pool)."""
+    from scripts.record.anchor_file import load
+    from scripts.serving import sweep
+    from scripts.serving.config import sweep_settings, workloads_for
+
+    anchor_path, root, (workload, schedule, rate) = args
+    anchor = load(anchor_path)[0]
+    doc = workloads_for(root / "config" / "workloads.json", anchor)
+    return sweep.run_cell(anchor, doc["workloads"], sweep_settings(doc), workload, schedule, rate)
+
+
+def _map_cells(anchor_path: Path, root: Path, cells: list[tuple]) -> list[dict]:
+    import os
+    from concurrent.futures import ProcessPoolExecutor
+
+    workers = max(1, min(os.cpu_count() or 1, 8))
+    if workers == 1:
+        return [_cell((anchor_path, root, c)) for c in cells]
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(_cell, [(anchor_path, root, c) for c in cells], chunksize=4))
 
 
 def check_engine_goodput(rid: str, rec: dict, anchor, anchor_doc: dict, workloads: dict, settings: dict) -> list[str]:
