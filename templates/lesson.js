@@ -161,7 +161,7 @@ function lesson(loadScript, files) {
     }
     return rates[rates.length - 1];
   }
-  const TAIL_PARTS = ["queueing", "prefill", "interference", "transfer", "decode"];  // load_page.TAIL_PARTS
+  const TAIL_PARTS = Object.keys(DATA.names.tail_parts);  // scripts/common/names.json
   function loadReadouts(s) {
     const S = window.C13_SERVING, out = {};
     if (!S || s.request_rate === undefined) return out;

@@ -203,15 +203,13 @@ def check_simulated(records: dict, root: Path, resimulate: bool = True, anchor_p
 
 
 def _cell(args: tuple) -> dict:
-    """One sweep cell, in a worker process (check_simulated's pool)."""
-    from scripts.record.anchor_file import load
+    """One sweep cell, in a worker process (check_simulated's pool), from the inputs every sweep rule reads."""
     from scripts.serving import sweep
-    from scripts.serving.config import sweep_settings, workloads_for
+    from scripts.serving.config import sweep_inputs
 
     anchor_path, root, (workload, schedule, rate) = args
-    anchor = load(anchor_path)[0]
-    doc = workloads_for(root / "config" / "workloads.json", anchor)
-    return sweep.run_cell(anchor, doc["workloads"], sweep_settings(doc), workload, schedule, rate)
+    anchor, workloads, settings = sweep_inputs(anchor_path, root / "config" / "workloads.json")
+    return sweep.run_cell(anchor, workloads, settings, workload, schedule, rate)
 
 
 def _map_cells(anchor_path: Path, root: Path, cells: list[tuple]) -> list[dict]:

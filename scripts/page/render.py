@@ -157,6 +157,13 @@ def template_problem(exc: Exception) -> TemplateProblem:
     return TemplateProblem(f"{place}: {what}")
 
 
+def claim_outcomes(data: dict, serving: dict | None) -> dict[str, bool]:
+    """Claim id -> whether it holds, over precomputed.json's and serving.json's claims: what the template words
+    each sentence by (a claim the build checks, rather than settles, always holds)."""
+    claims = data.get("claims", []) + ((serving or {}).get("claims") or [])
+    return {c["id"]: c.get("holds", True) for c in claims}
+
+
 MAP_GENERATIONS = 11  # the evolution map's entries (templates/index.html.j2; course.schema.json map.value)
 
 
@@ -193,10 +200,12 @@ def _render(data: dict, tokens: dict | None, bench: dict | None, questions_md: s
     prov = merged_provenance(data, tokens, bench, serving)
     env = jinja_env(templates)
 
-    def num(rid: str, suffix: str = "") -> Markup:
+    def num(rid: str, suffix: str = "", gpu_field: str | None = None) -> Markup:
+        """A number and its record; `gpu_field`: the GPU switch swaps in record gpu.<id>.<gpu_field> (lesson.js)."""
         rec = prov[rid]  # a KeyError here is a template naming a number that has no provenance
-        return Markup('<span class="num" tabindex="0" data-prov="{}">{}{}</span>').format(
-            rid, rec["display"], suffix)  # a click or Enter opens the popup, which names the kind, in Chinese
+        follow = Markup(' data-gpu-field="{}"').format(gpu_field) if gpu_field else ""
+        return Markup('<span class="num" tabindex="0" data-prov="{}"{}>{}{}</span>').format(
+            rid, follow, rec["display"], suffix)  # a click or Enter opens the popup, which names the kind
 
     links = (course or {}).get("links", {})
 
@@ -231,10 +240,10 @@ def _render(data: dict, tokens: dict | None, bench: dict | None, questions_md: s
     lesson_js = (templates / "lesson.js").read_text(encoding="utf-8")
     compiled = compile_specs(specs)
     html = env.get_template("index.html.j2").render(
-        d=data, P=prov, num=num, readout=readout, link=link,
+        d=data, P=prov, num=num, readout=readout, link=link, holds=claim_outcomes(data, serving),
         course_map=(course or {}).get("map", {}).get("value") or [None] * MAP_GENERATIONS,
         tokens=tokens, bench=bench, serving=serving,
-        schedule_labels=names.SCHEDULE_LABELS,
+        schedule_labels=names.SCHEDULE_LABELS, tail_part_labels=names.TAIL_PART_LABELS,
         css=Markup((templates / "lesson.css").read_text(encoding="utf-8")),
         scripts={"page": SCRIPT, "data": DATA_SCRIPT, "runtime": RUNTIME, "serving": SERVING_SCRIPT},
         chart_boxes=chart_boxes(compiled, {**default_chart_data(data), **(default_load_data(

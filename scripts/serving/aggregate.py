@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from scripts.common.names import PRESET_LABELS, STEP_TIME_LABELS
+from scripts.common.names import PRESET_LABELS, STEP_TIME_LABELS, TAIL_PARTS
 from scripts.record import provenance as pv
 from scripts.record.claims import settle as settle_claims
 from scripts.serving.sweep import per_request_metrics, workload_seed
@@ -261,8 +261,7 @@ READOUT_FORMATS = {"mean_ttft_ms": ("ms", "int"), "p50_ttft_ms": ("ms", "int"), 
                    "p99_ttft_ms": ("ms", "int"), "mean_tpot_ms": ("ms", "f1"), "p50_tpot_ms": ("ms", "f1"),
                    "p90_tpot_ms": ("ms", "f1"), "p99_tpot_ms": ("ms", "f1"), "attainment": ("", "f3"),
                    "request_goodput": ("req/s", "f2"), "goodput_rate": ("req/s per GPU", "f2"),
-                   "goodput_gain": ("×", "f2"), **{f"tail_{part}_ms": ("ms", "int") for part in (
-                       "queueing", "prefill", "interference", "transfer", "decode", "e2el")}}
+                   "goodput_gain": ("×", "f2"), **{f"tail_{part}_ms": ("ms", "int") for part in (*TAIL_PARTS, "e2el")}}
 
 
 def add_page_opening(doc: dict, workloads_doc: dict, settings: dict) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 
-from scripts.common.names import SCHEDULES
+from scripts.common.names import SCHEDULES, TAIL_PARTS
 
 
 def cell_key(workload: str, schedule: str, rate_per_gpu: float) -> str:
@@ -74,9 +74,6 @@ def goodput_rate(rates: list[float], attainments: list[float], target: float) ->
             a1, a2 = attainments[i - 1], attainments[i]
             return rates[i - 1] + (a1 - target) / (a1 - a2) * (rates[i] - rates[i - 1])
     return rates[-1]
-
-
-TAIL_PARTS = ("queueing", "prefill", "interference", "transfer", "decode")  # engine.PARTS shown, without "_s"
 
 
 def readouts(page: dict, workload: str, request_rate: float, ttft_slo_ms: float, load_tpot_slo_ms: float,
