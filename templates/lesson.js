@@ -473,6 +473,13 @@ function lesson(loadScript, files) {
     } else if (rec.kind === "simulated") {
       main.push(["负载", rec.workload], ["调度", SCHEDULE_LABELS[rec.schedule] || PRESET_LABELS[rec.schedule] || rec.schedule]);
       if (rec.rate_per_gpu != null) main.push(["每卡请求率", `${rec.rate_per_gpu} req/s`]);
+      const iv = rec.interval;
+      if (iv && iv.low != null) {  // the same number over the sweep's seeds (scripts/serving/uncertainty.py)
+        const f = (v) => formatNumber(v, rec.format), off = shown != null && shown !== rec.display;
+        main.push([`${iv.replications} 个种子重跑`, `均值 ${f(iv.mean)},${Math.round(iv.confidence * 100)}% 区间 ` +
+          `${f(iv.low)}–${f(iv.high)} ${unitWord(rec.unit)}${off ? "(默认设置下)" : ""}`.trim()]);
+        detail.push(["各种子的值", iv.values.map(f).join(", ")], ["各种子", iv.seeds.join(", ")]);
+      }
       detail.push(["请求数", String(rec.requests)], ["种子", String(rec.seed)], ["脚本", rec.script]);
       if (rec.formula) detail.push(["公式", rec.formula], ["参数", JSON.stringify(rec.args)]);
     } else if (rec.kind === "assumed") {

@@ -65,3 +65,22 @@ def test_timeline_lanes_are_contiguous_and_positive(anchor):
         mine = [b for b in bars if b["lane"] == lane]
         assert all(b["end_s"] > b["start_s"] >= 0 for b in mine)
         assert all(abs(x["end_s"] - y["start_s"]) < 1e-12 for x, y in zip(mine, mine[1:], strict=False))
+
+
+def test_the_simulators_iteration_cost_is_bit_identical_to_the_roofline(anchor):
+    """roofline.IterationCost (the anchor's constants read once, for the serving engine) gives exactly
+    iteration_seconds, for mixed iterations and for runs of pure-decode ones, at the bound and derated."""
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    for a in (anchor, rl.derated(anchor, rl.Efficiency(0.6, 0.8, 0.0))):
+        cost = rl.IterationCost(a)
+        for _ in range(300):
+            decoders = int(rng.integers(0, 200))
+            ctx = float(rng.integers(0, 4000)) * decoders
+            chunks = [(float(rng.integers(0, 3) * 512), float(rng.integers(1, 2048)))
+                      for _ in range(rng.integers(0, 4))]
+            assert cost.seconds(decoders, ctx, chunks) == rl.iteration_seconds(a, decoders, ctx, chunks)
+        sums = np.arange(50, dtype=float) * 37 + 12345.0
+        expect = [rl.iteration_seconds(a, 37, float(c)) for c in sums]
+        assert cost.decode_run(37, sums).tolist() == expect

@@ -160,7 +160,7 @@ def test_one_token_requests_count_tpot_zero_for_goodput_as_vllm_does():
 
 def test_sweep_percentiles_equal_numpys_over_its_own_records(anchor, workloads):
     s = sweep_settings(workloads)
-    cell = sweep.run_cell(anchor, workloads["workloads"], s, "chat_long", "chunked", 4.0)
+    cell = sweep.run_cell(anchor, workloads["workloads"], s, "chat_long", "chunked", 4.0, replications=1)
     ttft, tpot, e2el = sweep.per_request_metrics(cell)
     many = np.array([r["output_tokens"] for r in cell["per_request"]]) > 1
     for p in s["percentiles"]:
@@ -226,8 +226,8 @@ def test_detailed_output_reproduces_the_pooled_itl_percentiles(tmp_path):
 
 def test_same_seed_same_bytes(anchor, workloads):
     s = sweep_settings(workloads)
-    a = sweep.run_cell(anchor, workloads["workloads"], s, "chat", "disagg", 3.0)
-    b = sweep.run_cell(anchor, workloads["workloads"], s, "chat", "disagg", 3.0)
+    a = sweep.run_cell(anchor, workloads["workloads"], s, "chat", "disagg", 3.0, replications=2)
+    b = sweep.run_cell(anchor, workloads["workloads"], s, "chat", "disagg", 3.0, replications=2)
     assert json.dumps(a) == json.dumps(b)
 
 

@@ -71,7 +71,8 @@ def test_the_experiments_claims_hold_and_are_recorded(serving):
     ids = {c["id"] for c in serving["claims"]}
     engines = {f"engines.{step}.{c}" for step in ("bound", "realistic")
                for c in ("chunking_gain", "v1_keeps_gain", "pd_beats_whole", "sarathi_beats_pd", "pd_split_best")}
-    assert ids == {"load.mean_fine_p99_not", "load.chunking_gains", "load.pd_wins_tight_tpot",
+    assert ids == {"load.mean_fine_p99_not", "load.chunking_gains", "load.chunking_gains_every_seed",
+                   "load.pd_wins_tight_tpot",
                    "load.pd_loses_tight_ttft"} | engines
     assert failures(serving["claims"], serving["provenance"]) == []
     assert all(c["numbers"] for c in serving["claims"])
@@ -102,7 +103,7 @@ def test_the_pages_verdicts_are_the_simulations_exact_ones():
     from scripts.serving.sweep import per_request_metrics, run_cell
 
     a, workloads, settings = sweep_inputs(ROOT / "anchor-model.json", ROOT / "config" / "workloads.json")
-    ttft, tpot, _ = per_request_metrics(run_cell(a, workloads, settings, "chat", "disagg", 3.0))
+    ttft, tpot, _ = per_request_metrics(run_cell(a, workloads, settings, "chat", "disagg", 3.0, replications=1))
     q_ttft, q_tpot = np.array(quantize_ms(ttft)), np.array(quantize_ms(tpot))
     assert int(((ttft * 1e3 <= 2000) & (tpot * 1e3 <= 20)).sum()) == 1273
     assert int(((ttft * 1e3 <= 2000) & (np.round(tpot * 1e4) / 10 <= 20)).sum()) == 1340  # what rounding did

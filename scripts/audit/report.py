@@ -165,7 +165,8 @@ def check_simulated(records: dict, root: Path, resimulate: bool = True, anchor_p
 
     def run(workload: str, schedule: str, rate: float) -> dict:
         if (workload, schedule, rate) not in runs:
-            runs[workload, schedule, rate] = sweep.run_cell(anchor, workloads, settings, workload, schedule, rate)
+            runs[workload, schedule, rate] = sweep.run_cell(anchor, workloads, settings, workload, schedule, rate,
+                                                            replications=1)
         return runs[workload, schedule, rate]
 
     def page_records() -> dict:  # serving.json's page readouts, rebuilt from re-run cells
@@ -183,6 +184,8 @@ def check_simulated(records: dict, root: Path, resimulate: bool = True, anchor_p
                 rec["requests"] != settings["requests"]:
             problems.append(f"{rid}: seed or request count differs from config/workloads.json (rebuild)")
             continue
+        if rec.get("interval") is not None:
+            problems += check_interval(rid, rec, settings, workloads)
         if not resimulate:
             continue
         if rec["metric"] == "engine_goodput":
@@ -190,6 +193,8 @@ def check_simulated(records: dict, root: Path, resimulate: bool = True, anchor_p
             continue
         if rec.get("formula") == "scripts.serving.load_page:readouts":
             value = page_records().get(rid, {}).get("value", float("nan"))
+        elif rec["metric"].startswith("distserve_goodput_"):  # the replications' mean or an interval end
+            value = rec["interval"][rec["metric"].rsplit("_", 1)[1]]
         elif rec["metric"] == "distserve_goodput":
             swept = {r: run(rec["workload"], rec["schedule"], r)["metrics"]["slo_attainment"]
                      for r in settings["rates_per_gpu"]}
@@ -199,6 +204,59 @@ def check_simulated(records: dict, root: Path, resimulate: bool = True, anchor_p
             value = run(rec["workload"], rec["schedule"], rec["rate_per_gpu"])["metrics"][rec["metric"]]
         if format_number(value, rec["format"]) != rec["display"]:
             problems.append(f"{rid}: re-simulates to {format_number(value, rec['format'])} but shows {rec['display']}")
+    if resimulate:
+        problems += check_replications(sims, anchor, workloads, settings)
+    return problems
+
+
+def check_interval(rid: str, rec: dict, settings: dict, workloads: dict) -> list[str]:
+    """A number over the sweep's replications: the seeds are the sweep's, replication 0 is the record's own value,
+    and the mean and interval are what scripts/serving/uncertainty.py makes of the values (re-running a further
+    replication is check_replications')."""
+    from scripts.serving import sweep, uncertainty
+
+    iv = rec["interval"]
+    seeds = [sweep.workload_seed(settings, workloads, rec["workload"], r) for r in range(settings["replications"])]
+    if iv.get("seeds") != seeds or len(iv.get("values") or []) != len(seeds):
+        return [f"{rid}: its replications' seeds differ from config/workloads.json (rebuild)"]
+    own = not rec.get("formula") and not rec["metric"].startswith("distserve_goodput_")  # a number of replication 0
+    if own and format_number(iv["values"][0], rec["format"]) != rec["display"]:
+        return [f"{rid}: replication 0 is {format_number(iv['values'][0], rec['format'])}, the record shows "
+                f"{rec['display']}"]
+    again = uncertainty.interval(iv["values"], settings["confidence"])
+    if any(again[k] is None or abs(again[k] - iv[k]) > 1e-9 * max(1.0, abs(again[k])) for k in ("mean", "low", "high")):
+        return [f"{rid}: its interval is not the {settings['confidence']:g} t interval of its replications' values"]
+    return []
+
+
+def check_replications(records: dict, anchor, workloads: dict, settings: dict) -> list[str]:
+    """Re-simulate one further replication of the page's opening cells (every schedule at the page's rate): each
+    record's value for that seed must be the stored one."""
+    from scripts.serving import sweep
+
+    if settings["replications"] < 2 or "page_workload" not in settings:
+        return []
+    problems, r = [], settings["replications"] - 1
+    for rid, rec in records.items():
+        iv = rec.get("interval")
+        if rec.get("kind") != "simulated" or not iv or rec["workload"] != settings["page_workload"] \
+                or rec.get("rate_per_gpu") != settings.get("page_rate") or rec.get("formula"):
+            continue
+        trace = sweep.simulate_cell(anchor, workloads, settings, rec["workload"], rec["schedule"],
+                                    rec["rate_per_gpu"], replication=r)
+        value = sweep.replication_metrics(trace, settings["slo_ms"], settings["percentiles"])[rec["metric"]]
+        now, stored = format_number(value, rec["format"]), format_number(iv["values"][r], rec["format"])
+        if now != stored:
+            problems.append(f"{rid}: replication {r} (seed {iv['seeds'][r]}) re-simulates to {now}, stored {stored}")
+    first = settings["schedules"][0]  # and one schedule's whole goodput search in that replication
+    rid = f"serving.{settings['page_workload']}.{first}.goodput_rate"
+    if rid in records and records[rid].get("interval"):
+        iv = records[rid]["interval"]
+        value = sweep.distserve_goodput(anchor, workloads, settings, settings["page_workload"], first, {},
+                                        replication=r)["rate_per_gpu"]
+        if format_number(value, "f3") != format_number(iv["values"][r], "f3"):
+            problems.append(f"{rid}: replication {r}'s goodput search re-simulates to {value:.3f}, stored "
+                            f"{iv['values'][r]:.3f}")
     return problems
 
 
@@ -209,7 +267,7 @@ def _cell(args: tuple) -> dict:
 
     anchor_path, root, (workload, schedule, rate) = args
     anchor, workloads, settings = sweep_inputs(anchor_path, root / "config" / "workloads.json")
-    return sweep.run_cell(anchor, workloads, settings, workload, schedule, rate)
+    return sweep.run_cell(anchor, workloads, settings, workload, schedule, rate, replications=1)
 
 
 def _map_cells(anchor_path: Path, root: Path, cells: list[tuple]) -> list[dict]:

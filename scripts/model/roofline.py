@@ -10,6 +10,8 @@ import math
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
+import numpy as np
+
 from scripts.model.anchor import Anchor
 
 
@@ -211,6 +213,40 @@ def iteration_seconds(a: Anchor, decoders: float, decode_context_sum: float,
         passes += state_passes(start)
     return step_seconds(a, iteration_bytes(a, decoders, decode_context_sum, kv_tokens, passes),
                         iteration_flops(a, decoders, decode_context_sum, tokens, pairs))
+
+
+class IterationCost:
+    """iteration_seconds with the anchor's constants read once: the serving simulator prices thousands of iterations
+    per run, and the anchor lookups dominated. The same expressions in the same order as iteration_bytes,
+    iteration_flops and step_seconds, so every result is bit-identical to theirs (tests/test_model_properties.py)."""
+
+    __slots__ = ("weights", "kv", "state", "dense", "attention", "bandwidth", "flops")
+
+    def __init__(self, a: Anchor):
+        self.weights, self.kv = weight_bytes_read_per_step(a), kv_bytes_per_token(a)
+        self.state, self.dense = state_bytes_per_request(a), 2 * params_read_per_step(a)
+        self.attention = attention_flops_per_token_position(a)
+        self.bandwidth, self.flops = a.hbm_bandwidth_bytes_per_s, a.peak_bf16_flops
+
+    def seconds(self, decoders: float, decode_context_sum: float, chunks=()) -> float:
+        """iteration_seconds(a, decoders, decode_context_sum, chunks)."""
+        kv_tokens = pairs = tokens = 0.0
+        passes = 0
+        for start, length in chunks:
+            kv_tokens, pairs = kv_tokens + (start + length), pairs + (length * start + length * length / 2)
+            tokens += length
+            passes += 1 if start == 0 else 2
+        step_bytes = (self.weights + (decode_context_sum + kv_tokens) * self.kv
+                      + (2 * decoders + passes) * self.state)
+        step_flops = self.dense * (decoders + tokens) + (decode_context_sum + pairs) * self.attention
+        return max(step_bytes / self.bandwidth, step_flops / self.flops)
+
+    def decode_run(self, decoders: int, decode_context_sums):
+        """Seconds of pure-decode iterations, one per entry of `decode_context_sums` (a numpy array):
+        iteration_bytes/iteration_flops with no prefill work, then step_seconds, elementwise."""
+        step_bytes = self.weights + (decode_context_sums + 0.0) * self.kv + (2 * decoders + 0) * self.state
+        step_flops = self.dense * (decoders + 0.0) + (decode_context_sums + 0.0) * self.attention
+        return np.maximum(step_bytes / self.bandwidth, step_flops / self.flops)
 
 
 # Step times as an engine achieves them: the roofline is the bound; a real iteration runs its kernels below the

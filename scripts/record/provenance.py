@@ -50,7 +50,7 @@ OPTIONAL = {
     Kind.MEASURED: ("machine_id", "git_commit"),
     Kind.CITED: ("field", "scale"),
     Kind.ASSUMED: ("field", "scale"),
-    Kind.SIMULATED: ("rate_per_gpu", "slo_ms", "formula", "args", "key"),
+    Kind.SIMULATED: ("rate_per_gpu", "slo_ms", "formula", "args", "key", "interval"),
     Kind.CALIBRATED: ("args",),
 }
 COMMON = ("id", "kind", "label", "value", "unit", "format", "display")
@@ -163,11 +163,14 @@ def assumed(rid: str, label: str, value: float, unit: str, fmt: str, *, assumpti
 
 def simulated(rid: str, label: str, value: float, unit: str, fmt: str, *, workload: str, schedule: str, seed: int,
               requests: int, metric: str, script: str, rate_per_gpu: float | None = None, slo_ms: dict | None = None,
-              formula: str | None = None, args: dict | None = None, key: str | None = None) -> dict:
+              formula: str | None = None, args: dict | None = None, key: str | None = None,
+              interval: dict | None = None) -> dict:
+    """`interval`: the same number over the sweep's replications (seeds, each one's value, their mean and its
+    two-sided t interval: scripts/serving/uncertainty.py); `seed` is replication 0's, whose value this is."""
     return _record(Kind.SIMULATED, rid, label, value, unit, fmt,
                    {"workload": workload, "schedule": schedule, "seed": seed, "requests": requests, "metric": metric,
                     "script": script, "rate_per_gpu": rate_per_gpu, "slo_ms": slo_ms, "formula": formula,
-                    "args": args, "key": key})
+                    "args": args, "key": key, "interval": interval})
 
 
 def calibrated(rid: str, label: str, value: float, unit: str, fmt: str, *, fit: str, data: list[str], script: str,

@@ -17,6 +17,8 @@ anchor's reserve, with preemption by recompute; the default of vllm-v1 and vllm-
 context held from admission; the default of the lesson's schedules). --max-concurrency N (colocated schedules) sends
 a request only while fewer than N are in flight, as `vllm bench serve --max-concurrency` does; latencies count from
 the send.
+  python -m scripts.serving --schedule chunked --workload chat --rate 4 --seeds 10 --out result.json [--requests N]
+        [--workloads config/workloads.json] [any flag above]
   python -m scripts.serving --vllm-result vllm_result.json --out metrics.json [--slo ...] [--percentiles ...]
 
 The trace is a CSV with arrival_s,prompt_tokens,output_tokens or the Azure trace columns
@@ -24,6 +26,11 @@ TIMESTAMP,ContextTokens,GeneratedTokens. The result JSON holds `metrics` under v
 p99_tpot_ms, request_goodput, ...; definitions in scripts/serving/metrics.py) and `requests`, one object per
 request with where its time went (queueing_s, prefill_s, interference_s, transfer_s, decode_s, preemption_s: they
 sum to its E2EL) and how often it was preempted; with --save-detailed, also each request's inter-token gaps `itl_s`.
+--workload generates the requests instead of reading a trace: that workload of config/workloads.json (fitted to the
+anchor's context) at --rate requests per second in all (Poisson, as the sweep), --requests of them (default: the
+sweep's); --seeds N runs N replications with the sweep's seeds (the first is the sweep's own) and adds
+`replications`: per metric every replication's value and the two-sided 95% t interval of their mean
+(scripts/serving/uncertainty.py). A trace file is one sample: --seeds needs --workload.
 Any bad input ends in one line naming the file and what is wrong, and nothing is written.
 """
 from __future__ import annotations
@@ -39,7 +46,10 @@ from scripts.record.anchor_file import load
 from scripts.record.atomic import write_json_atomic
 from scripts.record.inputs import InputError
 from scripts.serving import engine, metrics, results, sweep
+from scripts.serving.config import sweep_settings, workloads_for
 from scripts.serving.trace import read_trace
+from scripts.serving.uncertainty import CONFIDENCE
+from scripts.serving.workload import generate
 
 
 def parse_slo(text: str | None) -> dict | None:
@@ -96,23 +106,42 @@ def run(args: argparse.Namespace) -> dict:
     if args.vllm_result:
         doc = results.load_result(args.vllm_result)
         return {"source": Path(args.vllm_result).as_posix(), "metrics": results.metrics_of(doc, slo, percentiles)}
-    if not (args.trace and args.schedule):
-        raise InputError("give --schedule and --trace (or --vllm-result)")
+    if not args.schedule or bool(args.trace) == bool(args.workload):
+        raise InputError("give --schedule and either --trace or --workload (or --vllm-result)")
+    if args.seeds > 1 and not args.workload:
+        raise InputError("--seeds: a trace file is one sample; give --workload to simulate several seeds")
     a, doc = load(args.anchor)
     efficiency = parse_efficiency(args.efficiency, a)
-    reqs = read_trace(args.trace, a.max_position_embeddings)
-    try:
-        trace = engine.simulate(a, reqs, args.schedule, chunk_tokens=args.chunk_tokens, max_batch=args.max_batch,
-                                prefill_gpus=args.prefill_gpus, decode_gpus=args.decode_gpus,
-                                max_num_batched_tokens=args.max_num_batched_tokens,
-                                gpu_name=doc["hardware"]["name"]["value"], first_token=args.first_token,
-                                efficiency=efficiency, paged=None if args.memory is None else args.memory == "paged",
-                                memory=engine.Memory(args.block_size, args.gpu_memory_utilization),
-                                max_concurrency=args.max_concurrency)
-    except ValueError as exc:
-        raise InputError(f"{Path(args.trace).as_posix()}: {exc}") from None
+    source = Path(args.trace or args.workloads).as_posix()
+    if args.trace:
+        samples = [(None, read_trace(args.trace, a.max_position_embeddings))]
+    else:
+        samples = generated(args, a)
+
+    def simulate(reqs):
+        try:
+            return engine.simulate(a, reqs, args.schedule, chunk_tokens=args.chunk_tokens, max_batch=args.max_batch,
+                                   prefill_gpus=args.prefill_gpus, decode_gpus=args.decode_gpus,
+                                   max_num_batched_tokens=args.max_num_batched_tokens,
+                                   gpu_name=doc["hardware"]["name"]["value"], first_token=args.first_token,
+                                   efficiency=efficiency,
+                                   paged=None if args.memory is None else args.memory == "paged",
+                                   memory=engine.Memory(args.block_size, args.gpu_memory_utilization),
+                                   max_concurrency=args.max_concurrency)
+        except ValueError as exc:
+            raise InputError(f"{source}: {exc}") from None
+
+    trace = simulate(samples[0][1])
+    extra = {}
+    if args.workload:
+        first = metrics.from_trace(trace, slo, percentiles)
+        runs = [{k: first[k] for k in sweep.interval_metrics(percentiles) if first.get(k) is not None}]
+        runs += [sweep.replication_metrics(simulate(reqs), slo, percentiles) for _, reqs in samples[1:]]
+        extra = {"workload": args.workload, "rate": args.rate, "requests_per_seed": len(samples[0][1]),
+                 "replications": sweep.replication_block(runs, [seed for seed, _ in samples], CONFIDENCE)}
     return {"anchor": {"name": doc["model"]["name"]["value"], "hardware": doc["hardware"]["name"]["value"]},
-            "schedule": args.schedule, "trace": Path(args.trace).as_posix(), "chunk_tokens": args.chunk_tokens,
+            "schedule": args.schedule, "trace": Path(args.trace).as_posix() if args.trace else None,
+            "chunk_tokens": args.chunk_tokens,
             "max_batch": args.max_batch, "max_num_batched_tokens": args.max_num_batched_tokens,
             "prefill_gpus": args.prefill_gpus, "decode_gpus": args.decode_gpus, "first_token": args.first_token,
             "max_concurrency": args.max_concurrency,
@@ -121,12 +150,27 @@ def run(args: argparse.Namespace) -> dict:
             "memory": {"paged": args.memory == "paged" if args.memory else args.schedule in engine.PAGED_PRESETS,
                        "block_size": args.block_size, "gpu_memory_utilization": args.gpu_memory_utilization,
                        "pool_bytes": trace.capacity_bytes, "preemptions": int(trace.preemptions.sum())},
-            "slo_ms": slo, "metrics": metrics.from_trace(trace, slo, percentiles),
+            "slo_ms": slo, "metrics": metrics.from_trace(trace, slo, percentiles), **extra,
             "requests": sweep.requests_table(trace, args.save_detailed)}
 
 
-BOUNDS = {"chunk_tokens": 1 << 20, "max_batch": 1 << 30, "max_num_batched_tokens": 1 << 24, "prefill_gpus": 64,
-          "decode_gpus": 64, "block_size": 1024, "max_concurrency": 1 << 30}
+def generated(args: argparse.Namespace, a) -> list[tuple[int, object]]:
+    """--workload: (seed, requests) of each of --seeds replications, with the sweep's seeds."""
+    doc = workloads_for(args.workloads, a)
+    settings, workloads = sweep_settings(doc), doc["workloads"]
+    if args.workload not in workloads:
+        raise InputError(f"--workload {args.workload!r}: {Path(args.workloads).as_posix()} names "
+                         f"{', '.join(workloads)}")
+    if args.rate is None or not 0 < args.rate < 1e6:
+        raise InputError("--rate: give the request rate in requests per second (> 0) with --workload")
+    n = args.requests or settings["requests"]
+    seeds = [sweep.workload_seed(settings, workloads, args.workload, r) for r in range(args.seeds)]
+    return [(seed, generate(workloads[args.workload], n, args.rate, seed, settings["burstiness"])) for seed in seeds]
+
+
+BOUNDS = {"seeds": 100, "requests": 1 << 22, "chunk_tokens": 1 << 20, "max_batch": 1 << 30,
+          "max_num_batched_tokens": 1 << 24, "prefill_gpus": 64, "decode_gpus": 64, "block_size": 1024,
+          "max_concurrency": 1 << 30}
 
 
 def check_out(args: argparse.Namespace) -> None:
@@ -134,7 +178,7 @@ def check_out(args: argparse.Namespace) -> None:
     out = args.out
     if out.is_dir():
         raise InputError(f"--out {out.as_posix()}: is a directory; name a file")
-    for flag in ("trace", "vllm_result", "anchor"):
+    for flag in ("trace", "vllm_result", "anchor", "workloads"):
         given = getattr(args, flag)
         if given is not None and out.exists() and given.exists() and out.resolve() == given.resolve():
             raise InputError(f"--out {out.as_posix()}: is the --{flag.replace('_', '-')} input; writing it would "
@@ -149,6 +193,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--schedule", "--preset", dest="schedule", choices=list(dict.fromkeys(engine.SCHEDULES
                                                                                          + engine.PRESETS)))
     ap.add_argument("--trace", type=Path)
+    ap.add_argument("--workload", help="generate the requests: a workload id of --workloads (instead of --trace)")
+    ap.add_argument("--workloads", type=Path, default=Path("config/workloads.json"))
+    ap.add_argument("--rate", type=float, default=None, help="--workload: requests per second in all")
+    ap.add_argument("--requests", type=int, default=None, help="--workload: requests per seed (default: the sweep's)")
+    ap.add_argument("--seeds", type=int, default=1,
+                    help="--workload: replications with the sweep's seeds; adds 95%% intervals (default 1)")
     ap.add_argument("--vllm-result", type=Path)
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--chunk-tokens", type=int, default=512)

@@ -12,6 +12,7 @@ from scripts.record.claims import settle as settle_claims
 from scripts.serving.sweep import per_request_metrics, workload_seed
 
 SCRIPT = "scripts/serving_cell.py"
+INTERVAL_PARTS = {"mean": "均值", "low": "95% 区间下限", "high": "95% 区间上限"}  # goodput_<part> records
 QUANTUM_MS = 0.1  # per-request TTFT/TPOT stored in whole units of this
 RECORD_METRICS = {"mean_ttft_ms": ("ms", "int"), "p50_ttft_ms": ("ms", "int"), "p90_ttft_ms": ("ms", "int"),
                   "p99_ttft_ms": ("ms", "int"), "mean_tpot_ms": ("ms", "f1"), "p50_tpot_ms": ("ms", "f1"),
@@ -31,10 +32,17 @@ def quantize_ms(seconds: np.ndarray) -> list[int]:
 
 def simulated(rid: str, value: float, unit: str, fmt: str, label: str, cell: dict, metric: str,
               script: str = SCRIPT, **readout) -> dict:
-    """A number of one simulated cell (or, with `readout`'s formula/args/key, a page readout over the sweep)."""
+    """A number of one simulated cell (or, with `readout`'s formula/args/key, a page readout over the sweep; with
+    `interval`, the number over the sweep's replications)."""
     return pv.simulated(rid, label, value, unit, fmt, workload=cell["workload"], schedule=cell["schedule"],
                         seed=cell["seed"], requests=cell["requests"], metric=metric, script=script,
                         rate_per_gpu=cell.get("rate_per_gpu"), slo_ms=cell["slo_ms"], **readout)
+
+
+def interval_field(seeds: list[int], values: list[float], interval: dict) -> dict:
+    """A record's `interval`: every replication's seed and value, their mean and its t interval."""
+    return {"confidence": interval["confidence"], "replications": interval["replications"], "seeds": seeds,
+            "values": values, "mean": interval["mean"], "low": interval["low"], "high": interval["high"]}
 
 
 def aggregate(anchor_doc: dict, workloads_doc: dict, settings: dict, cells: list[dict],
@@ -44,26 +52,40 @@ def aggregate(anchor_doc: dict, workloads_doc: dict, settings: dict, cells: list
     for cell in sorted(cells, key=lambda c: (list(workloads).index(c["workload"]),
                                              settings["schedules"].index(c["schedule"]), c["rate_per_gpu"])):
         key = f"{cell['workload']}/{cell['schedule']}/{cell['rate_per_gpu']:g}"
+        reps = cell["replications"]
         table.append({k: cell[k] for k in ("workload", "schedule", "rate_per_gpu", "rate", "gpus", "seed", "requests")}
-                     | {"metrics": cell["metrics"], "breakdown": cell["breakdown"]})
+                     | {"metrics": cell["metrics"], "breakdown": cell["breakdown"],
+                        "intervals": {m: [i["low"], i["high"]] for m, i in reps["intervals"].items()}})
         ttft, tpot, _ = per_request_metrics(cell)
         per_request["ttft"][key], per_request["tpot"][key] = quantize_ms(ttft), quantize_ms(tpot)
         for metric, (unit, fmt) in RECORD_METRICS.items():
             rid = f"serving.{key.replace('/', '.')}.{metric}"
             prov[rid] = simulated(rid, cell["metrics"][metric], unit, fmt,
                                   f"{workloads[cell['workload']]['label']} · {cell['schedule']} · "
-                                  f"每卡 {cell['rate_per_gpu']:g} req/s · {metric}", cell, metric)
+                                  f"每卡 {cell['rate_per_gpu']:g} req/s · {metric}", cell, metric,
+                                  interval=interval_field(reps["seeds"], reps["values"][metric],
+                                                          reps["intervals"][metric]))
     order = {(w, p): (i, j) for i, w in enumerate(workloads) for j, p in enumerate(settings["schedules"])}
     for g in sorted(goodputs, key=lambda g: order[g["workload"], g["schedule"]]):
         wid, schedule = g["workload"], g["schedule"]
-        goodput.setdefault(wid, {})[schedule] = {k: g[k] for k in ("rate_per_gpu", "bounded_by_sweep", "probes")}
+        reps = g["replications"]
+        goodput.setdefault(wid, {})[schedule] = {k: g[k] for k in ("rate_per_gpu", "bounded_by_sweep", "probes")} | {
+            "interval": [reps["interval"]["low"], reps["interval"]["high"]]}
         base = {"workload": wid, "schedule": schedule, "seed": workload_seed(settings, workloads, wid),
                 "requests": settings["requests"], "slo_ms": settings["slo_ms"]}
         rid = f"serving.{wid}.{schedule}.goodput_rate"
         prov[rid] = simulated(rid, g["rate_per_gpu"], "req/s per GPU", "f2",
                               f"{workloads[wid]['label']} · {schedule} · DistServe goodput(达标率 ≥ "
                               f"{settings['attainment_target']:g})", base, "distserve_goodput",
-                              "scripts/serving_goodput.py")
+                              "scripts/serving_goodput.py",
+                              interval=interval_field(reps["seeds"], reps["rates_per_gpu"], reps["interval"]))
+        for part, word in INTERVAL_PARTS.items():  # the page states the replications' mean and interval too
+            pid = f"serving.{wid}.{schedule}.goodput_{part}"
+            prov[pid] = simulated(pid, reps["interval"][part], "req/s per GPU", "f2",
+                                  f"{workloads[wid]['label']} · {schedule} · DistServe goodput,"
+                                  f"{settings['replications']} 个种子的{word}", base, f"distserve_goodput_{part}",
+                                  "scripts/serving_goodput.py",
+                                  interval=interval_field(reps["seeds"], reps["rates_per_gpu"], reps["interval"]))
     for wid, by_schedule in goodput.items():
         if "whole" in by_schedule and by_schedule["whole"]["rate_per_gpu"] > 0:
             for schedule in by_schedule:
@@ -264,6 +286,9 @@ READOUT_FORMATS = {"mean_ttft_ms": ("ms", "int"), "p50_ttft_ms": ("ms", "int"), 
                    "goodput_gain": ("×", "f2"), **{f"tail_{part}_ms": ("ms", "int") for part in (*TAIL_PARTS, "e2el")}}
 
 
+READOUT_CELL_METRIC = {"attainment": "slo_attainment"}  # a readout named otherwise than its cell metric
+
+
 def add_page_opening(doc: dict, workloads_doc: dict, settings: dict) -> None:
     """The page experiment's opening settings, slider ranges, and a record per readout at those settings."""
     from scripts.serving.load_page import claims, experiment_data, readouts_at
@@ -284,9 +309,11 @@ def add_page_opening(doc: dict, workloads_doc: dict, settings: dict) -> None:
         cell = {"workload": wid, "schedule": schedule, "rate_per_gpu": opening["request_rate"],
                 "seed": workload_seed(settings, workloads, wid),
                 "requests": settings["requests"], "slo_ms": settings["slo_ms"]}
+        same = doc["provenance"].get(f"serving.{wid}.{schedule}.{opening['request_rate']:g}."
+                                     f"{READOUT_CELL_METRIC.get(metric, metric)}")  # the cell's own record
         doc["provenance"][rid] = simulated(rid, value, unit, fmt, f"实时读数 {name}(默认滑块位置)", cell, metric,
                                            "scripts/serving_sweep.py", formula="scripts.serving.load_page:readouts",
-                                           args=opening, key=name)
+                                           args=opening, key=name, interval=(same or {}).get("interval"))
     doc["page_try"] = page["try"]["value"]
     for tid, setting in page["try"]["value"].items():
         for key, value in setting.items():
@@ -307,8 +334,11 @@ def add_page_opening(doc: dict, workloads_doc: dict, settings: dict) -> None:
             doc["provenance"][rid] = simulated(rid, value, unit, fmt, f"试一试 {tid}:{name}", cell, metric,
                                                "scripts/serving_sweep.py", formula="scripts.serving.load_page:readouts",
                                                args=args, key=name)
-    opening_values = {**opening, "requests": settings["requests"]}
+    opening_values = {**opening, "requests": settings["requests"], "replications": settings["replications"],
+                      "confidence": settings["confidence"] * 100}
     sliders = {"requests": (sweep["requests"], "每个格子模拟的请求数", "request", "int"),
+               "replications": (sweep["replications"], "每个格子和每次 goodput 搜索重跑的种子数", "", "int"),
+               "confidence": (sweep["confidence"], "区间的置信度", "%", "int"),
                "request_rate": (page["request_rate"], "实验的起始请求率(每卡)", "req/s per GPU", "f1"),
                "ttft_slo_ms": (sweep["slo_ms"], "TTFT 目标", "ms", "int"),
                "load_tpot_slo_ms": (sweep["slo_ms"], "TPOT 目标", "ms", "int"),

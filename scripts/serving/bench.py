@@ -5,7 +5,9 @@
 1. Vidur's published comparison point: 2,000 Poisson requests of 1,024 prompt / 256 output tokens at 0.5-2 req/s,
    a vLLM-like schedule (`whole`) and Sarathi (`chunked`), on the anchor; simulated requests and tokens per wall
    second (median of 3 runs each).
-2. The default sweep, cold, through Snakemake with 2 cores (every cell and the aggregate forced to rerun).
+2. The default sweep, cold, through Snakemake with 2 cores: every cell with its replications (config/workloads.json
+   sweep.replications seeds), every goodput search (each replication's), the engine presets at both sets of step
+   times (bound and realistic) and the aggregate forced to rerun; the issue's goal is 60 s.
 Prints a table and writes build/bench/serving.json.
 """
 from __future__ import annotations
@@ -28,6 +30,7 @@ from scripts.serving import engine
 from scripts.serving.workload import Requests, arrival_times
 
 N, PROMPT, OUTPUT = 2000, 1024, 256
+SWEEP_GOAL_S = 60  # issue 23: the default sweep with seeds and both factor sets, cold, on 2 cores
 
 
 def simulator_speed(a) -> list[dict]:
@@ -48,7 +51,7 @@ def simulator_speed(a) -> list[dict]:
 
 def sweep_wall_seconds() -> float:
     cmd = [sys.executable, "-m", "snakemake", "--cores", "2", "--quiet", "all", "--scheduler", "greedy", "--forcerun",
-           "serving_cell", "serving_goodput",
+           "serving_cell", "serving_goodput", "serving_engines",
            "serving_sweep", "--", "build/default/precomputed/serving.json"]
     t0 = time.perf_counter()
     subprocess.run(cmd, check=True, capture_output=True)
@@ -71,7 +74,9 @@ def main(argv: list[str] | None = None) -> int:
               "simulator": rows}
     if not args.no_sweep:
         report["default_sweep_wall_s"] = sweep_wall_seconds()
-        print(f"default sweep, cold, 2 cores: {report['default_sweep_wall_s']:.1f} s")
+        print(f"default sweep with its replications and both step-time sets, cold, 2 cores: "
+              f"{report['default_sweep_wall_s']:.1f} s (goal: {SWEEP_GOAL_S} s)")
+        report["default_sweep_goal_s"] = SWEEP_GOAL_S
     write_json_atomic(Path("build/bench/serving.json"), report)
     print("wrote build/bench/serving.json", file=sys.stderr)
     print(json.dumps({"min_sim_req_per_s": min(r["requests_per_s"] for r in rows)}))

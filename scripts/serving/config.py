@@ -11,7 +11,7 @@ from scripts.serving.engine import FIRST_TOKEN, PRESETS
 
 SWEEP = ("schedules", "presets", "step_times", "rates_per_gpu", "requests", "seed", "burstiness", "chunk_tokens",
          "prefill_gpus", "decode_gpus", "first_token", "block_size", "gpu_memory_utilization", "pd_split_gpus",
-         "slo_ms", "attainment_target", "percentiles", "bisection_steps")
+         "slo_ms", "attainment_target", "percentiles", "bisection_steps", "replications", "confidence")
 
 
 def rate_name(rate: float) -> str:
@@ -124,10 +124,11 @@ def fit_to_context(workloads: dict, context: int, where: str = "config/workloads
 
 
 def sweep_settings(doc: dict) -> dict:
-    """The sweep's values, and the page's workload (the P/D split search runs on it)."""
+    """The sweep's values, and the page's workload (the P/D split search runs on it) and opening rate."""
     settings = {k: doc["sweep"][k]["value"] for k in SWEEP}
     if "page" in doc:
         settings["page_workload"] = doc["page"]["workload"]["value"]
+        settings["page_rate"] = doc["page"]["request_rate"]["value"]
     return settings
 
 

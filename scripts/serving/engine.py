@@ -213,7 +213,21 @@ class _Gpu:
         dec_left = np.empty(0, dtype=np.int64)
         reserved, peak, admitted, t, nxt, finished, seq = 0.0, 0.0, 0, 0.0, 0, 0, 0
         slot_free_at = 0.0  # when the client last got a free slot (max_concurrency)
-        bw, peak_flops, overhead = a.hbm_bandwidth_bytes_per_s, a.peak_bf16_flops, self.overhead
+        overhead = self.overhead
+        cost = rl.IterationCost(a)
+        pd_decode = handoff is not None  # first tokens may be pending only on a P/D decode GPU
+        prefill_only = self.schedule == "vllm-v0"
+        start_budget = {"chunked": self.chunk, "vllm-v0": self.budget}.get(self.schedule, np.inf)
+        single_ends, single_alone = [], []  # one-iteration steps, gathered as floats and flushed as arrays
+
+        def flush():
+            if single_ends:
+                self.ends.append(np.array(single_ends))
+                single_ends.clear()
+            if single_alone:
+                self.dec_ends.append(np.array([e for e, _ in single_alone]))
+                self.dec_alone.append(np.array([d for _, d in single_alone]))
+                single_alone.clear()
 
         def finish(ids, when, last_iter):
             nonlocal reserved, admitted, finished, slot_free_at
@@ -340,28 +354,29 @@ class _Gpu:
                         mid = (lo + hi) // 2
                         lo, hi = (mid, hi) if paged_bytes(mid) <= self.capacity else (lo, mid)
                     m = lo + 1
-                steps = np.arange(m, dtype=np.float64)
                 nd, csum = len(dec_ids), dec_ctx.sum()
-                bytes_ = rl.iteration_bytes(a, nd, csum + steps * nd, 0.0, 0)
-                flops = rl.iteration_flops(a, nd, csum + steps * nd, 0.0, 0.0)
-                durations = np.maximum(bytes_ / bw, flops / peak_flops) + overhead
+                if event < np.inf:  # iterations only lengthen as contexts grow: the event falls within this many
+                    first = cost.decode_run(nd, np.array([csum]))[0] + overhead
+                    m = min(m, int((event - t) / first) + 2)
+                steps = np.arange(m, dtype=np.float64)
+                durations = cost.decode_run(nd, csum + steps * nd) + overhead
                 ends = t + np.cumsum(durations)
                 if event < np.inf:  # stop at the first iteration starting at or after the event
                     starts = np.concatenate(([t], ends[:-1]))
                     m = max(1, min(m, int(np.searchsorted(starts, event, side="left"))))
+                flush()
                 self.ends.append(ends[:m])
                 self.dec_ends.append(ends[:m])
                 self.dec_alone.append(durations[:m])
                 self.n_iters += m
-                self._emit_first(first_pending, dec_ids, float(ends[0]), out)
+                if pd_decode:
+                    self._emit_first(first_pending, dec_ids, float(ends[0]), out)
                 t = float(ends[m - 1])
                 dec_ctx += m
                 dec_left -= m
             else:  # one iteration with prefill work
-                prefill_only = self.schedule == "vllm-v0"
-                chunks, budget = [], {"chunked": self.chunk,
-                                      "vllm-v1": self.budget - len(dec_ids), "vllm-v0": self.budget}.get(
-                                          self.schedule, np.inf)
+                chunks = []
+                budget = self.budget - len(dec_ids) if self.schedule == "vllm-v1" else start_budget
                 for i in prefilling:
                     left = pf_len[i] - done_prefill[i]
                     if prefill_only and chunks and left > budget:
@@ -375,14 +390,14 @@ class _Gpu:
                         break
                 decoders = 0 if prefill_only else len(dec_ids)
                 ctx_sum = float(dec_ctx.sum()) if decoders else 0.0
-                d = rl.iteration_seconds(a, decoders, ctx_sum, [(s, ln) for _, s, ln in chunks]) + overhead
+                d = cost.seconds(decoders, ctx_sum, [(s, ln) for _, s, ln in chunks]) + overhead
                 t += d
-                self.ends.append(np.array([t]))
+                single_ends.append(t)
                 if decoders:  # an iteration that gives every running decode a token
-                    self.dec_ends.append(self.ends[-1])
-                    self.dec_alone.append(np.array([rl.iteration_seconds(a, decoders, ctx_sum) + overhead]))
+                    single_alone.append((t, cost.seconds(decoders, ctx_sum) + overhead))
                     self.n_iters += 1
-                    self._emit_first(first_pending, dec_ids, t, out)
+                    if pd_decode:
+                        self._emit_first(first_pending, dec_ids, t, out)
                     dec_ctx += 1
                     dec_left -= 1
                 for i, s, ln in chunks:
@@ -408,6 +423,7 @@ class _Gpu:
             if done.any():
                 finish(dec_ids[done], t, self.n_iters - 1)
                 dec_ids, dec_ctx, dec_left = dec_ids[~done], dec_ctx[~done], dec_left[~done]
+        flush()
         self.peak = peak
         join = lambda parts: np.concatenate(parts) if parts else np.empty(0)  # noqa: E731
         return join(self.ends), join(self.dec_ends), join(self.dec_alone)

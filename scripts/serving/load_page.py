@@ -140,6 +140,9 @@ def claims(opening: dict) -> list[dict]:
         {"id": "load.chunking_gains", "says": "默认目标下,分块 prefill 的 goodput 高于整段 prefill",
          "all": [[f"serving.{w}.chunked.goodput_rate", ">", f"serving.{w}.whole.goodput_rate"]],
          "fix": "config/workloads.json sweep"},
+        {"id": "load.chunking_gains_every_seed", "says": "换种子重跑,分块 prefill 的 goodput 仍高于整段 prefill:"
+         "两者 95% 区间不重叠", "all": [[f"serving.{w}.chunked.goodput_low", ">", f"serving.{w}.whole.goodput_high"]],
+         "fix": "config/workloads.json sweep"},
         {"id": "load.pd_wins_tight_tpot", "says": "TPOT 目标收紧时,P/D 分离的 goodput 最高",
          "all": [[f"{tpot}.disagg", ">", f"{tpot}.chunked"], [f"{tpot}.disagg", ">", f"{tpot}.whole"]],
          "fix": "config/workloads.json page.try.tight_tpot"},

@@ -1,7 +1,10 @@
 """The default sweep: one cell per (workload, schedule, rate per GPU), and DistServe goodput per (workload, schedule).
 
 A cell simulates `requests` requests of one workload at one rate with one schedule; every schedule and rate of a
-workload uses the workload's seed (common random numbers). Pure: no I/O.
+workload uses the workload's seed (common random numbers). Each cell is also run with `replications` - 1 further
+seeds (replication r of a workload: seed + its position + r x the number of workloads), whose metrics give every
+headline number a confidence interval (scripts/serving/uncertainty.py); replication 0 is the cell itself, whose
+requests the page shows. Pure: no I/O.
 """
 from __future__ import annotations
 
@@ -9,12 +12,22 @@ import numpy as np
 
 from scripts.model import roofline as rl
 from scripts.model.anchor import Anchor
-from scripts.serving import engine, metrics
+from scripts.serving import engine, metrics, uncertainty
 from scripts.serving.workload import generate
 
+# The metrics each cell reports over its replications with an interval (the percentiles are the sweep's).
+INTERVAL_METRICS = ("mean_ttft_ms", "mean_tpot_ms", "slo_attainment", "request_goodput", "request_throughput")
+INTERVAL_PERCENTILE_METRICS = ("ttft", "tpot", "e2el")
 
-def workload_seed(settings: dict, workloads: dict, wid: str) -> int:
-    return int(settings["seed"]) + list(workloads).index(wid)
+
+def workload_seed(settings: dict, workloads: dict, wid: str, replication: int = 0) -> int:
+    """The seed of a workload's requests in one replication (0: the cell the page shows)."""
+    return int(settings["seed"]) + list(workloads).index(wid) + replication * len(workloads)
+
+
+def interval_metrics(percentiles) -> tuple[str, ...]:
+    return INTERVAL_METRICS + tuple(metrics.percentile_key(m, p) for m in INTERVAL_PERCENTILE_METRICS
+                                    for p in percentiles)
 
 
 def gpus(settings: dict, schedule: str) -> int:
@@ -22,13 +35,13 @@ def gpus(settings: dict, schedule: str) -> int:
 
 
 def simulate_cell(a: Anchor, workloads: dict, settings: dict, wid: str, schedule: str, rate_per_gpu: float,
-                  efficiency: rl.Efficiency = rl.BOUND, split: tuple[int, int] | None = None):
+                  efficiency: rl.Efficiency = rl.BOUND, split: tuple[int, int] | None = None, replication: int = 0):
     """The trace of one cell: the workload's requests at rate_per_gpu x (GPUs the schedule uses). `split`
-    (prefill GPUs, decode GPUs) replaces the sweep's for `disagg`."""
+    (prefill GPUs, decode GPUs) replaces the sweep's for `disagg`; `replication` picks the seed."""
     pf, dc = split or (settings["prefill_gpus"], settings["decode_gpus"])
     n_gpus = pf + dc if schedule == "disagg" else 1
     reqs = generate(workloads[wid], settings["requests"], rate_per_gpu * n_gpus,
-                    workload_seed(settings, workloads, wid), settings["burstiness"])
+                    workload_seed(settings, workloads, wid, replication), settings["burstiness"])
     return engine.simulate(a, reqs, schedule, chunk_tokens=settings["chunk_tokens"], prefill_gpus=pf,
                            decode_gpus=dc, first_token=settings["first_token"], efficiency=efficiency,
                            gpu_name=settings.get("gpu_name", ""),
@@ -60,14 +73,43 @@ def tail_breakdown(trace, percentile: float = 99.0) -> dict:
             "tail": {p: float(trace.breakdown[p][tail].mean()) for p in engine.PARTS}}
 
 
-def run_cell(a: Anchor, workloads: dict, settings: dict, wid: str, schedule: str, rate_per_gpu: float) -> dict:
+def replication_metrics(trace, slo_ms: dict | None, percentiles) -> dict:
+    """interval_metrics of one replication's trace (vLLM's definitions; the pooled ITL, which no interval needs,
+    is left out; without an SLO, attainment and goodput too)."""
+    r = trace.requests
+    ttft, e2el = trace.first_token_s - r.arrival_s, trace.finish_s - r.arrival_s
+    out = metrics.compute(ttft, e2el, [], r.prompt_tokens, r.output_tokens, float(trace.finish_s.max()), slo_ms,
+                          percentiles)
+    return {k: out[k] for k in interval_metrics(percentiles) if out.get(k) is not None}
+
+
+def run_cell(a: Anchor, workloads: dict, settings: dict, wid: str, schedule: str, rate_per_gpu: float,
+             replications: int | None = None) -> dict:
+    """One cell: replication 0 in full (metrics, tail breakdown, every request), and `replications` (default: the
+    sweep's) in all: each one's interval_metrics, their intervals, and each replication's SLO attainment (the
+    goodput search of that replication starts from them)."""
     trace = simulate_cell(a, workloads, settings, wid, schedule, rate_per_gpu)
-    return {"workload": wid, "schedule": schedule, "rate_per_gpu": rate_per_gpu,
+    cell = {"workload": wid, "schedule": schedule, "rate_per_gpu": rate_per_gpu,
             "rate": rate_per_gpu * gpus(settings, schedule), "gpus": gpus(settings, schedule),
             "seed": workload_seed(settings, workloads, wid), "requests": settings["requests"],
             "slo_ms": settings["slo_ms"],
             "metrics": metrics.from_trace(trace, settings["slo_ms"], settings["percentiles"]),
             "breakdown": tail_breakdown(trace), "per_request": requests_table(trace)}
+    count = settings["replications"] if replications is None else replications
+    slo, pct = settings["slo_ms"], settings["percentiles"]
+    runs = [{k: cell["metrics"][k] for k in interval_metrics(pct)}]
+    runs += [replication_metrics(simulate_cell(a, workloads, settings, wid, schedule, rate_per_gpu, replication=r),
+                                 slo, pct) for r in range(1, count)]
+    cell["replications"] = replication_block(runs, [workload_seed(settings, workloads, wid, r) for r in range(count)],
+                                             settings["confidence"])
+    return cell
+
+
+def replication_block(runs: list[dict], seeds: list[int], confidence: float) -> dict:
+    """Per metric (those of the first run), its value in each replication and the interval over them."""
+    values = {k: [run[k] for run in runs] for k in runs[0]}
+    return {"seeds": seeds, "values": values,
+            "intervals": {k: uncertainty.interval(v, confidence) for k, v in values.items()}}
 
 
 def per_request_metrics(cell: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -80,9 +122,14 @@ def per_request_metrics(cell: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
 def attainment(a: Anchor, workloads: dict, settings: dict, wid: str, schedule: str, rate: float,
-               efficiency: rl.Efficiency = rl.BOUND, split: tuple[int, int] | None = None) -> float:
-    trace = simulate_cell(a, workloads, settings, wid, schedule, rate, efficiency, split)
-    return metrics.from_trace(trace, settings["slo_ms"], settings["percentiles"])["slo_attainment"]
+               efficiency: rl.Efficiency = rl.BOUND, split: tuple[int, int] | None = None,
+               replication: int = 0) -> float:
+    """SLO attainment of one run (vLLM's rule: TTFT and per-request TPOT within the sweep's targets)."""
+    trace = simulate_cell(a, workloads, settings, wid, schedule, rate, efficiency, split, replication)
+    r = trace.requests
+    ttft, e2el = trace.first_token_s - r.arrival_s, trace.finish_s - r.arrival_s
+    tpot = metrics.per_request_tpot(ttft, e2el, r.output_tokens)
+    return float(metrics.meets_slo(ttft, tpot, e2el, settings["slo_ms"]).mean())
 
 
 def goodput_search(attainment_at, rates: list[float], target: float, steps: int) -> dict:
@@ -110,22 +157,30 @@ def goodput_search(attainment_at, rates: list[float], target: float, steps: int)
 
 def distserve_goodput(a: Anchor, workloads: dict, settings: dict, wid: str, schedule: str,
                       swept: dict[float, float], efficiency: rl.Efficiency = rl.BOUND,
-                      split: tuple[int, int] | None = None) -> dict:
+                      split: tuple[int, int] | None = None, replication: int = 0) -> dict:
     """goodput_search over the sweep's rates, reading a swept rate's attainment from `swept` where given (the sweep's
     cells) and simulating any other."""
     def attainment_at(rate: float) -> float:
         if rate in swept:
             return swept[rate]
-        return attainment(a, workloads, settings, wid, schedule, rate, efficiency, split)
+        return attainment(a, workloads, settings, wid, schedule, rate, efficiency, split, replication)
     return goodput_search(attainment_at, settings["rates_per_gpu"], settings["attainment_target"],
                           settings["bisection_steps"])
 
 
 def goodput_of(a: Anchor, workloads: dict, settings: dict, wid: str, schedule: str, cells: list[dict]) -> dict:
     """DistServe goodput of one (workload, schedule) from its sweep cells (plus bisection runs)."""
-    swept = {c["rate_per_gpu"]: c["metrics"]["slo_attainment"] for c in cells
-             if c["workload"] == wid and c["schedule"] == schedule}
-    return {"workload": wid, "schedule": schedule, **distserve_goodput(a, workloads, settings, wid, schedule, swept)}
+    mine = [c for c in cells if c["workload"] == wid and c["schedule"] == schedule]
+    swept = {c["rate_per_gpu"]: c["metrics"]["slo_attainment"] for c in mine}
+    out = {"workload": wid, "schedule": schedule, **distserve_goodput(a, workloads, settings, wid, schedule, swept)}
+    rates = [out["rate_per_gpu"]]
+    for r in range(1, settings["replications"]):
+        swept_r = {c["rate_per_gpu"]: c["replications"]["values"]["slo_attainment"][r] for c in mine}
+        rates.append(distserve_goodput(a, workloads, settings, wid, schedule, swept_r, replication=r)["rate_per_gpu"])
+    out["replications"] = {"seeds": [workload_seed(settings, workloads, wid, r)
+                                     for r in range(settings["replications"])],
+                           "rates_per_gpu": rates, "interval": uncertainty.interval(rates, settings["confidence"])}
+    return out
 
 
 def engines_goodput(a: Anchor, workloads: dict, settings: dict, wid: str, step_time: str,
