@@ -1,4 +1,5 @@
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -64,15 +65,32 @@ def interpreter_behind_a_space(where: Path) -> Path:
     return python
 
 
+REUSE_BUILD = "C13_REUSE_BUILD"  # `make test` sets it: its own build of these files has just run and been checked
+
+
+def reuse_checkout_build(work: Path) -> None:
+    """Seed the copy with the checkout's finished build of the default anchor (its outputs and Snakemake's records
+    of them, times kept), so the copy's build has nothing left to run. Only for `make test`, right after its build
+    of the same files was checked against precomputed/ (publish --check-built); alone, pytest builds from scratch."""
+    page = ROOT / "build" / "default" / "site"  # rendered again in the copy: the page names the checkout's commit
+    for rel in ("build/default", "build/shared", "build/tokenizers", ".snakemake/metadata"):
+        if (ROOT / rel).is_dir():
+            shutil.copytree(ROOT / rel, work / rel, dirs_exist_ok=True, symlinks=True,
+                            ignore=lambda d, names: names if Path(d) == page else [])
+
+
 @pytest.fixture(scope="session")
 def built_kit(tmp_path_factory):
     """A fresh-clone copy of the kit, every rule built and published once per test session, as a checkout at
-    `~/lesson kit/` under an interpreter reached through a path with a space would be. Tests that change files
-    take `copy_of_built_kit(...)` of it, never the original."""
+    `~/lesson kit/` under an interpreter reached through a path with a space would be (under `make test`, from the
+    checkout's own build: reuse_checkout_build). Tests that change files take `copy_of_built_kit(...)` of it, never
+    the original."""
     python = interpreter_behind_a_space(tmp_path_factory.mktemp("py"))
     work = tmp_path_factory.mktemp("built") / "lesson kit"
     work.mkdir()
     scratch_copy(work)
+    if os.environ.get(REUSE_BUILD) == "1":
+        reuse_checkout_build(work)
     run = subprocess.run(publishing_build(python), cwd=work, capture_output=True, text=True, timeout=900)
     assert run.returncode == 0, run.stderr[-3000:]
     assert (work / "site" / "index.html").is_file()

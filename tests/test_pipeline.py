@@ -46,12 +46,29 @@ def built_files(work):
 
 
 def test_committed_data_matches_a_fresh_build(scratch):
-    """`make test`'s staleness check (what `make check-stale` does alone): the data rebuilt from the committed
-    inputs in a scratch checkout equals the committed precomputed/, byte for byte."""
+    """The data built in a fresh-clone copy equals precomputed/, byte for byte (run alone, pytest rebuilds it from
+    scratch, as `make check-stale` does; under `make test` the copy starts from the checkout's build, which
+    `publish --check-built` has just compared with the committed precomputed/)."""
     fresh = built_files(scratch)
     assert fresh, "the build produced nothing"
     stale = [name for name, data in fresh.items() if (ROOT / "precomputed" / name).read_bytes() != data]
     assert not stale, f"committed precomputed/ is stale: {stale} (run `make site` and commit)"
+
+
+def test_make_tests_staleness_check_fails_on_edited_committed_data(scratch):
+    """`make test` compares the checkout's own build with precomputed/ before publishing (publish --check-built):
+    a committed file that differs fails it, naming the file; the untouched checkout passes."""
+    check = [PYTHON, "-m", "scripts.record.publish", "--check-built"]
+    ok = subprocess.run(check, cwd=scratch, capture_output=True, text=True, timeout=120)
+    assert ok.returncode == 0, ok.stderr
+    target = scratch / "precomputed" / "serving.json"
+    original = target.read_bytes()
+    try:
+        target.write_bytes(original.replace(b'"requests":2000', b'"requests":2001', 1))
+        stale = subprocess.run(check, cwd=scratch, capture_output=True, text=True, timeout=120)
+        assert stale.returncode == 1 and "stale: precomputed/serving.json" in stale.stderr, stale.stderr
+    finally:
+        target.write_bytes(original)
 
 
 @pytest.mark.exhaustive  # in `make test`, the test above compares a fresh build with the data `make site` committed

@@ -5,6 +5,11 @@ of site/, and each other anchor's build/<name>/site/ as site/<name>/ (scripts/re
                                             render included, succeeded and a dry run found nothing left to do)
   python -m scripts.record.publish --check  rebuild the data from the committed inputs in a scratch directory and exit 1
                                             naming every committed file that differs (what `make check-stale` runs)
+  python -m scripts.record.publish --check-built
+                                            the same comparison against this checkout's finished build, before it is
+                                            published (what `make test` runs: its build of the checked-out inputs is
+                                            the fresh build, so a stale precomputed/ fails the test run instead of
+                                            being overwritten by the publish that follows)
 
 The pair (precomputed/, site/) is switched as a whole, by directory renames under one journal:
 1. staging, outside both: .publish/precomputed.new (today's precomputed/ with the build's files over it) and
@@ -212,6 +217,13 @@ def main(argv: list[str] | None = None) -> int:
     if not BUILD.is_dir():
         print(f"error: {BUILD} is missing: run snakemake first", file=sys.stderr)
         return 2
+    if "--check-built" in args:
+        stale = differing(BUILD, COMMITTED)
+        for _, dst in stale:
+            print(f"stale: {dst} differs from the build of the checked-out inputs ({BUILD}); run `make site` and "
+                  "commit it", file=sys.stderr)
+        print(f"{len(stale)} stale file(s)" if stale else f"precomputed/ is current (equals {BUILD})", file=sys.stderr)
+        return 1 if stale else 0
     from scripts.record.lock import acquire, holder
 
     lock = acquire()

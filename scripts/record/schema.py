@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 from pathlib import Path
 
 import jsonschema
@@ -107,8 +108,25 @@ def errors(doc: object, name: str) -> list[jsonschema.ValidationError]:
     return sorted(validator(name).iter_errors(doc), key=_order)
 
 
+def _non_finite(doc: object, path: str = "") -> str | None:
+    """The first field holding NaN or an infinity (JSON has neither; a schema's bounds do not catch NaN)."""
+    if isinstance(doc, float) and not math.isfinite(doc):
+        return path or "(the document)"
+    items = doc.items() if isinstance(doc, dict) else enumerate(doc) if isinstance(doc, list) else ()
+    for key, value in items:
+        where = _non_finite(value, f"{path}[{key}]" if isinstance(key, int) else f"{path}.{key}" if path else key)
+        if where:
+            return where
+    return None
+
+
 def validate(doc: object, name: str, filename: str) -> object:
-    """doc, if it satisfies schemas/<name>.schema.json; else InputError naming file, field and what is allowed."""
+    """doc, if it satisfies schemas/<name>.schema.json and holds only finite numbers; else InputError naming file,
+    field and what is allowed."""
+    where = _non_finite(doc)
+    if where:
+        raise InputError(f"{filename}: field {where}: NaN or infinity is not a number JSON allows (use a finite "
+                         "number)")
     found = errors(doc, name)
     if found:
         first = found[0]
