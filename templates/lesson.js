@@ -231,29 +231,28 @@ function lesson(loadScript, files) {
       p.inside = insideLabel(p, s);
       points.push(p);
     }
-    const dom = scatterDomains(s.workload);
+    const dom = scatterDomains(s.workload, s.request_rate);
     return {load_points: points, load_box: dom ? [{x1: dom.scatter_x[0], y1: dom.scatter_y[0]}] : [], domains: dom};
   }
   const domains = {};
-  function scatterDomains(workload) {  // one pair of axes per workload, over every schedule and rate: the cloud
-    if (domains[workload]) return domains[workload];  // moves across fixed axes as the rate changes
-    const S = window.C13_SERVING, unit = S.unit_ms;
-    let x0 = Infinity, x1 = 0, y0 = Infinity, y1 = 0;
+  function scatterDomains(workload, rate) {  // one pair of axes per workload and rate, over every schedule: the
+    const k = `${workload}|${rate}`;  // cloud fills the plot at any rate, a schedule switch keeps the axes, and
+    if (domains[k]) return domains[k];  // the default SLO box's corner is on them (a box beyond them is clipped)
+    const S = window.C13_SERVING, unit = S.unit_ms, o = S.opening;
+    let x0 = o.ttft_slo_ms, x1 = o.ttft_slo_ms, y0 = o.load_tpot_slo_ms, y1 = o.load_tpot_slo_ms;
     for (const sch of SCHEDULES) {
-      for (const r of S.rates_per_gpu) {
-        const c = cellData(cellKey(workload, sch, r));
-        for (let i = 0; i < c.ttft.length; i++) {
-          if (c.tpot[i] <= 0) continue;
-          const x = c.ttft[i] * unit, y = c.tpot[i] * unit;
-          if (x < x0) x0 = x;
-          if (x > x1) x1 = x;
-          if (y < y0) y0 = y;
-          if (y > y1) y1 = y;
-        }
+      const c = cellData(cellKey(workload, sch, rate));
+      for (let i = 0; i < c.ttft.length; i++) {
+        if (c.tpot[i] <= 0) continue;
+        const x = c.ttft[i] * unit, y = c.tpot[i] * unit;
+        if (x < x0) x0 = x;
+        if (x > x1) x1 = x;
+        if (y < y0) y0 = y;
+        if (y > y1) y1 = y;
       }
     }
-    domains[workload] = x1 > 0 ? {scatter_x: [x0 / 1.5, x1 * 1.5], scatter_y: [y0 / 1.2, y1 * 1.2]} : null;
-    return domains[workload];
+    domains[k] = x1 > 0 && x0 > 0 ? {scatter_x: [x0 / 1.5, x1 * 1.5], scatter_y: [y0 / 1.2, y1 * 1.2]} : null;
+    return domains[k];
   }
 
   function frontierRows(c, sloMs) {
@@ -345,6 +344,9 @@ function lesson(loadScript, files) {
     document.querySelectorAll("[data-when-slo-unmet]").forEach((el) => { el.hidden = r.max_batch_slo > 0 || cap === 0; });
     const zeroGoodput = window.C13_SERVING && shownSchedules(state).some((sch) => r[`goodput_rate.${sch}`] === 0);
     document.querySelectorAll("[data-when-zero-goodput]").forEach((el) => { el.hidden = !zeroGoodput; });
+    const pdCell = window.C13_SERVING && state.show.disagg &&
+      window.C13_SERVING.cells[cellKey(state.workload, "disagg", state.request_rate)];
+    document.querySelectorAll("[data-when-prefill-over]").forEach((el) => { el.hidden = !(pdCell && pdCell.prefill_over); });
     document.dispatchEvent(new CustomEvent("lesson:update", {detail: {state: {...state}, readouts: r}}));
     const views = window.lessonViews;
     const jobs = [];
@@ -471,7 +473,8 @@ function lesson(loadScript, files) {
       main.push(["机器", rec.machine], ["日期", rec.date], ["重复次数", String(rec.runs)], ["离散", rec.spread]);
       detail.push(["文件", rec.file]);
     } else if (rec.kind === "simulated") {
-      main.push(["负载", rec.workload], ["调度", SCHEDULE_LABELS[rec.schedule] || PRESET_LABELS[rec.schedule] || rec.schedule]);
+      const workloads = (window.C13_SERVING || {}).workloads || {};
+      main.push(["负载", workloads[rec.workload] || rec.workload], ["调度", SCHEDULE_LABELS[rec.schedule] || PRESET_LABELS[rec.schedule] || rec.schedule]);
       if (rec.rate_per_gpu != null) main.push(["每卡请求率", `${rec.rate_per_gpu} req/s`]);
       const iv = rec.interval;
       if (iv && iv.low != null) {  // the same number over the sweep's seeds (scripts/serving/uncertainty.py)

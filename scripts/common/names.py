@@ -19,9 +19,22 @@ STEP_TIMES: tuple[str, ...] = tuple(NAMES["step_times"])  # the roofline bound, 
 STEP_TIME_LABELS: dict[str, str] = {s: v["label"] for s, v in NAMES["step_times"].items()}
 TAIL_PARTS: tuple[str, ...] = tuple(NAMES["tail_parts"])  # engine.PARTS the page shows, without their "_s"
 TAIL_PART_LABELS: dict[str, str] = {s: v["label"] for s, v in NAMES["tail_parts"].items()}
+FIELD_LABELS: dict[str, str] = {k: v["label"] for k, v in NAMES["fields"].items()}  # anchor fields, readouts
+METRIC_LABELS: dict[str, str] = {k: v["label"] for k, v in NAMES["metrics"].items()}  # the page's metric words
+TRY_LABELS: dict[str, str] = {k: v["label"] for k, v in NAMES["try_steps"].items()}  # the experiment's try steps
 LANE_LABELS: dict[str, str] = {lane: v["label"] for lane, v in NAMES["lanes"].items()}
 STEP_KIND_LABELS: dict[str, str] = {k: v["label"] for k, v in NAMES["step_kinds"].items()}
 STEP_KIND_COLORS: dict[str, str] = {k: v["color"] for k, v in NAMES["step_kinds"].items()}
+
+
+def metric_label(metric: str) -> str:
+    """A metric key (vLLM's, or a page readout's) in the page's words: tail_<part>_ms through its part's label."""
+    if metric in METRIC_LABELS:
+        return METRIC_LABELS[metric]
+    part = metric.removeprefix("tail_").removesuffix("_ms")
+    if metric.startswith("tail_") and part in TAIL_PART_LABELS:
+        return METRIC_LABELS["tail_part_ms"].format(part=TAIL_PART_LABELS[part])
+    return metric
 
 
 def page_names() -> dict:

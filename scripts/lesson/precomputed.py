@@ -5,6 +5,7 @@ long-prompt timeline, the lesson's headline numbers, and one provenance record p
 
 from dataclasses import replace
 
+from scripts.common.names import FIELD_LABELS
 from scripts.model import roofline as rl
 from scripts.model import timeline as tl
 from scripts.model.readouts import READOUT_FORMATS, SLIDERS, readouts
@@ -64,7 +65,8 @@ def gpu_choices(a, doc: dict, gpus_doc: dict | None) -> tuple[list[dict], list[d
                                       "peak_bf16_flops": values["peak_bf16_flops"],
                                       "free_bytes_for_requests": rl.free_bytes_for_requests(on_gpu)}})
         for k, unit, fmt, scale in GPU_SHOWN:
-            records.append(cited_record(f"gpu.{gid}.{k}", f"{label} {k}", values[k] * scale, unit, fmt,
+            records.append(cited_record(f"gpu.{gid}.{k}", f"{label} 的{FIELD_LABELS.get(k, k)}", values[k] * scale,
+                                        unit, fmt,
                                         work=g[k].get("source", "anchor-model.json"), version="config/gpus.json",
                                         locator=f"anchor-model.json hardware.{k}" if gid == "anchor" else
                                         f"config/gpus.json gpus.{gid}.{k}", self_reported=True))
@@ -80,10 +82,11 @@ def build(a, doc: dict, cited_doc: dict, gpus_doc: dict | None = None, anchor_fi
         records.append(from_formula(a, paths, rid, fn, args, unit=unit, fmt=fmt, label=label, scale=scale))
         return records[-1]["value"]
 
-    constants = {name: d(f"const.{name}", fn, {}, unit, "int", name) for name, (fn, unit) in CLIENT_CONSTANTS.items()}
+    constants = {name: d(f"const.{name}", fn, {}, unit, "int", FIELD_LABELS.get(name, name))
+                 for name, (fn, unit) in CLIENT_CONSTANTS.items()}
     for name in HARDWARE_CONSTANTS:
         records.append(from_anchor(anchor_file, doc, "hardware", name, unit=doc["hardware"][name]["unit"], fmt="int",
-                                   label=name))
+                                   label=FIELD_LABELS.get(name, name)))
         constants[name] = doc["hardware"][name]["value"]
 
     d("model.total_params_b", rl.total_params, {}, "B params", "f2", "总参数量", 1e-9)
@@ -154,18 +157,20 @@ def build(a, doc: dict, cited_doc: dict, gpus_doc: dict | None = None, anchor_fi
     defaults = {name: sc[name]["value"] for name in SLIDERS}
     for name, (fmt, unit) in READOUT_FORMATS.items():
         records.append(from_formula(a, paths, f"readout.{name}", readouts, defaults, unit=unit, fmt=fmt,
-                               label=f"实时读数 {name}(默认滑块位置)", key=name))
+                               label=f"默认设置下的读数:{FIELD_LABELS.get(name, name)}", key=name))
 
     for name, field in sc.items():
         if isinstance(field["value"], list):
             for i in range(len(field["value"])):
                 records.append(from_anchor(anchor_file, doc, "scenario", name, unit=field["unit"], fmt="int",
-                                           label=name, rid=f"scenario.{name}.{i}", index=i))
+                                           label=FIELD_LABELS.get(name, name), rid=f"scenario.{name}.{i}", index=i))
         else:
-            records.append(from_anchor(anchor_file, doc, "scenario", name, unit=field["unit"], fmt="int", label=name))
+            records.append(from_anchor(anchor_file, doc, "scenario", name, unit=field["unit"], fmt="int",
+                                       label=FIELD_LABELS.get(name, name)))
         if "max" in field:
             records.append(from_anchor(anchor_file, doc, "scenario", name, unit=field["unit"], fmt="int",
-                                       label=f"{name} 上限", rid=f"scenario.{name}.max", key="max"))
+                                       label=f"{FIELD_LABELS.get(name, name).split('(')[0]}的上限",
+                                       rid=f"scenario.{name}.max", key="max"))
 
     works = cited_doc["works"]
     for entry in cited_doc["numbers"]:

@@ -165,8 +165,8 @@ def load_scatter(ttft_slo: float, tpot_slo: float) -> dict:
     only the points that changed side, instead of re-laying out every point."""
     params = [alt.param(name="ttft_slo_ms", value=ttft_slo), alt.param(name="load_tpot_slo_ms", value=tpot_slo),
               alt.param(name="scatter_x", value=[10, 10000]), alt.param(name="scatter_y", value=[10, 100])]
-    x_scale = alt.Scale(type="log", domain=alt.ExprRef("scatter_x"))
-    y_scale = alt.Scale(type="log", domain=alt.ExprRef("scatter_y"))
+    x_scale = alt.Scale(type="log", domain=alt.ExprRef("scatter_x"), nice=False)  # the box starts at the axes
+    y_scale = alt.Scale(type="log", domain=alt.ExprRef("scatter_y"), nice=False)
     box = alt.Chart(alt.Data(name="load_box")).mark_rect(
         fill="#4c78a8", opacity=0.08, stroke="#4c78a8", clip=True).encode(
         x=alt.X("x1:Q", scale=x_scale), x2="x2:Q", y=alt.Y("y1:Q", scale=y_scale), y2="y2:Q").transform_calculate(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from scripts.common.names import PRESET_LABELS, STEP_TIME_LABELS, TAIL_PARTS
+from scripts.common.names import PRESET_LABELS, SCHEDULE_LABELS, STEP_TIME_LABELS, TAIL_PARTS, TRY_LABELS, metric_label
 from scripts.record import provenance as pv
 from scripts.record.claims import settle as settle_claims
 from scripts.serving.sweep import per_request_metrics, workload_seed
@@ -54,15 +54,15 @@ def aggregate(anchor_doc: dict, workloads_doc: dict, settings: dict, cells: list
         key = f"{cell['workload']}/{cell['schedule']}/{cell['rate_per_gpu']:g}"
         reps = cell["replications"]
         table.append({k: cell[k] for k in ("workload", "schedule", "rate_per_gpu", "rate", "gpus", "seed", "requests")}
-                     | {"metrics": cell["metrics"], "breakdown": cell["breakdown"],
+                     | {"metrics": cell["metrics"], "breakdown": cell["breakdown"], "memory": cell["memory"],
                         "intervals": {m: [i["low"], i["high"]] for m, i in reps["intervals"].items()}})
         ttft, tpot, _ = per_request_metrics(cell)
         per_request["ttft"][key], per_request["tpot"][key] = quantize_ms(ttft), quantize_ms(tpot)
         for metric, (unit, fmt) in RECORD_METRICS.items():
             rid = f"serving.{key.replace('/', '.')}.{metric}"
             prov[rid] = simulated(rid, cell["metrics"][metric], unit, fmt,
-                                  f"{workloads[cell['workload']]['label']} · {cell['schedule']} · "
-                                  f"每卡 {cell['rate_per_gpu']:g} req/s · {metric}", cell, metric,
+                                  f"{workloads[cell['workload']]['label']} · {SCHEDULE_LABELS[cell['schedule']]} · "
+                                  f"每卡 {cell['rate_per_gpu']:g} req/s · {metric_label(metric)}", cell, metric,
                                   interval=interval_field(reps["seeds"], reps["values"][metric],
                                                           reps["intervals"][metric]))
     order = {(w, p): (i, j) for i, w in enumerate(workloads) for j, p in enumerate(settings["schedules"])}
@@ -75,14 +75,14 @@ def aggregate(anchor_doc: dict, workloads_doc: dict, settings: dict, cells: list
                 "requests": settings["requests"], "slo_ms": settings["slo_ms"]}
         rid = f"serving.{wid}.{schedule}.goodput_rate"
         prov[rid] = simulated(rid, g["rate_per_gpu"], "req/s per GPU", "f2",
-                              f"{workloads[wid]['label']} · {schedule} · DistServe goodput(达标率 ≥ "
-                              f"{settings['attainment_target']:g})", base, "distserve_goodput",
+                              f"{workloads[wid]['label']} · {SCHEDULE_LABELS[schedule]} · DistServe goodput(达标率 ≥ "
+                              f"{settings['attainment_target']:g},二分法)", base, "distserve_goodput",
                               "scripts/serving_goodput.py",
                               interval=interval_field(reps["seeds"], reps["rates_per_gpu"], reps["interval"]))
         for part, word in INTERVAL_PARTS.items():  # the page states the replications' mean and interval too
             pid = f"serving.{wid}.{schedule}.goodput_{part}"
             prov[pid] = simulated(pid, reps["interval"][part], "req/s per GPU", "f2",
-                                  f"{workloads[wid]['label']} · {schedule} · DistServe goodput,"
+                                  f"{workloads[wid]['label']} · {SCHEDULE_LABELS[schedule]} · DistServe goodput,"
                                   f"{settings['replications']} 个种子的{word}", base, f"distserve_goodput_{part}",
                                   "scripts/serving_goodput.py",
                                   interval=interval_field(reps["seeds"], reps["rates_per_gpu"], reps["interval"]))
@@ -92,7 +92,8 @@ def aggregate(anchor_doc: dict, workloads_doc: dict, settings: dict, cells: list
                 rid = f"serving.{wid}.{schedule}.goodput_vs_whole"
                 prov[rid] = pv.ratio(rid, prov[f"serving.{wid}.{schedule}.goodput_rate"],
                                      prov[f"serving.{wid}.whole.goodput_rate"], fmt="f2",
-                                     label=f"{workloads[wid]['label']} · {schedule} 的 goodput ÷ 整段 prefill",
+                                     label=f"{workloads[wid]['label']} · {SCHEDULE_LABELS[schedule]} 的 goodput ÷ "
+                                           "整段 prefill 的",
                                      script="scripts/serving_sweep.py")
     anchor = {"name": anchor_doc["model"]["name"]["value"], "hardware": anchor_doc["hardware"]["name"]["value"]}
     doc = {"schema_version": 1, "anchor": anchor,
@@ -218,8 +219,9 @@ def engines_block(anchor_doc: dict, settings: dict, workloads: dict, engines: li
                 continue
             rid = f"serving.engines.{wid}.{step}.{preset}.goodput_rate"
             block["records"].setdefault(wid, {}).setdefault(step, {})[preset] = rid
-            prov[rid] = engine_record(rid, g, f"{workloads[wid]['label']} · {preset} · {STEP_TIME_LABELS[step]} · "
-                                      f"DistServe goodput", base, preset, step, None, settings)
+            prov[rid] = engine_record(rid, g, f"{workloads[wid]['label']} · {PRESET_LABELS[preset]} · "
+                                      f"{STEP_TIME_LABELS[step]} · DistServe goodput", base, preset, step, None,
+                                      settings)
         for split, g in e.get("pd_splits", {}).items():
             pf, dc = (int(x) for x in split.split(":"))
             rid = f"serving.pd_split.{step}.p{pf}d{dc}.goodput_rate"
@@ -311,7 +313,8 @@ def add_page_opening(doc: dict, workloads_doc: dict, settings: dict) -> None:
                 "requests": settings["requests"], "slo_ms": settings["slo_ms"]}
         same = doc["provenance"].get(f"serving.{wid}.{schedule}.{opening['request_rate']:g}."
                                      f"{READOUT_CELL_METRIC.get(metric, metric)}")  # the cell's own record
-        doc["provenance"][rid] = simulated(rid, value, unit, fmt, f"实时读数 {name}(默认滑块位置)", cell, metric,
+        doc["provenance"][rid] = simulated(rid, value, unit, fmt, f"默认设置下的读数:{SCHEDULE_LABELS[schedule]} · "
+                                           f"{metric_label(metric)}", cell, metric,
                                            "scripts/serving_sweep.py", formula="scripts.serving.load_page:readouts",
                                            args=opening, key=name, interval=(same or {}).get("interval"))
     doc["page_try"] = page["try"]["value"]
@@ -319,8 +322,8 @@ def add_page_opening(doc: dict, workloads_doc: dict, settings: dict) -> None:
         for key, value in setting.items():
             if key != "workload":
                 rid = f"load.{tid}.{key}"
-                doc["provenance"][rid] = pv.assumed(rid, f"试一试 {tid} 的目标", value, "ms", "int",
-                                                    assumption=page["try"]["assumption"])
+                doc["provenance"][rid] = pv.assumed(rid, f"试一试「{TRY_LABELS.get(tid, tid)}」的目标", value, "ms",
+                                                    "int", assumption=page["try"]["assumption"])
         args = {**opening, **setting}
         for name, value in readouts_at(exp, args).items():
             metric, schedule = name.split(".")
@@ -331,7 +334,8 @@ def add_page_opening(doc: dict, workloads_doc: dict, settings: dict) -> None:
             cell = {"workload": args["workload"], "schedule": schedule, "rate_per_gpu": args["request_rate"],
                     "seed": workload_seed(settings, workloads, args["workload"]),
                     "requests": settings["requests"], "slo_ms": settings["slo_ms"]}
-            doc["provenance"][rid] = simulated(rid, value, unit, fmt, f"试一试 {tid}:{name}", cell, metric,
+            doc["provenance"][rid] = simulated(rid, value, unit, fmt, f"试一试「{TRY_LABELS.get(tid, tid)}」:"
+                                               f"{SCHEDULE_LABELS[schedule]} · {metric_label(metric)}", cell, metric,
                                                "scripts/serving_sweep.py", formula="scripts.serving.load_page:readouts",
                                                args=args, key=name)
     opening_values = {**opening, "requests": settings["requests"], "replications": settings["replications"],

@@ -26,7 +26,8 @@ iteration boundary after its transfer ends. Where the first token counts as emit
   prefill  (DistServe's convention) when its prefill ends; the decode GPU computes the other output - 1 tokens,
            and a one-token request never reaches it.
 A prefill GPU's memory is not a limit: prompts waiting for a decode GPU are assumed to fit beside it
-(`Trace.prefill_held_peak_bytes` reports the most they held at once).
+(`Trace.prefill_held_peak_bytes` reports the most they held at once; each sweep cell carries it, and the page says
+where it exceeds the GPU, i.e. where this model is optimistic).
 
 Step times (`efficiency`, roofline.Efficiency): every kernel time is the roofline of the anchor with its peaks
 scaled by the achieved shares (`roofline.derated`), and every iteration (prefill-GPU prompts included) adds a

@@ -109,6 +109,9 @@ def experiment_data(serving: dict) -> dict:
         cells[key] = {"duration_s": row["metrics"]["duration"], "gpus": row["gpus"],
                       "tail_ms": {part: round(tail[f"{part}_s"] * 1000, 1) for part in TAIL_PARTS},
                       **encode_cell(per["ttft"][key], per["tpot"][key])}
+        memory = row["memory"]  # P/D: prompts waiting for a decode GPU held more KV than a prefill GPU has
+        if memory["prefill_held_peak_bytes"] > memory["capacity_bytes"]:
+            cells[key]["prefill_over"] = True
     return {"unit_ms": per["unit_ms"], "rates_per_gpu": settings["rates_per_gpu"], "schedules": settings["schedules"],
             "workloads": {wid: w["label"] for wid, w in serving["workloads"].items()},
             "requests": settings["requests"], "seed": settings["seed"], "opening": serving.get("page_opening"),

@@ -94,7 +94,9 @@ def run_cell(a: Anchor, workloads: dict, settings: dict, wid: str, schedule: str
             "seed": workload_seed(settings, workloads, wid), "requests": settings["requests"],
             "slo_ms": settings["slo_ms"],
             "metrics": metrics.from_trace(trace, settings["slo_ms"], settings["percentiles"]),
-            "breakdown": tail_breakdown(trace), "per_request": requests_table(trace)}
+            "breakdown": tail_breakdown(trace), "per_request": requests_table(trace),
+            "memory": {"capacity_bytes": trace.capacity_bytes, "peak_bytes": trace.peak_reserved_bytes,
+                       "prefill_held_peak_bytes": trace.prefill_held_peak_bytes}}
     count = settings["replications"] if replications is None else replications
     slo, pct = settings["slo_ms"], settings["percentiles"]
     runs = [{k: cell["metrics"][k] for k in interval_metrics(pct)}]

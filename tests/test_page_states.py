@@ -1,0 +1,96 @@
+"""The page in 200 random states a reader can reach (every slider, the GPU, the workload, the scatter's schedule and
+the shown schedules, drawn together from a seeded generator): in each, the text holds for what is on screen.
+No NaN, Infinity or "undefined" anywhere in the page's text; every readout a finite number; each conditional
+sentence shown exactly when its condition holds for the readouts beside it (nothing fits, TPOT target unmet, zero
+goodput, another GPU, a P/D prefill GPU over its memory); every caption that names the GPU names the one chosen; no
+console error."""
+import json
+import math
+import random
+
+import pytest
+
+from tests.browser import open_page
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.browser
+STATES = 200
+
+
+@pytest.fixture(scope="module")
+def page(browser):
+    pg, watch = open_page(browser, (ROOT / "site" / "index.html").as_uri())
+    yield pg, watch
+    pg.close()
+
+
+CONTROLS = """() => ({
+  sliders: [...document.querySelectorAll('input[data-param]')].map(e => ({name: e.dataset.param,
+    min: Number(e.min), max: Number(e.max), step: Number(e.step) || 1, scale: e.dataset.scale || '',
+    values: e.dataset.values ? JSON.parse(e.dataset.values) : null})),
+  gpus: [...document.querySelectorAll('select[data-choice="gpu"] option')].map(o => ({id: o.value,
+    label: o.textContent.trim()})),
+  workloads: [...document.querySelectorAll('input[data-choice="workload"]')].map(e => e.value),
+  schedules: [...document.querySelectorAll('input[data-show]')].map(e => e.dataset.show)})"""
+
+LOOK = """() => {
+  const shown = (sel) => [...document.querySelectorAll(sel)].some(e => !e.hidden);
+  const readouts = Object.fromEntries([...document.querySelectorAll('[data-readout]')]
+    .filter(e => e.dataset.value !== undefined).map(e => [e.dataset.readout, Number(e.dataset.value)]));
+  return {text: document.body.innerText, readouts,
+          gpuLabels: [...new Set([...document.querySelectorAll('[data-gpu-label]')].map(e => e.textContent.trim()))],
+          nothingFits: shown('[data-when-nothing-fits]'), sloUnmet: shown('[data-when-slo-unmet]'),
+          zeroGoodput: shown('[data-when-zero-goodput]'), otherGpu: shown('[data-when-other-gpu]'),
+          prefillOver: shown('[data-when-prefill-over]'),
+          pdCellOver: !!(window.C13_SERVING.cells[
+            `${lessonState().workload}/disagg/${lessonState().request_rate}`] || {}).prefill_over,
+          gpu: document.querySelector('select[data-choice="gpu"]').value};
+}"""
+
+
+def slider_value(rng: random.Random, s: dict):
+    if s["values"]:
+        return rng.choice(s["values"])
+    steps = int(round((s["max"] - s["min"]) / s["step"]))
+    v = s["min"] + s["step"] * rng.randint(0, steps)
+    v = round(v, 6)
+    return 2 ** int(v) if s["scale"] == "log2" else (int(v) if float(v).is_integer() else v)
+
+
+def test_the_text_holds_in_200_random_states(page):
+    pg, watch = page
+    controls = pg.evaluate(CONTROLS)
+    default_gpu = pg.evaluate("document.querySelector('select[data-choice=\"gpu\"]').value")
+    gpu_label = {g["id"]: g["label"] for g in controls["gpus"]}
+    assert len(controls["sliders"]) >= 9 and len(controls["gpus"]) >= 2
+    rng = random.Random(20261202)
+    seen = {"nothingFits": 0, "zeroGoodput": 0, "otherGpu": 0, "sloUnmet": 0, "prefillOver": 0}
+    for _ in range(STATES):
+        state = {s["name"]: slider_value(rng, s) for s in controls["sliders"] if rng.random() < 0.7}
+        state["gpu"] = rng.choice(controls["gpus"])["id"]
+        state["workload"] = rng.choice(controls["workloads"])
+        state["scatter"] = rng.choice(controls["schedules"])
+        shown = {s: rng.random() < 0.8 for s in controls["schedules"]}
+        shown[rng.choice(controls["schedules"])] = True  # at least one schedule stays drawn
+        state["show"] = shown
+        pg.evaluate("s => window.lessonSet(s)", state)
+        look = pg.evaluate(LOOK)
+        where = json.dumps(state, ensure_ascii=False)
+        for bad in ("NaN", "Infinity", "undefined"):
+            assert bad not in look["text"], (bad, where)
+        r = look["readouts"]
+        assert all(math.isfinite(v) for v in r.values()), where
+        assert look["nothingFits"] == (r["max_batch_mem"] == 0), where
+        assert look["sloUnmet"] == (r["max_batch_slo"] == 0 and r["max_batch_mem"] > 0), where
+        zero = any(r[f"goodput_rate.{s}"] == 0 for s, on in shown.items() if on)
+        assert look["zeroGoodput"] == zero, where
+        assert look["otherGpu"] == (look["gpu"] != default_gpu), where
+        assert look["prefillOver"] == (shown["disagg"] and look["pdCellOver"]), where
+        want = {gpu_label[look["gpu"]]} if look["gpu"] != default_gpu else None
+        if want:
+            assert set(look["gpuLabels"]) == want, (look["gpuLabels"], where)
+        for key in seen:
+            seen[key] += look[key]
+    assert watch.errors == []
+    # the states reached the conditions the page words (else this test would check little)
+    assert seen["otherGpu"] > 0 and seen["zeroGoodput"] > 0 and seen["prefillOver"] > 0, seen
