@@ -241,13 +241,24 @@ class _Gpu:
             admitted -= len(ids)
             finished += len(ids)
 
+        joining = ([], [], [])  # requests that start decoding at this boundary, appended to the batch at once
+
         def start_decoding(i, context, tokens):
-            nonlocal dec_ids, dec_ctx, dec_left
             out["dec_first"][i] = out["seg_start"][i] = self.n_iters  # its next token: the next decode iteration
             if np.isnan(out["join_s"][i]):
                 out["join_s"][i] = t
-            dec_ids, dec_ctx = np.append(dec_ids, i), np.append(dec_ctx, float(context))
-            dec_left = np.append(dec_left, tokens)
+            joining[0].append(i)
+            joining[1].append(float(context))
+            joining[2].append(tokens)
+
+        def join_batch():
+            nonlocal dec_ids, dec_ctx, dec_left
+            if joining[0]:
+                dec_ids = np.concatenate((dec_ids, np.array(joining[0], dtype=np.int64)))
+                dec_ctx = np.concatenate((dec_ctx, np.array(joining[1], dtype=np.float64)))
+                dec_left = np.concatenate((dec_left, np.array(joining[2], dtype=np.int64)))
+                for part in joining:
+                    part.clear()
 
         def paged_bytes(extra_steps=0):
             """Blocks every running request holds in the next iteration (+ extra_steps decode tokens), as bytes."""
@@ -332,6 +343,7 @@ class _Gpu:
                 tokens = handoff["decode_tokens"][i]
                 first_pending[i] = tokens == output[i]  # decode convention: its first token comes from here
                 start_decoding(i, prompt[i] + output[i] - tokens, tokens)
+            join_batch()
             peak = max(peak, reserved if mem is None else paged_bytes())
             if not prefilling and not len(dec_ids):
                 if preempted:
@@ -357,7 +369,7 @@ class _Gpu:
                     m = lo + 1
                 nd, csum = len(dec_ids), dec_ctx.sum()
                 if event < np.inf:  # iterations only lengthen as contexts grow: the event falls within this many
-                    first = cost.decode_run(nd, np.array([csum]))[0] + overhead
+                    first = cost.seconds(nd, csum) + overhead
                     m = min(m, int((event - t) / first) + 2)
                 steps = np.arange(m, dtype=np.float64)
                 durations = cost.decode_run(nd, csum + steps * nd) + overhead
@@ -420,6 +432,7 @@ class _Gpu:
                             out["dec_first"][i] = -1
                         else:
                             start_decoding(i, pf_len[i] + 1, left)
+                join_batch()
             done = dec_left == 0
             if done.any():
                 finish(dec_ids[done], t, self.n_iters - 1)
