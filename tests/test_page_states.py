@@ -35,9 +35,20 @@ CONTROLS = """() => ({
 
 LOOK = """() => {
   const shown = (sel) => [...document.querySelectorAll(sel)].some(e => !e.hidden);
+  const visible = (e) => !!(e.offsetWidth || e.offsetHeight || e.getClientRects().length);
+  const s = window.lessonState(), m = window.lessonMath;
+  const live = {...m.readouts(s), ...m.tokenReadouts(s), ...m.loadReadouts(s)};
+  const numbers = [...document.querySelectorAll('[data-prov]')].filter(visible).map(e => ({
+    id: e.dataset.prov, text: e.textContent.trim(), readout: e.dataset.readout || null,
+    sliderText: e.dataset.sliderValue ? m.formatNumber(s[e.dataset.sliderValue], e.dataset.format || 'int') : null,
+    value: e.dataset.value === undefined ? null : Number(e.dataset.value), fmt: e.dataset.format || 'int',
+    display: (window.C13_DATA.provenance[e.dataset.prov] || {}).display || null,
+    live: e.dataset.readout && live[e.dataset.readout] !== undefined ? live[e.dataset.readout] : null,
+    liveText: e.dataset.readout && live[e.dataset.readout] !== undefined ?
+      m.formatNumber(live[e.dataset.readout], e.dataset.format || 'int') : null}));
   const readouts = Object.fromEntries([...document.querySelectorAll('[data-readout]')]
     .filter(e => e.dataset.value !== undefined).map(e => [e.dataset.readout, Number(e.dataset.value)]));
-  return {text: document.body.innerText, readouts,
+  return {text: document.body.innerText, readouts, numbers,
           gpuLabels: [...new Set([...document.querySelectorAll('[data-gpu-label]')].map(e => e.textContent.trim()))],
           nothingFits: shown('[data-when-nothing-fits]'), sloUnmet: shown('[data-when-slo-unmet]'),
           zeroGoodput: shown('[data-when-zero-goodput]'), otherGpu: shown('[data-when-other-gpu]'),
@@ -64,6 +75,7 @@ def test_the_text_holds_in_200_random_states(page):
     gpu_label = {g["id"]: g["label"] for g in controls["gpus"]}
     assert len(controls["sliders"]) >= 9 and len(controls["gpus"]) >= 2
     rng = random.Random(20261202)
+    checked = 0
     seen = {"nothingFits": 0, "zeroGoodput": 0, "otherGpu": 0, "sloUnmet": 0, "prefillOver": 0}
     for _ in range(STATES):
         state = {s["name"]: slider_value(rng, s) for s in controls["sliders"] if rng.random() < 0.7}
@@ -89,8 +101,17 @@ def test_the_text_holds_in_200_random_states(page):
         want = {gpu_label[look["gpu"]]} if look["gpu"] != default_gpu else None
         if want:
             assert set(look["gpuLabels"]) == want, (look["gpuLabels"], where)
+        checked += len(look["numbers"])
+        for n in look["numbers"]:  # a number follows the state (a live readout) or is its record's, as stated
+            if n["sliderText"] is not None:  # a slider's own value, beside it or in the prose
+                assert n["text"] == n["sliderText"], (n, where)
+            elif n["readout"] and n["live"] is not None:
+                assert n["text"] == n["liveText"], (n, where)
+            elif n["display"] is not None:
+                assert n["text"] == n["display"], (n, where)
         for key in seen:
             seen[key] += look[key]
     assert watch.errors == []
+    assert checked >= STATES * 200, checked  # every number of the page, in every state
     # the states reached the conditions the page words (else this test would check little)
     assert seen["otherGpu"] > 0 and seen["zeroGoodput"] > 0 and seen["prefillOver"] > 0, seen
