@@ -195,6 +195,28 @@ def test_screenshots(browser, width):
     assert watch.errors == []
 
 
+@pytest.mark.parametrize("width", [1280, 390])
+def test_screenshots_of_each_section_on_two_gpus(browser, width):
+    """Every section, in the default state and with the GPU switched to the MI300X, as a reader sees it (test
+    artifacts: section-<id>-<gpu>-<width>.png); no section wider than the screen, no console error."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    page, watch = open_page(browser, (SITE / "index.html").as_uri(), width=width)
+    sections = page.evaluate("[...document.querySelectorAll('main section[id], body section[id]')].map(s => s.id)")
+    assert len(sections) >= 8
+    for gpu in ("default", "mi300x"):
+        if gpu != "default":
+            page.evaluate("g => window.lessonSet({gpu: g})", gpu)
+        for sid in sections:
+            box = page.locator(f"section#{sid}")
+            box.scroll_into_view_if_needed()
+            page.evaluate("window.lessonPending()")
+            right = page.evaluate("id => document.getElementById(id).getBoundingClientRect().right", sid)
+            assert right <= width + 1, (sid, gpu, right)
+            box.screenshot(path=str(ARTIFACTS / f"section-{sid}-{gpu}-{width}.png"))
+    page.close()
+    assert watch.errors == []
+
+
 def test_provenance_page_links_both_ways(browser):
     page = browser.new_page()
     page.goto((SITE / "provenance.html").as_uri())
