@@ -151,3 +151,27 @@ def test_the_audit_refuses_an_interval_that_is_not_its_replications():
     assert "seeds differ" in check_interval(rid, other_seeds, settings, workloads)[0]
     not_first = {**rec, "interval": {**iv, "values": iv["values"][::-1]}}
     assert "replication 0" in check_interval(rid, not_first, settings, workloads)[0]
+
+
+def test_cli_ramps_the_generated_arrivals_as_vllm_bench_serve(tmp_path, small):
+    """--ramp-up-strategy with start and end rps (instead of --rate): the arrivals are workload.generate's under
+    that ramp with the sweep's seed (vLLM's get_request rule, tested in test_serving.py); --rate beside a ramp, or a
+    ramp without both ends, is refused in one line and writes nothing."""
+    from scripts.serving.workload import generate
+
+    a, workloads, s = small
+    out = tmp_path / "ramp.json"
+    run = run_cli("--preset", "orca", "--workload", "chat", "--ramp-up-strategy", "linear", "--ramp-up-start-rps", 1,
+                  "--ramp-up-end-rps", 12, "--requests", 200, "--out", out)
+    assert run.returncode == 0, run.stderr
+    doc = json.loads(out.read_text())
+    want = generate(workloads["chat"], 200, 12.0, s["seed"], s["burstiness"], ("linear", 1.0, 12.0))
+    assert [r["arrival_s"] for r in doc["requests"]] == want.arrival_s.tolist()
+    assert doc["ramp_up"] == {"strategy": "linear", "start_rps": 1.0, "end_rps": 12.0}
+    gaps = np.diff(want.arrival_s)
+    assert gaps[:50].mean() > 3 * gaps[-50:].mean()  # the rate rises along the run
+    for args, says in ((("--ramp-up-start-rps", 1, "--ramp-up-end-rps", 4, "--rate", 2), "instead of --rate"),
+                       (("--ramp-up-start-rps", 1), "must both be given")):
+        bad = run_cli("--preset", "orca", "--workload", "chat", "--ramp-up-strategy", "exponential", *args,
+                      "--out", tmp_path / "x.json")
+        assert bad.returncode == 2 and says in bad.stderr and not (tmp_path / "x.json").exists(), bad.stderr

@@ -19,6 +19,8 @@ a request only while fewer than N are in flight, as `vllm bench serve --max-conc
 the send.
   python -m scripts.serving --schedule chunked --workload chat --rate 4 --seeds 10 --out result.json [--requests N]
         [--workloads config/workloads.json] [any flag above]
+  python -m scripts.serving --schedule chunked --workload chat --ramp-up-strategy linear --ramp-up-start-rps 1
+        --ramp-up-end-rps 12 --out ramp.json
   python -m scripts.serving --vllm-result vllm_result.json --out metrics.json [--slo ...] [--percentiles ...]
 
 The trace is a CSV with arrival_s,prompt_tokens,output_tokens or the Azure trace columns
@@ -49,7 +51,7 @@ from scripts.serving import engine, metrics, results, sweep
 from scripts.serving.config import sweep_settings, workloads_for
 from scripts.serving.trace import read_trace
 from scripts.serving.uncertainty import CONFIDENCE
-from scripts.serving.workload import generate
+from scripts.serving.workload import RAMPS, generate
 
 
 def parse_slo(text: str | None) -> dict | None:
@@ -138,6 +140,9 @@ def run(args: argparse.Namespace) -> dict:
         runs = [{k: first[k] for k in sweep.interval_metrics(percentiles) if first.get(k) is not None}]
         runs += [sweep.replication_metrics(simulate(reqs), slo, percentiles) for _, reqs in samples[1:]]
         extra = {"workload": args.workload, "rate": args.rate, "requests_per_seed": len(samples[0][1]),
+                 "ramp_up": None if not args.ramp_up_strategy else {
+                     "strategy": args.ramp_up_strategy, "start_rps": args.ramp_up_start_rps,
+                     "end_rps": args.ramp_up_end_rps},
                  "replications": sweep.replication_block(runs, [seed for seed, _ in samples], CONFIDENCE)}
     return {"anchor": {"name": doc["model"]["name"]["value"], "hardware": doc["hardware"]["name"]["value"]},
             "schedule": args.schedule, "trace": Path(args.trace).as_posix() if args.trace else None,
@@ -161,11 +166,22 @@ def generated(args: argparse.Namespace, a) -> list[tuple[int, object]]:
     if args.workload not in workloads:
         raise InputError(f"--workload {args.workload!r}: {Path(args.workloads).as_posix()} names "
                          f"{', '.join(workloads)}")
-    if args.rate is None or not 0 < args.rate < 1e6:
+    ramp = None
+    if args.ramp_up_strategy:  # vllm bench serve: a ramp replaces --request-rate, from start to end rps
+        if args.rate is not None:
+            raise InputError("--ramp-up-strategy: give --ramp-up-start-rps and --ramp-up-end-rps instead of --rate "
+                             "(as vllm bench serve requires)")
+        lo, hi = args.ramp_up_start_rps, args.ramp_up_end_rps
+        if lo is None or hi is None or not (0 < lo < 1e6 and 0 < hi < 1e6):
+            raise InputError("--ramp-up-strategy: --ramp-up-start-rps and --ramp-up-end-rps must both be given, > 0")
+        ramp = (args.ramp_up_strategy, lo, hi)
+    elif args.rate is None or not 0 < args.rate < 1e6:
         raise InputError("--rate: give the request rate in requests per second (> 0) with --workload")
     n = args.requests or settings["requests"]
+    rate = args.rate if ramp is None else max(ramp[1], ramp[2])  # only checked positive under a ramp
     seeds = [sweep.workload_seed(settings, workloads, args.workload, r) for r in range(args.seeds)]
-    return [(seed, generate(workloads[args.workload], n, args.rate, seed, settings["burstiness"])) for seed in seeds]
+    return [(seed, generate(workloads[args.workload], n, rate, seed, settings["burstiness"], ramp))
+            for seed in seeds]
 
 
 BOUNDS = {"seeds": 100, "requests": 1 << 22, "chunk_tokens": 1 << 20, "max_batch": 1 << 30,
@@ -197,6 +213,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workloads", type=Path, default=Path("config/workloads.json"))
     ap.add_argument("--rate", type=float, default=None, help="--workload: requests per second in all")
     ap.add_argument("--requests", type=int, default=None, help="--workload: requests per seed (default: the sweep's)")
+    ap.add_argument("--ramp-up-strategy", choices=RAMPS, default=None,
+                    help="--workload: each request's rate ramps from --ramp-up-start-rps to --ramp-up-end-rps, as "
+                         "vllm bench serve --ramp-up-strategy does (instead of --rate)")
+    ap.add_argument("--ramp-up-start-rps", type=float, default=None)
+    ap.add_argument("--ramp-up-end-rps", type=float, default=None)
     ap.add_argument("--seeds", type=int, default=1,
                     help="--workload: replications with the sweep's seeds; adds 95%% intervals (default 1)")
     ap.add_argument("--vllm-result", type=Path)
