@@ -48,9 +48,7 @@ publish: $(VENV_STAMP)  ## publish the last complete build (build/default/precom
 # `make test` runs every check at least once; the remaining cases of the long ones (every kill point, every anchor
 # built end to end, the large queueing runs; pytest marker `exhaustive`) and the Slurm run are `make test-all`.
 test: $(VENV_STAMP) browser-deps  ## the staleness check, the tests, the audit and the linter
-	$(BUILD_LOCK) --target all -- $(SM_ARGS) $(QUIET)
-	$(PY) -m scripts.record.publish --check-built
-	$(BUILD_ALL)
+	$(BUILD_LOCK) --target all --fail-if-stale --publish -- $(SM_ARGS) $(QUIET)
 	C13_REUSE_BUILD=1 $(PY) -m pytest -m "not cluster and not exhaustive"
 	$(PY) -m scripts.audit
 	.venv/bin/ruff check .

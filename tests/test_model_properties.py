@@ -1,4 +1,5 @@
 """Monotonicity and consistency properties of the roofline and timeline math."""
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -69,7 +70,8 @@ def test_timeline_lanes_are_contiguous_and_positive(anchor):
 
 def test_the_simulators_iteration_cost_is_bit_identical_to_the_roofline(anchor):
     """roofline.IterationCost (the anchor's constants read once, for the serving engine) gives exactly
-    iteration_seconds, for mixed iterations and for runs of pure-decode ones, at the bound and derated."""
+    iteration_seconds, for mixed iterations and for runs of pure-decode ones (its vectorised path), at the bound
+    and derated; and a decode-only iteration is decode_step_seconds."""
     import numpy as np
 
     rng = np.random.default_rng(3)
@@ -84,3 +86,5 @@ def test_the_simulators_iteration_cost_is_bit_identical_to_the_roofline(anchor):
         sums = np.arange(50, dtype=float) * 37 + 12345.0
         expect = [rl.iteration_seconds(a, 37, float(c)) for c in sums]
         assert cost.decode_run(37, sums).tolist() == expect
+        assert rl.iteration_seconds(a, 37, 37 * 4096.0) == pytest.approx(rl.decode_step_seconds(a, 37, 4096.0),
+                                                                         rel=1e-12)

@@ -56,17 +56,21 @@ def test_committed_data_matches_a_fresh_build(scratch):
 
 
 def test_make_tests_staleness_check_fails_on_edited_committed_data(scratch):
-    """`make test` compares the checkout's own build with precomputed/ before publishing (publish --check-built):
-    a committed file that differs fails it, naming the file; the untouched checkout passes."""
-    check = [PYTHON, "-m", "scripts.record.publish", "--check-built"]
-    ok = subprocess.run(check, cwd=scratch, capture_output=True, text=True, timeout=120)
+    """`make test` builds with `build_lock --fail-if-stale --publish`: the build is compared with precomputed/
+    before the publish; a committed file that differs fails it, naming the file, and is not overwritten; the
+    untouched checkout passes."""
+    check = [PYTHON, "-m", "scripts.record.build_lock", "--target", "all", "--fail-if-stale", "--publish", "--",
+             "--cores", "2", "--quiet", "rules"]
+    ok = subprocess.run(check, cwd=scratch, capture_output=True, text=True, timeout=300)
     assert ok.returncode == 0, ok.stderr
     target = scratch / "precomputed" / "serving.json"
     original = target.read_bytes()
+    edited = original.replace(b'"requests":2000', b'"requests":2001', 1)
     try:
-        target.write_bytes(original.replace(b'"requests":2000', b'"requests":2001', 1))
-        stale = subprocess.run(check, cwd=scratch, capture_output=True, text=True, timeout=120)
+        target.write_bytes(edited)
+        stale = subprocess.run(check, cwd=scratch, capture_output=True, text=True, timeout=300)
         assert stale.returncode == 1 and "stale: precomputed/serving.json" in stale.stderr, stale.stderr
+        assert target.read_bytes() == edited  # nothing was published over it
     finally:
         target.write_bytes(original)
 

@@ -216,7 +216,7 @@ def check_interval(rid: str, rec: dict, settings: dict, workloads: dict) -> list
     from scripts.serving import sweep, uncertainty
 
     iv = rec["interval"]
-    seeds = [sweep.workload_seed(settings, workloads, rec["workload"], r) for r in range(settings["replications"])]
+    seeds = sweep.replication_seeds(settings, workloads, rec["workload"], settings["replications"])
     if iv.get("seeds") != seeds or len(iv.get("values") or []) != len(seeds):
         return [f"{rid}: its replications' seeds differ from config/workloads.json (rebuild)"]
     own = not rec.get("formula") and not rec["metric"].startswith("distserve_goodput_")  # a number of replication 0
@@ -236,15 +236,17 @@ def check_replications(records: dict, anchor, workloads: dict, settings: dict) -
 
     if settings["replications"] < 2 or "page_workload" not in settings:
         return []
-    problems, r = [], settings["replications"] - 1
+    problems, r, runs = [], settings["replications"] - 1, {}
     for rid, rec in records.items():
         iv = rec.get("interval")
         if rec.get("kind") != "simulated" or not iv or rec["workload"] != settings["page_workload"] \
                 or rec.get("rate_per_gpu") != settings.get("page_rate") or rec.get("formula"):
             continue
-        trace = sweep.simulate_cell(anchor, workloads, settings, rec["workload"], rec["schedule"],
-                                    rec["rate_per_gpu"], replication=r)
-        value = sweep.replication_metrics(trace, settings["slo_ms"], settings["percentiles"])[rec["metric"]]
+        if rec["schedule"] not in runs:  # one simulation per cell, for all of its records
+            trace = sweep.simulate_cell(anchor, workloads, settings, rec["workload"], rec["schedule"],
+                                        rec["rate_per_gpu"], replication=r)
+            runs[rec["schedule"]] = sweep.replication_metrics(trace, settings["slo_ms"], settings["percentiles"])
+        value = runs[rec["schedule"]][rec["metric"]]
         now, stored = format_number(value, rec["format"]), format_number(iv["values"][r], rec["format"])
         if now != stored:
             problems.append(f"{rid}: replication {r} (seed {iv['seeds'][r]}) re-simulates to {now}, stored {stored}")

@@ -180,73 +180,70 @@ def throughput_gain_over_batch1(a: Anchor, batch: float, context: float) -> floa
 
 
 # One serving iteration in general: any set of running decoders (each at its own context) plus any prefill chunks.
-# The serving simulator calls these for every iteration; the functions above are its special cases.
-def iteration_bytes(a: Anchor, decoders, decode_context_sum, prefill_kv_tokens, prefill_state_passes):
-    """Weights once; each decoder's KV up to its context and its state read and written; each chunk's KV (all earlier
-    positions plus its own) and its request's state, `state_passes` times per chunk (summed in
-    `prefill_state_passes`). Works on numbers or numpy arrays alike."""
-    return (weight_bytes_read_per_step(a) + (decode_context_sum + prefill_kv_tokens) * kv_bytes_per_token(a)
-            + (2 * decoders + prefill_state_passes) * state_bytes_per_request(a))
-
-
-def iteration_flops(a: Anchor, decoders, decode_context_sum, prefill_tokens, prefill_pairs):
-    """Dense matmuls for every token in the step; attention for each query-key pair (a decoder at context C is C
-    pairs; a chunk of L tokens starting at s is L*s + L^2/2)."""
-    return (2 * params_read_per_step(a) * (decoders + prefill_tokens)
-            + (decode_context_sum + prefill_pairs) * attention_flops_per_token_position(a))
-
-
+# The serving simulator prices thousands of them per run, so the formulas live on IterationCost, which reads the
+# anchor's constants once (the per-call lookups dominated); the functions below are the same formulas by anchor.
 def chunk_kv_tokens_and_pairs(start: float, length: float) -> tuple[float, float]:
     """What one prefill chunk [start, start + length) adds to an iteration: KV positions read, query-key pairs."""
     return start + length, length * start + length * length / 2
 
 
-def iteration_seconds(a: Anchor, decoders: float, decode_context_sum: float,
-                      chunks: list[tuple[float, float]] = ()) -> float:
-    """One iteration carrying `decoders` decode tokens (contexts summing to `decode_context_sum`) and the prefill
-    `chunks` given as (start, length) pairs, one per request."""
-    kv_tokens = pairs = tokens = 0.0
-    passes = 0
-    for start, length in chunks:
-        k, p = chunk_kv_tokens_and_pairs(start, length)
-        kv_tokens, pairs, tokens = kv_tokens + k, pairs + p, tokens + length
-        passes += state_passes(start)
-    return step_seconds(a, iteration_bytes(a, decoders, decode_context_sum, kv_tokens, passes),
-                        iteration_flops(a, decoders, decode_context_sum, tokens, pairs))
-
-
 class IterationCost:
-    """iteration_seconds with the anchor's constants read once: the serving simulator prices thousands of iterations
-    per run, and the anchor lookups dominated. The same expressions in the same order as iteration_bytes,
-    iteration_flops and step_seconds, so every result is bit-identical to theirs (tests/test_model_properties.py)."""
+    """One iteration's bytes, FLOPs and seconds on anchor `a` (its constants read once)."""
 
-    __slots__ = ("weights", "kv", "state", "dense", "attention", "bandwidth", "flops")
+    __slots__ = ("weights", "kv", "state", "dense", "attention", "bandwidth", "peak_flops")
 
     def __init__(self, a: Anchor):
         self.weights, self.kv = weight_bytes_read_per_step(a), kv_bytes_per_token(a)
         self.state, self.dense = state_bytes_per_request(a), 2 * params_read_per_step(a)
         self.attention = attention_flops_per_token_position(a)
-        self.bandwidth, self.flops = a.hbm_bandwidth_bytes_per_s, a.peak_bf16_flops
+        self.bandwidth, self.peak_flops = a.hbm_bandwidth_bytes_per_s, a.peak_bf16_flops
+
+    def bytes(self, decoders, decode_context_sum, prefill_kv_tokens, prefill_state_passes):
+        """Weights once; each decoder's KV up to its context and its state read and written; each chunk's KV (all
+        earlier positions plus its own) and its request's state, `state_passes` times per chunk (summed in
+        `prefill_state_passes`). Works on numbers or numpy arrays alike."""
+        return (self.weights + (decode_context_sum + prefill_kv_tokens) * self.kv
+                + (2 * decoders + prefill_state_passes) * self.state)
+
+    def flops(self, decoders, decode_context_sum, prefill_tokens, prefill_pairs):
+        """Dense matmuls for every token in the step; attention for each query-key pair (a decoder at context C is
+        C pairs; a chunk of L tokens starting at s is L*s + L^2/2)."""
+        return self.dense * (decoders + prefill_tokens) + (decode_context_sum + prefill_pairs) * self.attention
 
     def seconds(self, decoders: float, decode_context_sum: float, chunks=()) -> float:
-        """iteration_seconds(a, decoders, decode_context_sum, chunks)."""
+        """One iteration carrying `decoders` decode tokens (contexts summing to `decode_context_sum`) and the
+        prefill `chunks` given as (start, length) pairs, one per request: step_seconds of its bytes and FLOPs."""
         kv_tokens = pairs = tokens = 0.0
         passes = 0
         for start, length in chunks:
-            kv_tokens, pairs = kv_tokens + (start + length), pairs + (length * start + length * length / 2)
-            tokens += length
-            passes += 1 if start == 0 else 2
-        step_bytes = (self.weights + (decode_context_sum + kv_tokens) * self.kv
-                      + (2 * decoders + passes) * self.state)
-        step_flops = self.dense * (decoders + tokens) + (decode_context_sum + pairs) * self.attention
-        return max(step_bytes / self.bandwidth, step_flops / self.flops)
+            k, p = chunk_kv_tokens_and_pairs(start, length)
+            kv_tokens, pairs, tokens = kv_tokens + k, pairs + p, tokens + length
+            passes += state_passes(start)
+        return max(self.bytes(decoders, decode_context_sum, kv_tokens, passes) / self.bandwidth,
+                   self.flops(decoders, decode_context_sum, tokens, pairs) / self.peak_flops)
 
     def decode_run(self, decoders: int, decode_context_sums):
-        """Seconds of pure-decode iterations, one per entry of `decode_context_sums` (a numpy array):
-        iteration_bytes/iteration_flops with no prefill work, then step_seconds, elementwise."""
-        step_bytes = self.weights + (decode_context_sums + 0.0) * self.kv + (2 * decoders + 0) * self.state
-        step_flops = self.dense * (decoders + 0.0) + (decode_context_sums + 0.0) * self.attention
-        return np.maximum(step_bytes / self.bandwidth, step_flops / self.flops)
+        """seconds() of pure-decode iterations, one per entry of `decode_context_sums` (a numpy array)."""
+        return np.maximum(self.bytes(decoders, decode_context_sums, 0.0, 0) / self.bandwidth,
+                          self.flops(decoders, decode_context_sums, 0.0, 0.0) / self.peak_flops)
+
+
+@lru_cache(maxsize=256)  # pure in the (frozen, hashable) anchor
+def iteration_cost(a: Anchor) -> IterationCost:
+    return IterationCost(a)
+
+
+def iteration_bytes(a: Anchor, decoders, decode_context_sum, prefill_kv_tokens, prefill_state_passes):
+    return iteration_cost(a).bytes(decoders, decode_context_sum, prefill_kv_tokens, prefill_state_passes)
+
+
+def iteration_flops(a: Anchor, decoders, decode_context_sum, prefill_tokens, prefill_pairs):
+    return iteration_cost(a).flops(decoders, decode_context_sum, prefill_tokens, prefill_pairs)
+
+
+def iteration_seconds(a: Anchor, decoders: float, decode_context_sum: float,
+                      chunks: list[tuple[float, float]] = ()) -> float:
+    return iteration_cost(a).seconds(decoders, decode_context_sum, chunks)
 
 
 # Step times as an engine achieves them: the roofline is the bound; a real iteration runs its kernels below the

@@ -1,6 +1,7 @@
 """Run a build under the kit's own lock, so a crashed build heals and two builds never collide.
 
-  python -m scripts.record.build_lock [--target T] [--publish [--data-only]] [--report FILE] -- <snakemake args>
+  python -m scripts.record.build_lock [--target T] [--fail-if-stale] [--publish [--data-only]] [--report FILE]
+      -- <snakemake args>     (--fail-if-stale: exit 1 before publishing when the build differs from precomputed/)
   python -m scripts.record.build_lock --anchor FILE [--publish] -- <snakemake args>      (`make site ANCHOR=FILE`)
   python -m scripts.record.build_lock --all-anchors [--publish] -- <snakemake args>      (`make anchors`)
   python -m scripts.record.build_lock --recover-only
@@ -170,6 +171,8 @@ def main(argv: list[str] | None = None) -> int:
                               text=True)
         if done.returncode:
             print("warning: snakemake --report failed", file=sys.stderr)
+    if "--fail-if-stale" in opts and (rc := publish.check_built()):  # `make test`: before the publish overwrites
+        return rc
     if publish_after:
         # What publish will copy must be complete and current, whatever was asked for: the site needs `all`.
         done = targets if anchor else ["anchors"] if every_anchor else ["data" if "--data-only" in opts else "all"]

@@ -7,9 +7,10 @@ of site/, and each other anchor's build/<name>/site/ as site/<name>/ (scripts/re
                                             naming every committed file that differs (what `make check-stale` runs)
   python -m scripts.record.publish --check-built
                                             the same comparison against this checkout's finished build, before it is
-                                            published (what `make test` runs: its build of the checked-out inputs is
-                                            the fresh build, so a stale precomputed/ fails the test run instead of
-                                            being overwritten by the publish that follows)
+                                            published (`make test` runs it as build_lock --fail-if-stale, between
+                                            its build and its publish: its build of the checked-out inputs is the
+                                            fresh build, so a stale precomputed/ fails the test run instead of being
+                                            overwritten by the publish that follows)
 
 The pair (precomputed/, site/) is switched as a whole, by directory renames under one journal:
 1. staging, outside both: .publish/precomputed.new (today's precomputed/ with the build's files over it) and
@@ -203,6 +204,17 @@ def first_error(output: str) -> str:
     return lines[-1][:300] if lines else "(no output)"
 
 
+def check_built() -> int:
+    """1 naming every committed file that differs from this checkout's finished build, else 0 (a stale precomputed/
+    must fail before a publish would overwrite it)."""
+    stale = differing(BUILD, COMMITTED)
+    for _, dst in stale:
+        print(f"stale: {dst} differs from the build of the checked-out inputs ({BUILD}); run `make site` and "
+              "commit it", file=sys.stderr)
+    print(f"{len(stale)} stale file(s)" if stale else f"precomputed/ is current (equals {BUILD})", file=sys.stderr)
+    return 1 if stale else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     if "--check" in args:
@@ -218,12 +230,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {BUILD} is missing: run snakemake first", file=sys.stderr)
         return 2
     if "--check-built" in args:
-        stale = differing(BUILD, COMMITTED)
-        for _, dst in stale:
-            print(f"stale: {dst} differs from the build of the checked-out inputs ({BUILD}); run `make site` and "
-                  "commit it", file=sys.stderr)
-        print(f"{len(stale)} stale file(s)" if stale else f"precomputed/ is current (equals {BUILD})", file=sys.stderr)
-        return 1 if stale else 0
+        return check_built()
     from scripts.record.lock import acquire, holder
 
     lock = acquire()

@@ -134,10 +134,10 @@ def run(args: argparse.Namespace) -> dict:
             raise InputError(f"{source}: {exc}") from None
 
     trace = simulate(samples[0][1])
+    result = metrics.from_trace(trace, slo, percentiles)
     extra = {}
     if args.workload:
-        first = metrics.from_trace(trace, slo, percentiles)
-        runs = [{k: first[k] for k in sweep.interval_metrics(percentiles) if first.get(k) is not None}]
+        runs = [sweep.interval_values(result, percentiles)]
         runs += [sweep.replication_metrics(simulate(reqs), slo, percentiles) for _, reqs in samples[1:]]
         extra = {"workload": args.workload, "rate": args.rate, "requests_per_seed": len(samples[0][1]),
                  "ramp_up": None if not args.ramp_up_strategy else {
@@ -155,7 +155,7 @@ def run(args: argparse.Namespace) -> dict:
             "memory": {"paged": args.memory == "paged" if args.memory else args.schedule in engine.PAGED_PRESETS,
                        "block_size": args.block_size, "gpu_memory_utilization": args.gpu_memory_utilization,
                        "pool_bytes": trace.capacity_bytes, "preemptions": int(trace.preemptions.sum())},
-            "slo_ms": slo, "metrics": metrics.from_trace(trace, slo, percentiles), **extra,
+            "slo_ms": slo, "metrics": result, **extra,
             "requests": sweep.requests_table(trace, args.save_detailed)}
 
 
@@ -179,7 +179,7 @@ def generated(args: argparse.Namespace, a) -> list[tuple[int, object]]:
         raise InputError("--rate: give the request rate in requests per second (> 0) with --workload")
     n = args.requests or settings["requests"]
     rate = args.rate if ramp is None else max(ramp[1], ramp[2])  # only checked positive under a ramp
-    seeds = [sweep.workload_seed(settings, workloads, args.workload, r) for r in range(args.seeds)]
+    seeds = sweep.replication_seeds(settings, workloads, args.workload, args.seeds)
     return [(seed, generate(workloads[args.workload], n, rate, seed, settings["burstiness"], ramp))
             for seed in seeds]
 

@@ -12,7 +12,8 @@ from scripts.record.claims import settle as settle_claims
 from scripts.serving.sweep import per_request_metrics, workload_seed
 
 SCRIPT = "scripts/serving_cell.py"
-INTERVAL_PARTS = {"mean": "均值", "low": "95% 区间下限", "high": "95% 区间上限"}  # goodput_<part> records
+# The goodput_<part> records: the replications' mean and the ends of their interval (at the sweep's confidence).
+INTERVAL_PARTS = {"mean": "均值", "low": "{confidence:g}% 区间下限", "high": "{confidence:g}% 区间上限"}
 QUANTUM_MS = 0.1  # per-request TTFT/TPOT stored in whole units of this
 RECORD_METRICS = {"mean_ttft_ms": ("ms", "int"), "p50_ttft_ms": ("ms", "int"), "p90_ttft_ms": ("ms", "int"),
                   "p99_ttft_ms": ("ms", "int"), "mean_tpot_ms": ("ms", "f1"), "p50_tpot_ms": ("ms", "f1"),
@@ -73,19 +74,19 @@ def aggregate(anchor_doc: dict, workloads_doc: dict, settings: dict, cells: list
             "interval": [reps["interval"]["low"], reps["interval"]["high"]]}
         base = {"workload": wid, "schedule": schedule, "seed": workload_seed(settings, workloads, wid),
                 "requests": settings["requests"], "slo_ms": settings["slo_ms"]}
+        over_seeds = interval_field(reps["seeds"], reps["rates_per_gpu"], reps["interval"])
         rid = f"serving.{wid}.{schedule}.goodput_rate"
         prov[rid] = simulated(rid, g["rate_per_gpu"], "req/s per GPU", "f2",
                               f"{workloads[wid]['label']} · {SCHEDULE_LABELS[schedule]} · DistServe goodput(达标率 ≥ "
                               f"{settings['attainment_target']:g},二分法)", base, "distserve_goodput",
-                              "scripts/serving_goodput.py",
-                              interval=interval_field(reps["seeds"], reps["rates_per_gpu"], reps["interval"]))
+                              "scripts/serving_goodput.py", interval=over_seeds)
         for part, word in INTERVAL_PARTS.items():  # the page states the replications' mean and interval too
             pid = f"serving.{wid}.{schedule}.goodput_{part}"
             prov[pid] = simulated(pid, reps["interval"][part], "req/s per GPU", "f2",
                                   f"{workloads[wid]['label']} · {SCHEDULE_LABELS[schedule]} · DistServe goodput,"
-                                  f"{settings['replications']} 个种子的{word}", base, f"distserve_goodput_{part}",
-                                  "scripts/serving_goodput.py",
-                                  interval=interval_field(reps["seeds"], reps["rates_per_gpu"], reps["interval"]))
+                                  f"{settings['replications']} 个种子的"
+                                  f"{word.format(confidence=settings['confidence'] * 100)}", base,
+                                  f"distserve_goodput_{part}", "scripts/serving_goodput.py", interval=over_seeds)
     for wid, by_schedule in goodput.items():
         if "whole" in by_schedule and by_schedule["whole"]["rate_per_gpu"] > 0:
             for schedule in by_schedule:

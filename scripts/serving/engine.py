@@ -215,7 +215,7 @@ class _Gpu:
         reserved, peak, admitted, t, nxt, finished, seq = 0.0, 0.0, 0, 0.0, 0, 0, 0
         slot_free_at = 0.0  # when the client last got a free slot (max_concurrency)
         overhead = self.overhead
-        cost = rl.IterationCost(a)
+        cost = rl.iteration_cost(a)
         pd_decode = handoff is not None  # first tokens may be pending only on a P/D decode GPU
         prefill_only = self.schedule == "vllm-v0"
         start_budget = {"chunked": self.chunk, "vllm-v0": self.budget}.get(self.schedule, np.inf)

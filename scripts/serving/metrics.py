@@ -109,10 +109,16 @@ def peaks(send_s, ttft_s, e2el_s, itls, success=None) -> dict:
             "max_concurrent_requests": int(np.max(np.cumsum(concurrent)[:buckets]))}
 
 
+def latencies(trace) -> tuple[np.ndarray, np.ndarray]:
+    """Per request of a simulated run: TTFT and E2EL in seconds, from its send."""
+    r = trace.requests
+    return trace.first_token_s - r.arrival_s, trace.finish_s - r.arrival_s
+
+
 def from_trace(trace, slo_ms: dict | None = None, percentiles=DEFAULT_PERCENTILES) -> dict:
     """Metrics of a simulated run; the run starts at t = 0, as vLLM's clock starts before the first send."""
     r = trace.requests
-    ttft, e2el = trace.first_token_s - r.arrival_s, trace.finish_s - r.arrival_s
+    ttft, e2el = latencies(trace)
     gaps = [trace.token_gaps(i) for i in range(len(r))]
     out = compute(ttft, e2el, np.concatenate(gaps or [np.empty(0)]), r.prompt_tokens, r.output_tokens,
                   float(trace.finish_s.max()), slo_ms, percentiles)

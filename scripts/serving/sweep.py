@@ -25,9 +25,18 @@ def workload_seed(settings: dict, workloads: dict, wid: str, replication: int = 
     return int(settings["seed"]) + list(workloads).index(wid) + replication * len(workloads)
 
 
+def replication_seeds(settings: dict, workloads: dict, wid: str, count: int) -> list[int]:
+    return [workload_seed(settings, workloads, wid, r) for r in range(count)]
+
+
 def interval_metrics(percentiles) -> tuple[str, ...]:
     return INTERVAL_METRICS + tuple(metrics.percentile_key(m, p) for m in INTERVAL_PERCENTILE_METRICS
                                     for p in percentiles)
+
+
+def interval_values(run_metrics: dict, percentiles) -> dict:
+    """The interval_metrics of one run's metrics (those it has: without an SLO, no attainment or goodput)."""
+    return {k: run_metrics[k] for k in interval_metrics(percentiles) if run_metrics.get(k) is not None}
 
 
 def gpus(settings: dict, schedule: str) -> int:
@@ -66,7 +75,7 @@ def requests_table(trace, detailed: bool = False) -> list[dict]:
 def tail_breakdown(trace, percentile: float = 99.0) -> dict:
     """Where time went, in mean seconds per request, for all requests and for the tail (E2EL at or above its
     `percentile`): the parts of engine.PARTS, which sum to each group's mean E2EL."""
-    e2el = trace.finish_s - trace.requests.arrival_s
+    e2el = metrics.latencies(trace)[1]
     tail = e2el >= np.percentile(e2el, percentile)
     return {"percentile": percentile, "tail_requests": int(tail.sum()),
             "all": {p: float(trace.breakdown[p].mean()) for p in engine.PARTS},
@@ -77,10 +86,9 @@ def replication_metrics(trace, slo_ms: dict | None, percentiles) -> dict:
     """interval_metrics of one replication's trace (vLLM's definitions; the pooled ITL, which no interval needs,
     is left out; without an SLO, attainment and goodput too)."""
     r = trace.requests
-    ttft, e2el = trace.first_token_s - r.arrival_s, trace.finish_s - r.arrival_s
-    out = metrics.compute(ttft, e2el, [], r.prompt_tokens, r.output_tokens, float(trace.finish_s.max()), slo_ms,
-                          percentiles)
-    return {k: out[k] for k in interval_metrics(percentiles) if out.get(k) is not None}
+    ttft, e2el = metrics.latencies(trace)
+    return interval_values(metrics.compute(ttft, e2el, [], r.prompt_tokens, r.output_tokens,
+                                           float(trace.finish_s.max()), slo_ms, percentiles), percentiles)
 
 
 def run_cell(a: Anchor, workloads: dict, settings: dict, wid: str, schedule: str, rate_per_gpu: float,
@@ -99,10 +107,10 @@ def run_cell(a: Anchor, workloads: dict, settings: dict, wid: str, schedule: str
                        "prefill_held_peak_bytes": trace.prefill_held_peak_bytes}}
     count = settings["replications"] if replications is None else replications
     slo, pct = settings["slo_ms"], settings["percentiles"]
-    runs = [{k: cell["metrics"][k] for k in interval_metrics(pct)}]
+    runs = [interval_values(cell["metrics"], pct)]
     runs += [replication_metrics(simulate_cell(a, workloads, settings, wid, schedule, rate_per_gpu, replication=r),
                                  slo, pct) for r in range(1, count)]
-    cell["replications"] = replication_block(runs, [workload_seed(settings, workloads, wid, r) for r in range(count)],
+    cell["replications"] = replication_block(runs, replication_seeds(settings, workloads, wid, count),
                                              settings["confidence"])
     return cell
 
@@ -128,9 +136,8 @@ def attainment(a: Anchor, workloads: dict, settings: dict, wid: str, schedule: s
                replication: int = 0) -> float:
     """SLO attainment of one run (vLLM's rule: TTFT and per-request TPOT within the sweep's targets)."""
     trace = simulate_cell(a, workloads, settings, wid, schedule, rate, efficiency, split, replication)
-    r = trace.requests
-    ttft, e2el = trace.first_token_s - r.arrival_s, trace.finish_s - r.arrival_s
-    tpot = metrics.per_request_tpot(ttft, e2el, r.output_tokens)
+    ttft, e2el = metrics.latencies(trace)
+    tpot = metrics.per_request_tpot(ttft, e2el, trace.requests.output_tokens)
     return float(metrics.meets_slo(ttft, tpot, e2el, settings["slo_ms"]).mean())
 
 
@@ -179,8 +186,7 @@ def goodput_of(a: Anchor, workloads: dict, settings: dict, wid: str, schedule: s
     for r in range(1, settings["replications"]):
         swept_r = {c["rate_per_gpu"]: c["replications"]["values"]["slo_attainment"][r] for c in mine}
         rates.append(distserve_goodput(a, workloads, settings, wid, schedule, swept_r, replication=r)["rate_per_gpu"])
-    out["replications"] = {"seeds": [workload_seed(settings, workloads, wid, r)
-                                     for r in range(settings["replications"])],
+    out["replications"] = {"seeds": replication_seeds(settings, workloads, wid, settings["replications"]),
                            "rates_per_gpu": rates, "interval": uncertainty.interval(rates, settings["confidence"])}
     return out
 

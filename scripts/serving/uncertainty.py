@@ -13,6 +13,7 @@ Student's t is computed here (no SciPy in the kit): its two-sided CDF for whole 
 from __future__ import annotations
 
 import math
+from functools import lru_cache
 
 CONFIDENCE = 0.95  # the default; the sweep's is config/workloads.json sweep.confidence
 
@@ -40,6 +41,7 @@ def t_two_sided(x: float, df: int) -> float:
     return s * total
 
 
+@lru_cache(maxsize=64)  # every interval of a sweep asks for the same one or two factors
 def t_quantile(confidence: float, df: int) -> float:
     """x with P(|T| <= x) = confidence: the factor of a two-sided `confidence` interval (2.262 for 0.95, df 9)."""
     if not 0 < confidence < 1:
