@@ -30,7 +30,7 @@ rule render_site:
         vendor="config/vendor.json",
         serving=f"{PRE}/serving.json",
         templates=["templates/index.html.j2", "templates/bench_section.html.j2", "templates/lesson.js",
-                   "templates/lesson.css", "templates/provenance.html.j2"],
+                   "templates/lesson.css", "templates/provenance.html.j2", "templates/serving_sim.js"],
         code=code("scripts/render_site.py"),
     output:
         html=f"{PAGE}/index.html",
@@ -38,6 +38,7 @@ rule render_site:
         script=f"{PAGE}/lesson.js",
         data_script=f"{PAGE}/lesson-data.js",
         serving_script=f"{PAGE}/serving-data.js",
+        sim_script=f"{PAGE}/serving-sim.js",
         provenance=f"{PAGE}/provenance.html",
         source=directory(f"{PAGE}/source"),
     log:

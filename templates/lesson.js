@@ -121,9 +121,12 @@ function lesson(loadScript, files) {
     return out;
   }
 
-  // ---- serving/load_page.py: the under-load experiment, from serving-data.js ----------------
+  // ---- serving/load_page.py: the under-load experiment, simulated here (serving-sim.js) ------------------
+  // Every cell (workload, schedule, rate, and the engine settings: GPU, step times, chunk budget, P/D split) is
+  // simulated in a Web Worker by serving-sim.js, the twin of scripts/serving/engine.py, from the workloads'
+  // requests and the constants in serving-data.js. At the build's settings its requests equal serving.json's
+  // per_request exactly (tests/test_sim_parity.py), so the opening numbers are the build's records.
   const SCHEDULES = Object.keys(DATA.names.schedules), SCHEDULE_LABELS = labelsOf("schedules");
-  const cellKey = (w, s, r) => `${w}/${s}/${r}`;  // Python's f"{rate:g}" for the sweep's rates
   function percentile(sorted, q) {  // numpy.percentile, method 'linear' (numpy's _lerp, exactly)
     const n = sorted.length;
     if (n === 0) return 0;
@@ -131,20 +134,159 @@ function lesson(loadScript, files) {
     const a = sorted[lo], b = sorted[hi];
     return t >= 0.5 ? b - (b - a) * (1 - t) : a + (b - a) * t;
   }
-  const cells = {};
-  function cellData(key) {  // decoded once: requests sorted by TTFT, TTFT stored as differences
-    if (cells[key]) return cells[key];
-    const S = window.C13_SERVING, c = S.cells[key], unit = S.unit_ms;
-    let total = 0;
-    const ttft = c.ttft_delta.map((d) => (total += d));
-    const ttftMs = ttft.map((v) => v * unit);
-    const tpotMs = c.tpot.filter((v) => v > 0).map((v) => v * unit).sort((x, y) => x - y);
-    cells[key] = {ttft, tpot: c.tpot, ttftMs, tpotMs, duration: c.duration_s, attained: {}};
-    return cells[key];
+  const TAIL_PARTS = Object.keys(DATA.names.tail_parts);  // scripts/common/names.json
+  const STEP_TIMES = ["bound", "realistic"];
+  const twin = () => window.C13_SERVING && window.C13_SERVING.twin;
+  // The engine settings a cell depends on: the GPU and step times for every schedule, the chunk budget for
+  // chunked prefill, the split for P/D. `engineDefaults` are the build's (the records' state).
+  function engineOf(s) {
+    const T = twin().settings;
+    return {gpu: s.gpu && GPUS[s.gpu] ? s.gpu : DEFAULT_GPU.id, step_time: STEP_TIMES.includes(s.step_time) ? s.step_time : "bound",
+      chunk: s.load_chunk_tokens || T.chunk_tokens, split: s.pd_split || `${T.prefill_gpus}:${T.decode_gpus}`};
+  }
+  function engineDefaults() {
+    const T = twin().settings;
+    return {gpu: DEFAULT_GPU.id, step_time: "bound", chunk: T.chunk_tokens, split: `${T.prefill_gpus}:${T.decode_gpus}`};
+  }
+  function onBuildSettings(s) {  // the state whose numbers are the build's records (the sweep's rates included)
+    const e = engineOf(s), d = engineDefaults();
+    return e.gpu === d.gpu && e.step_time === d.step_time && e.chunk === d.chunk && e.split === d.split &&
+      twin().settings.rates_per_gpu.includes(s.request_rate);
+  }
+  function simJob(s, workload, schedule, rate) {
+    const e = engineOf(s);
+    const extra = schedule === "chunked" ? `c${e.chunk}` : schedule === "disagg" ? `s${e.split}` : "";
+    return {key: `${e.gpu}|${e.step_time}|${extra}|${workload}/${schedule}/${rate}`, workload, schedule, rate,
+      gpu: e.gpu, step_time: e.step_time, chunk: e.chunk, split: e.split};
+  }
+  const simCells = new Map();  // job key -> decoded cell (or {error})
+  let simQueue = [], updateQueued = false;
+  let settleWaiters = [];
+  function decodeCell(c) {
+    const unit = twin().quantum_ms;
+    const ttftMs = Array.from(c.ttft, (v) => v * unit).sort((x, y) => x - y);
+    const tpotMs = Array.from(c.tpot).filter((v) => v > 0).map((v) => v * unit).sort((x, y) => x - y);
+    return {ttft: c.ttft, tpot: c.tpot, ttftMs, tpotMs, duration: c.duration_s, tail_ms: c.tail_ms,
+      prefill_over: c.prefill_over, attained: {}};
+  }
+  // The worker's body: it receives the twin's inputs once, then one job at a time (main-thread fallback: the same).
+  function simWorkerMain(S, scope) {
+    let T = null;
+    const run = (job) => {
+      const [pf, dc] = job.split.split(":").map(Number), gpus = job.schedule === "disagg" ? pf + dc : 1;
+      const tr = T.traces[job.workload], g = T.gpus[job.gpu];
+      const reqs = {arrival_s: S.arrivalTimes(tr.gamma, job.rate * gpus, T.settings.burstiness),
+        prompt_tokens: tr.prompt_tokens, output_tokens: tr.output_tokens};
+      const trace = S.simulate(T.model, g, reqs, job.schedule, {chunk_tokens: job.chunk, prefill_gpus: pf,
+        decode_gpus: dc, first_token: T.settings.first_token, efficiency: T.efficiency[job.step_time],
+        memory: {block_size: T.settings.block_size, gpu_memory_utilization: T.settings.gpu_memory_utilization}});
+      return S.cellSummary(trace, T.quantum_ms, T.tail_parts);
+    };
+    const handle = (msg) => {
+      if (msg.init) {  // warm the compiler on a slice of the first workload, so the reader's first cell is fast
+        T = msg.init;
+        const w = Object.keys(T.traces)[0], first = Object.keys(T.gpus)[0], tr = T.traces[w];
+        const slice = {...T, traces: {[w]: {...tr, gamma: tr.gamma.slice(0, 300), prompt_tokens: tr.prompt_tokens.slice(0, 300),
+          output_tokens: tr.output_tokens.slice(0, 300)}}};
+        const real = T;
+        T = slice;
+        for (const schedule of ["whole", "chunked", "disagg"]) {
+          const job = {workload: w, schedule, rate: T.settings.rates_per_gpu[0], gpu: first, step_time: "bound",
+            chunk: T.settings.chunk_tokens, split: `${T.settings.prefill_gpus}:${T.settings.decode_gpus}`};
+          try { run(job); } catch (err) { /* warm-up only */ }
+        }
+        T = real;
+        return null;
+      }
+      try { return {key: msg.key, cell: run(msg)}; } catch (err) { return {key: msg.key, error: String(err.message || err)}; }
+    };
+    if (scope) scope.onmessage = (e) => { const r = handle(e.data); if (r) scope.postMessage(r); };
+    return handle;
+  }
+  // A small pool of workers (two to three: a cold setting needs the three schedules' cells at the current rate
+  // first, and they run side by side); without workers, the main thread, one cell per task.
+  let simInit = null, simLocal = null, simStarted = false;
+  const workers = [], inflight = new Map();  // job key -> the worker running it
+  function simStart() {
+    simStarted = true;
+    const T = twin();
+    simInit = {...T, tail_parts: TAIL_PARTS, gpus: Object.fromEntries((DATA.gpus || []).map((g) =>
+      [g.id, {name: g.label, hbm_bytes: g.constants.hbm_bytes, hbm_bandwidth_bytes_per_s: g.constants.hbm_bandwidth_bytes_per_s,
+        peak_bf16_flops: g.constants.peak_bf16_flops}]))};
+    const count = Math.min(3, Math.max(2, (navigator.hardwareConcurrency || 2) - 1));
+    try {  // workers made from this page's own code (a Blob): they run from file:// too
+      const src = `"use strict";\nconst S = (${window.c13ServingSim.toString()})();\n(${simWorkerMain.toString()})(S, self);\n`;
+      const url = URL.createObjectURL(new Blob([src], {type: "text/javascript"}));
+      for (let k = 0; k < count; k++) {
+        const w = {worker: new Worker(url), job: null};
+        w.worker.onmessage = (e) => simDone(w, e.data);
+        w.worker.onerror = (e) => { e.preventDefault(); simLost(w); };
+        w.worker.postMessage({init: simInit});
+        workers.push(w);
+      }
+    } catch (err) {
+      workers.length = 0;
+    }
+    if (!workers.length) workers.push({local: true, job: null});
+  }
+  function simLost(w) {  // a worker that failed: its job goes back to the queue; the last one lost, the main thread
+    workers.splice(workers.indexOf(w), 1);
+    if (w.job) { inflight.delete(w.job.key); simQueue.unshift(w.job); }
+    if (!workers.length) workers.push({local: true, job: null});
+    simPump();
+  }
+  function localHandle() {
+    if (!simLocal) { simLocal = simWorkerMain(window.C13Sim, null); simLocal({init: simInit}); }
+    return simLocal;
+  }
+  function simPump() {
+    for (const w of workers) {
+      if (w.job) continue;
+      while (simQueue.length && (simCells.has(simQueue[0].key) || inflight.has(simQueue[0].key))) simQueue.shift();
+      if (!simQueue.length) break;
+      const job = simQueue.shift();
+      w.job = job;
+      inflight.set(job.key, w);
+      if (w.local) setTimeout(() => simDone(w, localHandle()(job)), 0);
+      else w.worker.postMessage(job);
+    }
+    settle();
+  }
+  function simDone(w, msg) {
+    if (!msg || !w.job || msg.key !== w.job.key) return;
+    simCells.set(msg.key, msg.error ? {error: msg.error} : decodeCell(msg.cell));
+    inflight.delete(msg.key);
+    w.job = null;
+    queueUpdate();
+    simPump();
+  }
+  function simRequest(jobs) {  // the cells the state needs, most urgent first; older wishes are dropped
+    if (!twin()) return;
+    if (!simStarted) simStart();
+    const seen = new Set();
+    simQueue = jobs.filter((j) => !simCells.has(j.key) && !inflight.has(j.key) && !seen.has(j.key) && seen.add(j.key));
+    simPump();
+  }
+  function queueUpdate() {
+    if (updateQueued) return;
+    updateQueued = true;
+    requestAnimationFrame(() => { updateQueued = false; update(); });
+  }
+  const simSettled = () => !inflight.size && !simQueue.length && !updateQueued;
+  function settle() {
+    if (!simSettled()) return;
+    const waiters = settleWaiters;
+    settleWaiters = [];
+    waiters.forEach((f) => f());
+  }
+  function cellFor(s, workload, schedule, rate, need) {
+    const job = simJob(s, workload, schedule, rate), c = simCells.get(job.key);
+    if (!c) need.push(job);
+    return c && !c.error ? c : null;
   }
   const sum2 = (xs) => { let t = 0; for (const x of xs) t += x; return t; };
   function goodCount(cell, ttftSlo, tpotSlo) {
-    const k = `${ttftSlo}|${tpotSlo}`, unit = window.C13_SERVING.unit_ms;
+    const k = `${ttftSlo}|${tpotSlo}`, unit = twin().quantum_ms;
     if (cell.attained[k] === undefined) {
       let good = 0;
       for (let i = 0; i < cell.ttft.length; i++) {
@@ -161,56 +303,72 @@ function lesson(loadScript, files) {
     }
     return rates[rates.length - 1];
   }
-  const TAIL_PARTS = Object.keys(DATA.names.tail_parts);  // scripts/common/names.json
+  const LOAD_METRICS = ["mean_ttft_ms", "p50_ttft_ms", "p90_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "p50_tpot_ms",
+    "p90_tpot_ms", "p99_tpot_ms", "attainment", "request_goodput", "goodput_rate", "goodput_gain",
+    ...TAIL_PARTS.map((p) => `tail_${p}_ms`), "tail_e2el_ms"];
+  // Every readout of the experiment: a number, or null while its cells are being simulated (or when the
+  // simulation refused the settings: `_errors`). The cells it lacks are requested, the current rate's first.
   function loadReadouts(s) {
-    const S = window.C13_SERVING, out = {};
-    if (!S || s.request_rate === undefined) return out;
-    const curves = {};
+    const T = twin(), out = {};
+    if (!T || s.request_rate === undefined) return out;
+    const need = [], curves = {}, errors = [];
+    const now = {};
+    for (const sch of SCHEDULES) now[sch] = cellFor(s, s.workload, sch, s.request_rate, need);
     for (const sch of SCHEDULES) {
-      curves[sch] = S.rates_per_gpu.map((r) => {
-        const c = cellData(cellKey(s.workload, sch, r)), n = c.ttft.length;
-        return n ? goodCount(c, s.ttft_slo_ms, s.load_tpot_slo_ms) / n : 0;
+      curves[sch] = T.settings.rates_per_gpu.map((r) => {
+        const c = cellFor(s, s.workload, sch, r, need), n = c ? c.ttft.length : 0;
+        return c ? (n ? goodCount(c, s.ttft_slo_ms, s.load_tpot_slo_ms) / n : 0) : null;
       });
-      const c = cellData(cellKey(s.workload, sch, s.request_rate)), n = c.ttft.length;
-      const good = goodCount(c, s.ttft_slo_ms, s.load_tpot_slo_ms);
-      Object.assign(out, {
-        [`mean_ttft_ms.${sch}`]: n ? sum2(c.ttftMs) / n : 0,
-        [`p50_ttft_ms.${sch}`]: percentile(c.ttftMs, 50), [`p90_ttft_ms.${sch}`]: percentile(c.ttftMs, 90),
-        [`p99_ttft_ms.${sch}`]: percentile(c.ttftMs, 99),
-        [`mean_tpot_ms.${sch}`]: c.tpotMs.length ? sum2(c.tpotMs) / c.tpotMs.length : 0,
-        [`p50_tpot_ms.${sch}`]: percentile(c.tpotMs, 50), [`p90_tpot_ms.${sch}`]: percentile(c.tpotMs, 90),
-        [`p99_tpot_ms.${sch}`]: percentile(c.tpotMs, 99),
-        [`attainment.${sch}`]: n ? good / n : 0,
-        [`request_goodput.${sch}`]: c.duration > 0 ? good / c.duration : 0,
-        [`goodput_rate.${sch}`]: goodputRate(S.rates_per_gpu, curves[sch], s.attainment_target),
-      });
-      const tail = S.cells[cellKey(s.workload, sch, s.request_rate)].tail_ms;  // the slowest 1%, by part
-      let e2el = 0;
-      for (const part of TAIL_PARTS) { out[`tail_${part}_ms.${sch}`] = tail[part]; e2el += tail[part]; }
-      out[`tail_e2el_ms.${sch}`] = e2el;
+      const c = now[sch];
+      const failed = simCells.get(simJob(s, s.workload, sch, s.request_rate).key);
+      if (failed && failed.error) errors.push(`${SCHEDULE_LABELS[sch]}:${failed.error}`);
+      for (const m of LOAD_METRICS) out[`${m}.${sch}`] = null;
+      if (c) {
+        const n = c.ttft.length, good = goodCount(c, s.ttft_slo_ms, s.load_tpot_slo_ms);
+        Object.assign(out, {
+          [`mean_ttft_ms.${sch}`]: n ? sum2(c.ttftMs) / n : 0,
+          [`p50_ttft_ms.${sch}`]: percentile(c.ttftMs, 50), [`p90_ttft_ms.${sch}`]: percentile(c.ttftMs, 90),
+          [`p99_ttft_ms.${sch}`]: percentile(c.ttftMs, 99),
+          [`mean_tpot_ms.${sch}`]: c.tpotMs.length ? sum2(c.tpotMs) / c.tpotMs.length : 0,
+          [`p50_tpot_ms.${sch}`]: percentile(c.tpotMs, 50), [`p90_tpot_ms.${sch}`]: percentile(c.tpotMs, 90),
+          [`p99_tpot_ms.${sch}`]: percentile(c.tpotMs, 99),
+          [`attainment.${sch}`]: n ? good / n : 0,
+          [`request_goodput.${sch}`]: c.duration > 0 ? good / c.duration : 0,
+        });
+        let e2el = 0;
+        for (const part of TAIL_PARTS) { out[`tail_${part}_ms.${sch}`] = c.tail_ms[part]; e2el += c.tail_ms[part]; }
+        out[`tail_e2el_ms.${sch}`] = e2el;
+      }
+      if (curves[sch].every((v) => v !== null)) out[`goodput_rate.${sch}`] = goodputRate(T.settings.rates_per_gpu, curves[sch], s.attainment_target);
     }
     for (const sch of SCHEDULES) {
-      const base = out["goodput_rate.whole"];
-      out[`goodput_gain.${sch}`] = base > 0 ? out[`goodput_rate.${sch}`] / base : 0;
+      const base = out["goodput_rate.whole"], mine = out[`goodput_rate.${sch}`];
+      out[`goodput_gain.${sch}`] = base === null || mine === null ? null : base > 0 ? mine / base : 0;
     }
+    simRequest(need);
     out._curves = curves;
+    // What the charts and notes read besides the numbers (kept out of the readouts themselves)
+    Object.defineProperties(out, {_now: {value: now}, _errors: {value: errors}, _complete: {value: need.length === 0}});
     return out;
   }
   const shownSchedules = (s) => SCHEDULES.filter((sch) => s.show[sch]);
   // The rows each under-load chart draws; each builder is called only when its chart's requests changed.
   function attainRows(s, r) {
-    const S = window.C13_SERVING, attain = [], goodput = [];
+    const T = twin(), attain = [], goodput = [];
     for (const sch of shownSchedules(s)) {
       const label = SCHEDULE_LABELS[sch];
-      S.rates_per_gpu.forEach((rate, i) => attain.push({schedule: label, rate, attainment: r._curves[sch][i]}));
+      T.settings.rates_per_gpu.forEach((rate, i) => {
+        if (r._curves[sch][i] !== null) attain.push({schedule: label, rate, attainment: r._curves[sch][i]});
+      });
       if (r[`goodput_rate.${sch}`] > 0) goodput.push({schedule: label, goodput_rate: r[`goodput_rate.${sch}`], target: s.attainment_target});
     }
     return {load_attain: attain, load_goodput: goodput};
   }
-  function distRows(s, metric) {
+  function distRows(s, metric, r) {
     const curve = [], stats = [];
     for (const sch of shownSchedules(s)) {
-      const label = SCHEDULE_LABELS[sch], c = cellData(cellKey(s.workload, sch, s.request_rate));
+      const label = SCHEDULE_LABELS[sch], c = r._now[sch];
+      if (!c) continue;
       const sorted = metric === "ttft" ? c.ttftMs : c.tpotMs;
       for (let k = 0; k <= 100; k++) curve.push({schedule: label, ms: percentile(sorted, k), share: k / 100});
       const mean = sorted.length ? sum2(sorted) / sorted.length : 0;
@@ -222,26 +380,23 @@ function lesson(loadScript, files) {
     return {[`load_${metric}_curve`]: curve, [`load_${metric}_stats`]: stats};
   }
   const insideLabel = (p, s) => (p.ttft_ms <= s.ttft_slo_ms && p.tpot_ms <= s.load_tpot_slo_ms ? "都达标" : "未达标");
-  function scatterRows(s) {  // one schedule's requests at the chosen rate; the box starts at the axes' corner
-    const unit = window.C13_SERVING.unit_ms, c = cellData(cellKey(s.workload, s.scatter, s.request_rate));
-    const points = [];
-    for (let i = 0; i < c.ttft.length; i++) {
+  function scatterRows(s, r) {  // one schedule's requests at the chosen rate; the box starts at the axes' corner
+    const unit = twin().quantum_ms, c = r._now[s.scatter], points = [];
+    for (let i = 0; c && i < c.ttft.length; i++) {
       if (c.tpot[i] <= 0) continue;  // a one-token answer has no TPOT (and no place on a log axis)
       const p = {ttft_ms: c.ttft[i] * unit, tpot_ms: c.tpot[i] * unit, inside: ""};
       p.inside = insideLabel(p, s);
       points.push(p);
     }
-    const dom = scatterDomains(s.workload, s.request_rate);
+    const dom = scatterDomains(r);
     return {load_points: points, load_box: dom ? [{x1: dom.scatter_x[0], y1: dom.scatter_y[0]}] : [], domains: dom};
   }
-  const domains = {};
-  function scatterDomains(workload, rate) {  // one pair of axes per workload and rate, over every schedule: the
-    const k = `${workload}|${rate}`;  // cloud fills the plot at any rate, a schedule switch keeps the axes, and
-    if (domains[k]) return domains[k];  // the default SLO box's corner is on them (a box beyond them is clipped)
-    const S = window.C13_SERVING, unit = S.unit_ms, o = S.opening;
+  function scatterDomains(r) {  // one pair of axes per cell set (all schedules at one rate): the cloud fills the
+    const cells = SCHEDULES.map((sch) => r._now[sch]).filter(Boolean);  // plot, a schedule switch keeps the axes,
+    if (!cells.length) return null;  // and the default SLO box's corner is on them (a box beyond them is clipped)
+    const S = window.C13_SERVING, unit = twin().quantum_ms, o = S.opening;
     let x0 = o.ttft_slo_ms, x1 = o.ttft_slo_ms, y0 = o.load_tpot_slo_ms, y1 = o.load_tpot_slo_ms;
-    for (const sch of SCHEDULES) {
-      const c = cellData(cellKey(workload, sch, rate));
+    for (const c of cells) {
       for (let i = 0; i < c.ttft.length; i++) {
         if (c.tpot[i] <= 0) continue;
         const x = c.ttft[i] * unit, y = c.tpot[i] * unit;
@@ -251,8 +406,7 @@ function lesson(loadScript, files) {
         if (y > y1) y1 = y;
       }
     }
-    domains[k] = x1 > 0 && x0 > 0 ? {scatter_x: [x0 / 1.5, x1 * 1.5], scatter_y: [y0 / 1.2, y1 * 1.2]} : null;
-    return domains[k];
+    return x1 > 0 && x0 > 0 ? {scatter_x: [x0 / 1.5, x1 * 1.5], scatter_y: [y0 / 1.2, y1 * 1.2]} : null;
   }
 
   function frontierRows(c, sloMs) {
@@ -277,7 +431,7 @@ function lesson(loadScript, files) {
   }
 
   window.lessonMath = {readouts, tokenReadouts, loadReadouts, frontierRows, lanes, formatNumber, maxBatchByMemory,
-    decodeStepSeconds, percentile};
+    decodeStepSeconds, percentile, onBuildSettings, engineOf, simJob, simCell: (key) => simCells.get(key)};
   window.lessonViews = {};
 
   // ---- sliders -----------------------------------------------------------------------------
@@ -309,7 +463,6 @@ function lesson(loadScript, files) {
   function update() {
     if (state.gpu && GPUS[state.gpu]) Object.assign(K, GPUS[state.gpu].constants);
     const onDefault = !DEFAULT_GPU || state.gpu === DEFAULT_GPU.id, gpu = GPUS[state.gpu];
-    document.querySelectorAll("[data-when-other-gpu]").forEach((el) => { el.hidden = onDefault; });
     // Words that name the GPU, and numbers that are the GPU's own, follow the switch (their records too)
     document.querySelectorAll("[data-gpu-label]").forEach((el) => {
       if (el.dataset.defaultLabel === undefined) el.dataset.defaultLabel = el.textContent;
@@ -333,19 +486,33 @@ function lesson(loadScript, files) {
       }
       el.setAttribute("aria-valuetext", String(state[el.dataset.param]));
     }
-    const r = {...readouts(state), ...tokenReadouts(state), ...loadReadouts(state)};
+    const load = loadReadouts(state), r = {...readouts(state), ...tokenReadouts(state), ...load};
     for (const el of document.querySelectorAll("[data-readout]")) {
       const v = r[el.dataset.readout];
       if (v === undefined) continue;  // the under-load readouts before serving-data.js has arrived
+      if (v === null) {  // its cells are being simulated (or the settings cannot run: see the note)
+        delete el.dataset.value;
+        setText(el, load._errors && load._errors.length && load._complete ? "—" : "…");
+        continue;
+      }
       el.dataset.value = String(v);
       setText(el, formatNumber(v, el.dataset.format || "int"));
+    }
+    if (twin()) {  // the experiment's words that depend on its engine settings
+      const live = !onBuildSettings(state), step = engineOf(state).step_time;
+      document.querySelectorAll("[data-when-sim-live]").forEach((el) => { el.hidden = !live; });
+      document.querySelectorAll("[data-step-words]").forEach((el) => { el.hidden = el.dataset.stepWords !== step; });
+      document.querySelectorAll("[data-when-sim-error]").forEach((el) => {
+        el.hidden = !(load._errors && load._errors.length);
+        const why = el.querySelector("[data-sim-error]");
+        if (why) setText(why, (load._errors || []).join(";"));
+      });
     }
     document.querySelectorAll("[data-when-nothing-fits]").forEach((el) => { el.hidden = cap > 0; });
     document.querySelectorAll("[data-when-slo-unmet]").forEach((el) => { el.hidden = r.max_batch_slo > 0 || cap === 0; });
     const zeroGoodput = window.C13_SERVING && shownSchedules(state).some((sch) => r[`goodput_rate.${sch}`] === 0);
     document.querySelectorAll("[data-when-zero-goodput]").forEach((el) => { el.hidden = !zeroGoodput; });
-    const pdCell = window.C13_SERVING && state.show.disagg &&
-      window.C13_SERVING.cells[cellKey(state.workload, "disagg", state.request_rate)];
+    const pdCell = state.show.disagg && load._now && load._now.disagg;
     document.querySelectorAll("[data-when-prefill-over]").forEach((el) => { el.hidden = !(pdCell && pdCell.prefill_over); });
     document.dispatchEvent(new CustomEvent("lesson:update", {detail: {state: {...state}, readouts: r}}));
     const views = window.lessonViews;
@@ -372,17 +539,21 @@ function lesson(loadScript, files) {
     if (r._curves) {
       // Each view re-runs only when its own inputs moved; data is rebuilt only when the requests it shows
       // changed (an SLO move only sets signals on the scatter and the distributions).
-      const shownKey = shownSchedules(state).join(",");
+      // The cells a chart shows are named by the engine settings and by which of them have arrived from the
+      // simulator (a chart redraws as they come in: readouts first, then the attainment curves).
+      const shownKey = shownSchedules(state).join(",") + "|" + JSON.stringify(engineOf(state));
+      const nowKey = SCHEDULES.map((sch) => (load._now[sch] ? 1 : 0)).join("");
+      const curveKey = SCHEDULES.map((sch) => r._curves[sch].filter((v) => v !== null).length).join(",");
       const needs = {
         load_attain: [key(["workload", "ttft_slo_ms", "load_tpot_slo_ms", "attainment_target", "request_rate"]) + "|" +
-          shownKey, key(["workload", "ttft_slo_ms", "load_tpot_slo_ms", "attainment_target"]) + "|" + shownKey,
-          () => attainRows(state, r), ["attainment_target", "request_rate"]],
-        load_ttft: [key(["workload", "request_rate", "ttft_slo_ms"]) + "|" + shownKey,
-          key(["workload", "request_rate"]) + "|" + shownKey, () => distRows(state, "ttft"), ["ttft_slo_ms"]],
-        load_tpot: [key(["workload", "request_rate", "load_tpot_slo_ms"]) + "|" + shownKey,
-          key(["workload", "request_rate"]) + "|" + shownKey, () => distRows(state, "tpot"), ["load_tpot_slo_ms"]],
-        load_scatter: [key(["workload", "request_rate", "scatter", "ttft_slo_ms", "load_tpot_slo_ms"]),
-          key(["workload", "request_rate", "scatter"]), () => scatterRows(state), ["ttft_slo_ms", "load_tpot_slo_ms"]],
+          shownKey + curveKey, key(["workload", "ttft_slo_ms", "load_tpot_slo_ms", "attainment_target"]) + "|" + shownKey + curveKey,
+          () => attainRows(state, load), ["attainment_target", "request_rate"]],
+        load_ttft: [key(["workload", "request_rate", "ttft_slo_ms"]) + "|" + shownKey + nowKey,
+          key(["workload", "request_rate"]) + "|" + shownKey + nowKey, () => distRows(state, "ttft", load), ["ttft_slo_ms"]],
+        load_tpot: [key(["workload", "request_rate", "load_tpot_slo_ms"]) + "|" + shownKey + nowKey,
+          key(["workload", "request_rate"]) + "|" + shownKey + nowKey, () => distRows(state, "tpot", load), ["load_tpot_slo_ms"]],
+        load_scatter: [key(["workload", "request_rate", "scatter", "ttft_slo_ms", "load_tpot_slo_ms"]) + "|" + shownKey + nowKey,
+          key(["workload", "request_rate", "scatter"]) + "|" + shownKey + nowKey, () => scatterRows(state, load), ["ttft_slo_ms", "load_tpot_slo_ms"]],
       };
       for (const [id, [viewKey, dataKey, rows, signals]] of Object.entries(needs)) {
         const v = views[id];
@@ -407,6 +578,7 @@ function lesson(loadScript, files) {
       }
     }
     pending = Promise.all(jobs).then(() => undefined);
+    pending.then(settle);
     return pending;
   }
 
@@ -422,7 +594,9 @@ function lesson(loadScript, files) {
     for (const [name, v] of Object.entries(values)) {
       if (name === "gpu") {
         document.querySelectorAll('select[data-choice="gpu"]').forEach((el) => { el.value = v; });
-      } else if (name === "workload" || name === "scatter") {
+      } else if (name === "pd_split") {
+        document.querySelectorAll('select[data-choice="pd_split"]').forEach((el) => { el.value = v; });
+      } else if (name === "workload" || name === "scatter" || name === "step_time") {
         document.querySelectorAll(`input[data-choice="${name}"]`).forEach((el) => { el.checked = el.value === v; });
       } else if (name === "show") {
         Object.assign(state.show, v);
@@ -433,10 +607,17 @@ function lesson(loadScript, files) {
       const el = document.querySelector(`input[data-param="${name}"]`);
       if (el) el.value = String(toSlider(el, v));
     }
-    return update();
+    return update().then(() => window.lessonPending());  // settled: the cells this state needs simulated too
   };
   window.lessonState = () => ({...state});
-  window.lessonPending = () => pending || Promise.resolve();
+  window.lessonSimForget = () => simCells.clear();  // for the benchmark's cold runs (scripts/bench/page_latency.py)
+  // Settled: the charts drawn and every cell the state needs simulated (and shown).
+  window.lessonPending = () => new Promise((resolve) => {
+    const check = () => (pending || Promise.resolve()).then(() => {
+      if (simSettled()) resolve(); else settleWaiters.push(check);
+    });
+    check();
+  });
   sliders.forEach((el) => el.addEventListener("input", () => { state[el.dataset.param] = fromSlider(el); update(); }));
   document.querySelectorAll("input[data-choice], select[data-choice]").forEach((el) => el.addEventListener("change", () => {
     if (el.tagName === "SELECT" || el.checked) { state[el.dataset.choice] = el.value; update(); }
@@ -446,6 +627,8 @@ function lesson(loadScript, files) {
   }));
 
   // ---- provenance pop-over -----------------------------------------------------------------
+  // Every number opens its record from the keyboard too (set here rather than in 600 attributes of the HTML).
+  document.querySelectorAll("[data-prov]").forEach((el) => { if (el.tabIndex < 0) el.tabIndex = 0; });
   const pop = document.getElementById("prov-pop");
   const RECORD_KINDS = labelsOf("record_kinds"), PRESET_LABELS = labelsOf("presets");  // scripts/common/names.json
   const UNIT_WORDS = DATA.names.units || {};
@@ -490,6 +673,19 @@ function lesson(loadScript, files) {
     }
     return {main, detail};
   }
+  // A readout of the under-load experiment away from the build's settings: the inputs and engine settings the
+  // browser simulated it with (serving-sim.js, the twin of scripts/serving/engine.py).
+  function simulatedHere(schedule) {
+    const e = engineOf(state), T = twin(), S = window.C13_SERVING;
+    const settings = [`${GPUS[e.gpu].label}`, e.step_time === "bound" ? "屋顶线上界" : "现实步时"];
+    if (schedule === "chunked") settings.push(`分块预算 ${formatNumber(e.chunk, "int")} token`);
+    if (schedule === "disagg") settings.push(`prefill : decode = ${e.split}`);
+    const rates = T.settings.rates_per_gpu.includes(state.request_rate) ? "" : "(表中的 goodput 仍由扫描点插值)";
+    return [["怎么来的", "你的浏览器刚刚模拟的(serving-sim.js,与构建用的 Python 模拟器逐请求一致)"],
+      ["模拟设置", `${settings.join("、")};「${S.workloads[state.workload]}」负载,每卡 ` +
+        `${formatNumber(state.request_rate, "f1")} req/s,${formatNumber(T.settings.requests, "int")} 个请求(种子 ` +
+        `${T.traces[state.workload].seed})${rates}`]];
+  }
   function rowOf(k, v) {
     const row = document.createElement("div");
     const key = document.createElement("b");
@@ -503,6 +699,9 @@ function lesson(loadScript, files) {
     if (!pop || !rec) return;
     pop.replaceChildren();
     const {main, detail} = describe(rec, el.textContent.trim() || null);
+    if (el.dataset.readout && el.closest("#exp-load") && twin() && !onBuildSettings(state)) {
+      main.splice(3, 0, ...simulatedHere(el.dataset.readout.split(".").pop()));  // what this browser simulated
+    }
     for (const [k, v] of main) pop.append(rowOf(k, v));
     const more = document.createElement("details");
     const summary = document.createElement("summary");
@@ -554,15 +753,15 @@ function lesson(loadScript, files) {
   };
   Object.assign(initial, {  // each under-load chart builds only its own rows
     load_attain: () => attainRows(state, loadReadouts(state)),
-    load_ttft: () => distRows(state, "ttft"),
-    load_tpot: () => distRows(state, "tpot"),
-    load_scatter: () => scatterRows(state),
+    load_ttft: () => distRows(state, "ttft", loadReadouts(state)),
+    load_tpot: () => distRows(state, "tpot", loadReadouts(state)),
+    load_scatter: () => scatterRows(state, loadReadouts(state)),
   });
   // Canvas for the charts whose marks a slider moves (the scatter: 2,000 points, re-coloured in place).
   const CANVAS = new Set(["frontier", "timeline", "load_attain", "load_ttft", "load_tpot", "load_scatter"]);
-  let servingRequested = null;  // serving-data.js (every simulated request) loads only when its section comes near
+  let servingRequested = null;  // serving-data.js and the simulator load only when their section comes near
   const servingData = () => (servingRequested = servingRequested ||
-    (window.C13_SERVING ? Promise.resolve() : loadScript(files.serving)).then(() => {
+    (window.C13_SERVING ? Promise.resolve() : Promise.all([loadScript(files.serving), loadScript(files.sim)])).then(() => {
       Object.assign(PROV, window.C13_SERVING_PROV || {});
       for (const k of Object.keys(drawn)) drawn[k] = undefined;
       requestAnimationFrame(() => requestAnimationFrame(markScrolling));  // after the readouts fill the table
@@ -618,6 +817,6 @@ function lesson(loadScript, files) {
   });
   const afterFirstFrame = new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
   afterFirstFrame.then(() => Promise.all([load(me.dataset.data), load(me.dataset.runtime)]))
-    .then(() => lesson(load, {serving: me.dataset.serving}))
+    .then(() => lesson(load, {serving: me.dataset.serving, sim: me.dataset.sim}))
     .catch((err) => { document.body.dataset.ready = "error"; console.error(err); });
 })();

@@ -166,8 +166,15 @@ def test_a_claim_made_false_by_an_edited_record_fails(copy):
     assert any(p.startswith("claim load.pd_wins_tight_tpot") for p in problems["claims"])
 
 
+def test_hand_edited_simulator_fails(copy):
+    path = copy / "site" / "serving-sim.js"
+    path.write_text(path.read_text(encoding="utf-8").replace("const GIB = 2 ** 30;", "const GIB = 2 ** 29;"),
+                    encoding="utf-8")
+    assert any("serving-sim.js" in p for p in failures(run(copy))["embedded"])
+
+
 def test_hand_edited_request_in_serving_data_fails(copy):
     path = copy / "site" / "serving-data.js"
     text = path.read_text(encoding="utf-8")
-    path.write_text(text.replace('"tpot":[', '"tpot":[1', 1), encoding="utf-8")
+    path.write_text(text.replace('"prompt_tokens":[', '"prompt_tokens":[1', 1), encoding="utf-8")  # a request's prompt
     assert any("serving-data.js" in p for p in failures(run(copy))["embedded"])

@@ -42,8 +42,11 @@ def test_the_experiment_draws_its_four_charts_without_errors_or_requests(page):
     for chart in ("load_attain", "load_ttft", "load_tpot", "load_scatter"):
         assert pg.locator(f"#chart-{chart} canvas, #chart-{chart} svg").count() >= 1
     assert watch.errors == []
-    assert [u for u in watch.requests if not u.startswith("file://")] == []
+    # nothing from the network: the page's files, and the simulator's worker made from them (a blob: URL)
+    assert [u for u in watch.requests if not u.startswith(("file://", "blob:"))] == []
     assert any(u.endswith("/serving-data.js") for u in watch.requests)
+    assert any(u.endswith("/serving-sim.js") for u in watch.requests)
+    assert sum(u.startswith("blob:") for u in watch.requests) == 1  # one worker
 
 
 GRID = list(itertools.product(["chat", "chat_long"], [0.5, 2, 4, 6, 9, 12], [100, 300, 2000, 10000], [10, 20, 30, 100],

@@ -17,7 +17,7 @@ def test_the_page_has_no_inline_script_and_names_its_three_files():
     html = (SITE / "index.html").read_text(encoding="utf-8")
     scripts = re.findall(r"<script\b[^>]*>", html)
     assert scripts == ['<script defer src="lesson.js" data-data="lesson-data.js" data-runtime="vega.min.js" '
-                       'data-serving="serving-data.js">']
+                       'data-serving="serving-data.js" data-sim="serving-sim.js">']
     assert len(html.encode()) < 100_000  # the text and CSS only; before this split it was 1.13 MB
     assert '<html lang="zh-CN">' in html
     assert re.search(r'<meta name="description" content="[^"]{40,}">', html)

@@ -2,8 +2,8 @@
 the shown schedules, drawn together from a seeded generator): in each, the text holds for what is on screen.
 No NaN, Infinity or "undefined" anywhere in the page's text; every readout a finite number; each conditional
 sentence shown exactly when its condition holds for the readouts beside it (nothing fits, TPOT target unmet, zero
-goodput, another GPU, a P/D prefill GPU over its memory); every caption that names the GPU names the one chosen; no
-console error."""
+goodput, numbers computed here rather than the build's, a P/D prefill GPU over its memory); every caption that names
+the GPU names the one chosen; no console error."""
 import json
 import math
 import random
@@ -31,6 +31,8 @@ CONTROLS = """() => ({
   gpus: [...document.querySelectorAll('select[data-choice="gpu"] option')].map(o => ({id: o.value,
     label: o.textContent.trim()})),
   workloads: [...document.querySelectorAll('input[data-choice="workload"]')].map(e => e.value),
+  stepTimes: [...document.querySelectorAll('input[data-choice="step_time"]')].map(e => e.value),
+  splits: [...document.querySelectorAll('select[data-choice="pd_split"] option')].map(o => o.value),
   schedules: [...document.querySelectorAll('input[data-show]')].map(e => e.dataset.show)})"""
 
 LOOK = """() => {
@@ -48,13 +50,14 @@ LOOK = """() => {
       m.formatNumber(live[e.dataset.readout], e.dataset.format || 'int') : null}));
   const readouts = Object.fromEntries([...document.querySelectorAll('[data-readout]')]
     .filter(e => e.dataset.value !== undefined).map(e => [e.dataset.readout, Number(e.dataset.value)]));
-  return {text: document.body.innerText, readouts, numbers,
+  return {text: document.body.innerText, readouts, numbers, state: s,
           gpuLabels: [...new Set([...document.querySelectorAll('[data-gpu-label]')].map(e => e.textContent.trim()))],
           nothingFits: shown('[data-when-nothing-fits]'), sloUnmet: shown('[data-when-slo-unmet]'),
-          zeroGoodput: shown('[data-when-zero-goodput]'), otherGpu: shown('[data-when-other-gpu]'),
-          prefillOver: shown('[data-when-prefill-over]'),
-          pdCellOver: !!(window.C13_SERVING.cells[
-            `${lessonState().workload}/disagg/${lessonState().request_rate}`] || {}).prefill_over,
+          zeroGoodput: shown('[data-when-zero-goodput]'), simLive: shown('[data-when-sim-live]'),
+          onBuild: m.onBuildSettings(s), prefillOver: shown('[data-when-prefill-over]'),
+          pdCellOver: !!(m.simCell(m.simJob(s, s.workload, 'disagg', s.request_rate).key) || {}).prefill_over,
+          stepWords: [...document.querySelectorAll('[data-step-words]')].filter(e => !e.hidden)
+            .map(e => e.dataset.stepWords),
           gpu: document.querySelector('select[data-choice="gpu"]').value};
 }"""
 
@@ -76,12 +79,16 @@ def test_the_text_holds_in_200_random_states(page):
     assert len(controls["sliders"]) >= 9 and len(controls["gpus"]) >= 2
     rng = random.Random(20261202)
     checked = 0
-    seen = {"nothingFits": 0, "zeroGoodput": 0, "otherGpu": 0, "sloUnmet": 0, "prefillOver": 0}
+    seen = {"nothingFits": 0, "zeroGoodput": 0, "simLive": 0, "sloUnmet": 0, "prefillOver": 0}
+    rates = pg.evaluate("window.C13_SERVING.twin.settings.rates_per_gpu")
     for _ in range(STATES):
         state = {s["name"]: slider_value(rng, s) for s in controls["sliders"] if rng.random() < 0.7}
         state["gpu"] = rng.choice(controls["gpus"])["id"]
         state["workload"] = rng.choice(controls["workloads"])
         state["scatter"] = rng.choice(controls["schedules"])
+        # the under-load engine settings: mostly the build's (the simulator's cache then serves most states)
+        state["step_time"] = rng.choice(controls["stepTimes"]) if rng.random() < 0.3 else controls["stepTimes"][0]
+        state["pd_split"] = rng.choice(controls["splits"]) if rng.random() < 0.3 else "1:1"
         shown = {s: rng.random() < 0.8 for s in controls["schedules"]}
         shown[rng.choice(controls["schedules"])] = True  # at least one schedule stays drawn
         state["show"] = shown
@@ -96,7 +103,12 @@ def test_the_text_holds_in_200_random_states(page):
         assert look["sloUnmet"] == (r["max_batch_slo"] == 0 and r["max_batch_mem"] > 0), where
         zero = any(r[f"goodput_rate.{s}"] == 0 for s, on in shown.items() if on)
         assert look["zeroGoodput"] == zero, where
-        assert look["otherGpu"] == (look["gpu"] != default_gpu), where
+        assert look["simLive"] == (not look["onBuild"]), where  # "computed here, not the build's records"
+        now = look["state"]  # a slider not drawn this time keeps its last value
+        assert look["onBuild"] == (now["gpu"] == default_gpu and now["step_time"] == "bound" and
+                                   now["pd_split"] == "1:1" and now["load_chunk_tokens"] == 512 and
+                                   now["request_rate"] in rates), where
+        assert look["stepWords"] == [state["step_time"]], where
         assert look["prefillOver"] == (shown["disagg"] and look["pdCellOver"]), where
         want = {gpu_label[look["gpu"]]} if look["gpu"] != default_gpu else None
         if want:
@@ -114,4 +126,4 @@ def test_the_text_holds_in_200_random_states(page):
     assert watch.errors == []
     assert checked >= STATES * 200, checked  # every number of the page, in every state
     # the states reached the conditions the page words (else this test would check little)
-    assert seen["otherGpu"] > 0 and seen["zeroGoodput"] > 0 and seen["prefillOver"] > 0, seen
+    assert seen["simLive"] > 0 and seen["zeroGoodput"] > 0 and seen["prefillOver"] > 0, seen

@@ -347,13 +347,16 @@ def check_serving_data(site: Path, serving: dict) -> list[str]:
     """serving-data.js (the under-load experiment's requests) equals the one rebuilt from serving.json; its records
     equal serving.json's."""
     from scripts.page.render import (
+        REPO,
         SERVING_PREFIX,
         SERVING_PROV_PREFIX,
         SERVING_SCRIPT,
+        SIM_SCRIPT,
+        SIM_SOURCE,
         json_for_script,
         read_data_script,
     )
-    from scripts.serving.load_page import experiment_data
+    from scripts.serving.load_page import page_experiment
 
     if "page_opening" not in serving:
         return []
@@ -361,10 +364,13 @@ def check_serving_data(site: Path, serving: dict) -> list[str]:
     if not path.exists():
         return [f"{path}: missing (the under-load experiment has no data)"]
     found, prov = read_data_script(path.read_text(encoding="utf-8"), (SERVING_PREFIX, SERVING_PROV_PREFIX))
-    problems = _differs(path, found, str(json_for_script(experiment_data(serving))))
+    problems = _differs(path, found, str(json_for_script(page_experiment(serving))))
     shown = json.loads(prov or "{}")
     problems += [f"{path}: record {rid} differs from precomputed/serving.json" for rid, rec in shown.items()
                  if serving["provenance"].get(rid) != rec]
+    sim, source = site / SIM_SCRIPT, REPO / "templates" / SIM_SOURCE  # the simulator that computes every readout
+    if not sim.exists() or sim.read_bytes() != source.read_bytes():
+        problems.append(f"{sim}: differs from {source.relative_to(REPO)} (the browser's simulator, edited by hand?)")
     return problems
 
 

@@ -61,7 +61,8 @@ def gpu_choices(a, doc: dict, gpus_doc: dict | None) -> tuple[list[dict], list[d
         values = {k: g[k]["value"] for k in GPU_FIELDS}
         on_gpu = replace(a, **values)
         choices.append({"id": gid, "label": label, "default": gid == default_id,
-                        "constants": {"hbm_bandwidth_bytes_per_s": values["hbm_bandwidth_bytes_per_s"],
+                        "constants": {"hbm_bytes": values["hbm_bytes"],
+                                      "hbm_bandwidth_bytes_per_s": values["hbm_bandwidth_bytes_per_s"],
                                       "peak_bf16_flops": values["peak_bf16_flops"],
                                       "free_bytes_for_requests": rl.free_bytes_for_requests(on_gpu)}})
         for k, unit, fmt, scale in GPU_SHOWN:

@@ -40,6 +40,7 @@ def json_for_script(obj: object) -> Markup:
 
 
 RUNTIME, SCRIPT, DATA_SCRIPT, SERVING_SCRIPT = "vega.min.js", "lesson.js", "lesson-data.js", "serving-data.js"
+SIM_SCRIPT, SIM_SOURCE = "serving-sim.js", "serving_sim.js"  # the browser's twin of scripts/serving/engine.py
 DATA_PREFIX, SPECS_PREFIX = "window.C13_DATA=", "window.C13_SPECS="
 SERVING_PREFIX, SERVING_PROV_PREFIX = "window.C13_SERVING=", "window.C13_SERVING_PROV="
 
@@ -204,7 +205,7 @@ def _render(data: dict, tokens: dict | None, bench: dict | None, questions_md: s
         """A number and its record; `gpu_field`: the GPU switch swaps in record gpu.<id>.<gpu_field> (lesson.js)."""
         rec = prov[rid]  # a KeyError here is a template naming a number that has no provenance
         follow = Markup(' data-gpu-field="{}"').format(gpu_field) if gpu_field else ""
-        return Markup('<span class="num" tabindex="0" data-prov="{}"{}>{}{}</span>').format(
+        return Markup('<span class="num" data-prov="{}"{}>{}{}</span>').format(
             rid, follow, rec["display"], suffix)  # a click or Enter opens the popup, which names the kind
 
     links = (course or {}).get("links", {})
@@ -219,7 +220,7 @@ def _render(data: dict, tokens: dict | None, bench: dict | None, questions_md: s
 
     def readout(name: str) -> Markup:
         rec = prov[f"readout.{name}"]
-        return Markup('<output class="num readout" tabindex="0" data-readout="{}" data-format="{}" data-prov="{}" '
+        return Markup('<output class="num readout" data-readout="{}" data-format="{}" data-prov="{}" '
                       'data-value="{}">{}</output>').format(name, rec["format"], rec["id"], repr(rec["value"]),
                                                            rec["display"])
 
@@ -245,11 +246,12 @@ def _render(data: dict, tokens: dict | None, bench: dict | None, questions_md: s
         tokens=tokens, bench=bench, serving=serving,
         schedule_labels=names.SCHEDULE_LABELS, tail_part_labels=names.TAIL_PART_LABELS,
         css=Markup((templates / "lesson.css").read_text(encoding="utf-8")),
-        scripts={"page": SCRIPT, "data": DATA_SCRIPT, "runtime": RUNTIME, "serving": SERVING_SCRIPT},
+        scripts={"page": SCRIPT, "data": DATA_SCRIPT, "runtime": RUNTIME, "serving": SERVING_SCRIPT, "sim": SIM_SCRIPT},
         chart_boxes=chart_boxes(compiled, {**default_chart_data(data), **(default_load_data(
             load["opening"], serving["settings"]["rates_per_gpu"]) if load else {})}),
         csp=Markup("; ".join([
-            "default-src 'none'", "script-src 'self' 'unsafe-eval'", "style-src 'unsafe-inline'", "img-src data:",
+            "default-src 'none'", "script-src 'self' 'unsafe-eval'", "worker-src blob:", "style-src 'unsafe-inline'",
+            "img-src data:",
             "font-src data:", "connect-src 'self'", "base-uri 'none'", "form-action 'none'"])),
         questions=markdown(questions_md), build_date=build_date(["anchor-model.json", "precomputed"]),
         commit=git_commit(),
@@ -258,6 +260,7 @@ def _render(data: dict, tokens: dict | None, bench: dict | None, questions_md: s
              DATA_SCRIPT: data_script(page_data(data, tokens, bench), compiled)}
     if serving:
         files[SERVING_SCRIPT] = serving_script(load["experiment"], serving_records_on_page(html, serving))
+        files[SIM_SCRIPT] = (templates / SIM_SOURCE).read_text(encoding="utf-8")
     return files
 
 

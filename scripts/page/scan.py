@@ -2,7 +2,8 @@
 
 A number is a run of digits not glued to a Latin letter: "1.91" and "2,304" are numbers, while "C13-L5",
 "GPT-2", "p99" and "Qwen3.5" are names. Text inside an element with data-prov is registered; inside
-data-formula (a formula's own constants) or data-meta (build commit, dates, package versions) it is exempt.
+data-formula (a formula's own constants), data-meta (build commit, dates, package versions) or data-choice (a
+control's own option labels, e.g. the P/D split's "2:2", from config/workloads.json page.engine_controls) it is exempt.
 """
 from __future__ import annotations
 
@@ -61,7 +62,7 @@ class _Walker(HTMLParser):
                     entry[1] += data
                     break
             return
-        if any("data-formula" in a or "data-meta" in a for a in attrs):
+        if any("data-formula" in a or "data-meta" in a or "data-choice" in a for a in attrs):
             return
         for num in numbers_in(data):
             self.loose.append((num, f"line {self.getpos()[0]} near {data.strip()[:40]!r}"))

@@ -102,7 +102,8 @@ def aggregate(anchor_doc: dict, workloads_doc: dict, settings: dict, cells: list
            "workloads": {wid: {"label": w["label"], "description": w.get("description", "")}
                          for wid, w in workloads.items()},
            "definitions": "scripts/serving/metrics.py (vllm bench serve's calculate_metrics)",
-           "cells": table, "per_request": per_request, "goodput": goodput, "provenance": prov}
+           "cells": table, "per_request": per_request, "goodput": goodput, "provenance": prov,
+           "twin": twin_block(anchor_doc, workloads, settings)}
     workload_records(workloads, prov)
     if engines:
         doc["engines"] = engines_block(anchor_doc, settings, workloads, engines, prov, anchor_file,
@@ -115,6 +116,23 @@ def aggregate(anchor_doc: dict, workloads_doc: dict, settings: dict, cells: list
             doc["claims"] = doc.get("claims", []) + settle_claims(
                 engine_claims(doc["engines"], workloads_doc["page"]["workload"]["value"]), doc["provenance"])
     return doc
+
+
+def twin_block(anchor_doc: dict, workloads: dict, settings: dict) -> dict:
+    """What the browser's simulator (templates/serving_sim.js) needs to re-run any cell: the model's constants, the
+    step-time sets, the sweep's engine settings and each workload's requests (replication 0's seed), the GPUs being
+    the page's own switch (precomputed.json `gpus`)."""
+    from scripts.model.anchor import anchor_from
+    from scripts.serving import twin
+    from scripts.serving.sweep import workload_seed
+
+    a = anchor_from(anchor_doc)
+    keys = ("requests", "burstiness", "chunk_tokens", "prefill_gpus", "decode_gpus", "first_token", "block_size",
+            "gpu_memory_utilization", "rates_per_gpu")
+    return {"model": twin.model_constants(a), "efficiency": twin.efficiency_constants(a),
+            "quantum_ms": QUANTUM_MS, "settings": {k: settings[k] for k in keys},
+            "traces": {wid: twin.workload_trace(w, settings["requests"], workload_seed(settings, workloads, wid),
+                                                settings["burstiness"]) for wid, w in workloads.items()}}
 
 
 CLEAR_GAIN = 1.5  # "clearly more goodput": the chunking claims' threshold (record serving.engines.clear_gain)
@@ -302,7 +320,8 @@ def add_page_opening(doc: dict, workloads_doc: dict, settings: dict) -> None:
                "attainment_target": settings["attainment_target"]}
     doc["page_opening"] = opening
     doc["page_ranges"] = {"ttft_slo_ms": page["ttft_slo_ms"]["value"], "load_tpot_slo_ms": page["tpot_slo_ms"]["value"],
-                          "attainment_target": page["attainment_target"]["value"]}
+                          "attainment_target": page["attainment_target"]["value"],
+                          "engine_controls": page["engine_controls"]["value"]}
     wid, workloads = opening["workload"], workloads_doc["workloads"]
     exp = experiment_data(doc)  # every cell's requests, encoded as the page gets them: built once for all readouts
     for name, value in readouts_at(exp, opening).items():
@@ -340,14 +359,19 @@ def add_page_opening(doc: dict, workloads_doc: dict, settings: dict) -> None:
                                                "scripts/serving_sweep.py", formula="scripts.serving.load_page:readouts",
                                                args=args, key=name)
     opening_values = {**opening, "requests": settings["requests"], "replications": settings["replications"],
-                      "confidence": settings["confidence"] * 100}
+                      "confidence": settings["confidence"] * 100, "chunk_tokens": settings["chunk_tokens"],
+                      "prefill_gpus": settings["prefill_gpus"], "decode_gpus": settings["decode_gpus"]}
     sliders = {"requests": (sweep["requests"], "每个格子模拟的请求数", "request", "int"),
                "replications": (sweep["replications"], "每个格子和每次 goodput 搜索重跑的种子数", "", "int"),
                "confidence": (sweep["confidence"], "区间的置信度", "%", "int"),
                "request_rate": (page["request_rate"], "实验的起始请求率(每卡)", "req/s per GPU", "f1"),
                "ttft_slo_ms": (sweep["slo_ms"], "TTFT 目标", "ms", "int"),
                "load_tpot_slo_ms": (sweep["slo_ms"], "TPOT 目标", "ms", "int"),
-               "attainment_target": (sweep["attainment_target"], "达标率目标", "", "f2")}
+               "attainment_target": (sweep["attainment_target"], "达标率目标", "", "f2"),
+               "chunk_tokens": (sweep["chunk_tokens"], "分块 prefill 每步的 prefill token 预算(实验的起始值)", "token",
+                                "int"),
+               "prefill_gpus": (sweep["prefill_gpus"], "P/D 分离的 prefill 卡数(实验的起始值)", "GPU", "int"),
+               "decode_gpus": (sweep["decode_gpus"], "P/D 分离的 decode 卡数(实验的起始值)", "GPU", "int")}
     for key, (src, label, unit, fmt) in sliders.items():
         rid = f"load.{key}"
         doc["provenance"][rid] = pv.assumed(rid, label, opening_values[key], unit, fmt,

@@ -79,6 +79,14 @@ def _check_page(page: dict, doc: dict, fail) -> None:
             fail(f"page.{key}.value", "must have min < max and 0 < step <= max - min")
         if not r["min"] <= default <= r["max"]:
             fail(f"page.{key}.value", "must include the sweep's default (sweep.slo_ms / sweep.attainment_target)")
+    controls = page["engine_controls"]["value"]
+    if doc["sweep"]["chunk_tokens"]["value"] not in controls["chunk_tokens"]:
+        fail("page.engine_controls.value.chunk_tokens", "must include the sweep's chunk_tokens (the opening state)")
+    if controls["chunk_tokens"] != sorted(controls["chunk_tokens"]):
+        fail("page.engine_controls.value.chunk_tokens", "must be in increasing order (a slider's stops)")
+    split = f"{doc['sweep']['prefill_gpus']['value']}:{doc['sweep']['decode_gpus']['value']}"
+    if split not in controls["pd_splits"]:
+        fail("page.engine_controls.value.pd_splits", f"must include the sweep's split {split} (the opening state)")
     ranges = {"ttft_slo_ms": page["ttft_slo_ms"]["value"], "load_tpot_slo_ms": page["tpot_slo_ms"]["value"]}
     for tid, t in page["try"]["value"].items():
         if t["workload"] not in doc["workloads"]:

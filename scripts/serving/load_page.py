@@ -120,6 +120,14 @@ def experiment_data(serving: dict) -> dict:
             "cells": cells}
 
 
+def page_experiment(serving: dict) -> dict:
+    """What serving-data.js carries: experiment_data without the per-request cells, plus the simulator's inputs
+    (serving.json `twin`): the browser re-simulates every cell (templates/serving_sim.js, the engine's twin), the
+    opening state's included, whose requests then equal serving.json's per_request exactly."""
+    out = {k: v for k, v in experiment_data(serving).items() if k != "cells"}
+    return {**out, "twin": serving["twin"]}
+
+
 def readouts_at(experiment: dict, settings: dict) -> dict:
     """readouts() at named settings (workload, request_rate, ttft_slo_ms, load_tpot_slo_ms, attainment_target)."""
     return readouts(experiment, settings["workload"], settings["request_rate"], settings["ttft_slo_ms"],
@@ -160,5 +168,5 @@ def page_bundle(serving: dict | None) -> dict | None:
     experiment's data for serving-data.js, and the readouts at the opening settings."""
     if not serving or "page_opening" not in serving:
         return None
-    experiment = experiment_data(serving)
-    return {"serving": serving, "experiment": experiment, "opening": readouts_at(experiment, serving["page_opening"])}
+    return {"serving": serving, "experiment": page_experiment(serving),
+            "opening": readouts_at(experiment_data(serving), serving["page_opening"])}
