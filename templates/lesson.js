@@ -136,7 +136,8 @@ function lesson(loadScript, files) {
   }
   const TAIL_PARTS = Object.keys(DATA.names.tail_parts);  // scripts/common/names.json
   const STEP_TIMES = ["bound", "realistic"];
-  const twin = () => window.C13_SERVING && window.C13_SERVING.twin;
+  // The experiment runs once both its data and the simulator have loaded (serving-data.js may arrive first).
+  const twin = () => window.C13_SERVING && window.C13Sim && window.c13ServingSim && window.C13_SERVING.twin;
   // The engine settings a cell depends on: the GPU and step times for every schedule, the chunk budget for
   // chunked prefill, the split for P/D. `engineDefaults` are the build's (the records' state).
   function engineOf(s) {
@@ -190,7 +191,7 @@ function lesson(loadScript, files) {
           output_tokens: tr.output_tokens.slice(0, 300)}}};
         const real = T;
         T = slice;
-        for (const schedule of ["whole", "chunked", "disagg"]) {
+        for (const schedule of T.schedules) {
           const job = {workload: w, schedule, rate: T.settings.rates_per_gpu[0], gpu: first, step_time: "bound",
             chunk: T.settings.chunk_tokens, split: `${T.settings.prefill_gpus}:${T.settings.decode_gpus}`};
           try { run(job); } catch (err) { /* warm-up only */ }
@@ -210,7 +211,7 @@ function lesson(loadScript, files) {
   function simStart() {
     simStarted = true;
     const T = twin();
-    simInit = {...T, tail_parts: TAIL_PARTS, gpus: Object.fromEntries((DATA.gpus || []).map((g) =>
+    simInit = {...T, tail_parts: TAIL_PARTS, schedules: SCHEDULES, gpus: Object.fromEntries((DATA.gpus || []).map((g) =>
       [g.id, {name: g.label, hbm_bytes: g.constants.hbm_bytes, hbm_bandwidth_bytes_per_s: g.constants.hbm_bandwidth_bytes_per_s,
         peak_bf16_flops: g.constants.peak_bf16_flops}]))};
     const count = Math.min(3, Math.max(2, (navigator.hardwareConcurrency || 2) - 1));
@@ -510,7 +511,7 @@ function lesson(loadScript, files) {
     }
     document.querySelectorAll("[data-when-nothing-fits]").forEach((el) => { el.hidden = cap > 0; });
     document.querySelectorAll("[data-when-slo-unmet]").forEach((el) => { el.hidden = r.max_batch_slo > 0 || cap === 0; });
-    const zeroGoodput = window.C13_SERVING && shownSchedules(state).some((sch) => r[`goodput_rate.${sch}`] === 0);
+    const zeroGoodput = twin() && shownSchedules(state).some((sch) => r[`goodput_rate.${sch}`] === 0);
     document.querySelectorAll("[data-when-zero-goodput]").forEach((el) => { el.hidden = !zeroGoodput; });
     const pdCell = state.show.disagg && load._now && load._now.disagg;
     document.querySelectorAll("[data-when-prefill-over]").forEach((el) => { el.hidden = !(pdCell && pdCell.prefill_over); });
@@ -761,7 +762,7 @@ function lesson(loadScript, files) {
   const CANVAS = new Set(["frontier", "timeline", "load_attain", "load_ttft", "load_tpot", "load_scatter"]);
   let servingRequested = null;  // serving-data.js and the simulator load only when their section comes near
   const servingData = () => (servingRequested = servingRequested ||
-    (window.C13_SERVING ? Promise.resolve() : Promise.all([loadScript(files.serving), loadScript(files.sim)])).then(() => {
+    (twin() ? Promise.resolve() : Promise.all([loadScript(files.serving), loadScript(files.sim)])).then(() => {
       Object.assign(PROV, window.C13_SERVING_PROV || {});
       for (const k of Object.keys(drawn)) drawn[k] = undefined;
       requestAnimationFrame(() => requestAnimationFrame(markScrolling));  // after the readouts fill the table
@@ -771,7 +772,7 @@ function lesson(loadScript, files) {
     if (drawing[id]) return drawing[id];
     const el = document.getElementById(`chart-${id}`);
     if (!el || !window.vega) return Promise.resolve();
-    if (id.startsWith("load_") && !window.C13_SERVING) {
+    if (id.startsWith("load_") && !twin()) {
       drawing[id] = servingData().then(() => { drawing[id] = undefined; return draw(id); });
       return drawing[id];
     }

@@ -46,7 +46,7 @@ def test_the_experiment_draws_its_four_charts_without_errors_or_requests(page):
     assert [u for u in watch.requests if not u.startswith(("file://", "blob:"))] == []
     assert any(u.endswith("/serving-data.js") for u in watch.requests)
     assert any(u.endswith("/serving-sim.js") for u in watch.requests)
-    assert sum(u.startswith("blob:") for u in watch.requests) == 1  # one worker
+    assert len({u for u in watch.requests if u.startswith("blob:")}) == 1  # the workers' one script
 
 
 GRID = list(itertools.product(["chat", "chat_long"], [0.5, 2, 4, 6, 9, 12], [100, 300, 2000, 10000], [10, 20, 30, 100],
@@ -128,11 +128,70 @@ def test_real_controls_move_the_readouts(page, serving):
                                                                                        b * unit <= slo_p))
 
 
+def test_engine_controls_through_real_events_give_the_python_engines_numbers(page):
+    """GPU, step times, chunk budget and P/D split moved with their own controls, at a rate between the sweep's: the
+    table's readouts are the Python engine's for exactly those settings (same requests, same seed)."""
+    from scripts.model import roofline as rl
+    from scripts.record.anchor_file import load_gpus
+    from scripts.serving import config, engine, parity, sweep, twin
+    from scripts.serving.workload import generate
+
+    pg, _ = page
+    pg.evaluate("window.lessonSet({workload: 'chat', ttft_slo_ms: 2000, load_tpot_slo_ms: 30, attainment_target: 0.9})")
+    pg.locator('select[data-choice="gpu"]').select_option("mi300x")
+    pg.locator('input[data-choice="step_time"][value="realistic"]').check()
+    chunk = pg.locator('input[data-param="load_chunk_tokens"]')
+    values = json.loads(chunk.get_attribute("data-values"))
+    chunk.evaluate("(el, i) => { el.value = String(i); el.dispatchEvent(new Event('input', {bubbles: true})); }",
+                   values.index(2048))
+    pg.locator('select[data-choice="pd_split"]').select_option("2:2")
+    pg.locator('input[data-param="request_rate"]').evaluate(
+        "el => { el.value = '4.3'; el.dispatchEvent(new Event('input', {bubbles: true})); }")
+    pg.evaluate("window.lessonPending()")
+    assert pg.locator("[data-when-sim-live]").first.is_visible()
+    assert pg.locator('[data-step-words="realistic"]').first.is_visible()
+    got = shown(pg)
+    a, workloads, settings = config.sweep_inputs(ROOT / "anchor-model.json", ROOT / "config" / "workloads.json")
+    gpu = load_gpus(ROOT / "config" / "gpus.json")["gpus"]["mi300x"]
+    for schedule, gpus in (("whole", 1), ("chunked", 1), ("disagg", 4)):
+        reqs = generate(workloads["chat"], settings["requests"], 4.3 * gpus, sweep.workload_seed(settings, workloads,
+                                                                                                  "chat"))
+        trace = engine.simulate(twin.on_gpu(a, gpu), reqs, schedule, chunk_tokens=2048, prefill_gpus=2, decode_gpus=2,
+                                first_token=settings["first_token"], efficiency=rl.achieved(a),
+                                memory=engine.Memory(settings["block_size"], settings["gpu_memory_utilization"]))
+        want = parity.summary(trace, 0.1, settings["slo_ms"])
+        for name, value in want["readouts"].items():
+            if f"{name}.{schedule}" in got:
+                assert got[f"{name}.{schedule}"]["value"] == pytest.approx(value, rel=1e-9, abs=1e-12), (schedule, name)
+        for part, value in want["tail_ms"].items():
+            assert got[f"tail_{part}_ms.{schedule}"]["value"] == value, (schedule, part)
+    pg.evaluate("window.lessonSet({gpu: 'h100_sxm', step_time: 'bound', load_chunk_tokens: 512, pd_split: '1:1', "
+                "request_rate: 4})")
+    pg.locator('input[data-choice="step_time"][value="bound"]').check()
+    pg.evaluate("window.lessonPending()")
+    assert pg.locator("[data-when-sim-live]").first.is_hidden()
+
+
 @pytest.mark.parametrize("width", [1280, 390])
 def test_screenshots(browser, width):
+    """The section as opened, then on two GPUs with two chunk budgets (test artifacts load-<gpu>-c<budget>-<width>.png):
+    each state's numbers differ from the others', every readout filled in, nothing wider than the screen."""
     ARTIFACTS.mkdir(exist_ok=True)
     pg, watch = open_page(browser, (SITE / "index.html").as_uri(), width=width)
     pg.locator("#load").screenshot(path=str(ARTIFACTS / f"load-{width}.png"))
+    assert (ARTIFACTS / f"load-{width}.png").stat().st_size > 20_000
+    seen = set()
+    for gpu in ("h100_sxm", "mi300x"):
+        for budget in (512, 2048):
+            pg.evaluate("s => window.lessonSet(s)", {"gpu": gpu, "load_chunk_tokens": budget})
+            texts = pg.evaluate("[...document.querySelectorAll('#exp-load [data-readout]')].map(e => e.textContent)")
+            why = pg.locator("[data-when-sim-error]").inner_text()
+            assert "…" not in texts and "—" not in texts, (gpu, budget, why)
+            seen.add(tuple(texts))
+            right = pg.evaluate("document.getElementById('exp-load').getBoundingClientRect().right")
+            assert right <= width + 1, (gpu, budget, right)
+            pg.locator("#exp-load").screenshot(path=str(ARTIFACTS / f"load-{gpu}-c{budget}-{width}.png"))
+    assert len(seen) == 4  # the GPU and the budget both reach the numbers
+    pg.evaluate("window.lessonSet({gpu: 'h100_sxm', load_chunk_tokens: 512})")
     assert watch.errors == []
     pg.close()
-    assert (ARTIFACTS / f"load-{width}.png").stat().st_size > 20_000

@@ -54,7 +54,8 @@ FIRST = """async ([kind, name, value, cold]) => {
   return [firstMs, performance.now() - t0];
 }"""
 LONG_TASKS = """() => { window.__long = [];
-  new PerformanceObserver((l) => window.__long.push(...l.getEntries().map((e) => e.duration))).observe({type: 'longtask'});
+  new PerformanceObserver((l) => window.__long.push(...l.getEntries().map((e) => e.duration)))
+    .observe({type: 'longtask'});
 }"""
 SIM_SPEED = """() => {
   const T = window.C13_SERVING.twin, S = window.C13Sim, g = window.C13_DATA.gpus.find((x) => x.default);
@@ -62,15 +63,18 @@ SIM_SPEED = """() => {
     hbm_bandwidth_bytes_per_s: g.constants.hbm_bandwidth_bytes_per_s, peak_bf16_flops: g.constants.peak_bf16_flops};
   const w = window.lessonState().workload, tr = T.traces[w], out = [];
   const runs = [];
-  for (const sch of ['whole', 'chunked', 'disagg']) for (const r of [0.5, 2, 4, 6, 9, 12]) runs.push([sch, r]);
+  for (const sch of Object.keys(window.C13_DATA.names.schedules)) {
+    for (const r of [0.5, 2, 4, 6, 9, 12]) runs.push([sch, r]);
+  }
+  const pd = T.settings.prefill_gpus + T.settings.decode_gpus;
   for (let k = -10; k < 60; k++) {
-    const [sch, r] = runs[(k + 10) % runs.length], n = sch === 'disagg' ? 2 : 1, t0 = performance.now();
+    const [sch, r] = runs[(k + 10) % runs.length], n = sch === 'disagg' ? pd : 1, t0 = performance.now();
     const reqs = {arrival_s: S.arrivalTimes(tr.gamma, r * n), prompt_tokens: tr.prompt_tokens,
       output_tokens: tr.output_tokens};
     S.cellSummary(S.simulate(T.model, gpu, reqs, sch, {chunk_tokens: T.settings.chunk_tokens,
       first_token: T.settings.first_token, memory: {block_size: T.settings.block_size,
-      gpu_memory_utilization: T.settings.gpu_memory_utilization}}), T.quantum_ms, ['queueing', 'prefill', 'interference',
-      'transfer', 'decode', 'preemption']);
+      gpu_memory_utilization: T.settings.gpu_memory_utilization}}), T.quantum_ms,
+      Object.keys(window.C13_DATA.names.tail_parts));
     if (k >= 0) out.push(performance.now() - t0);
   }
   return out;
