@@ -297,12 +297,25 @@ function lesson(loadScript, files) {
     }
     return cell.attained[k];
   }
-  function goodputRate(rates, att, target) {
-    if (!rates.length || att[0] < target) return 0;
-    for (let i = 1; i < rates.length; i++) {
-      if (att[i] < target) return rates[i - 1] + (att[i - 1] - target) / (att[i - 1] - att[i]) * (rates[i] - rates[i - 1]);
+  // DistServe goodput per GPU: sweep.goodput_search, the kit's one search (the swept rates up to the first whose
+  // attainment misses the target, then bisection_steps halvings, each a simulated cell at the probed rate). The
+  // probes are simulated as they are reached: null until the last one has arrived.
+  function goodputSearch(s, sch, curve, need) {
+    const T = twin(), rates = T.settings.rates_per_gpu, target = s.attainment_target;
+    let lo = 0, hi = null;
+    for (let i = 0; i < rates.length; i++) {
+      if (curve[i] === null) return null;
+      if (curve[i] < target) { hi = rates[i]; break; }
+      lo = rates[i];
     }
-    return rates[rates.length - 1];
+    if (hi === null) return lo;
+    for (let k = 0; k < T.settings.bisection_steps; k++) {
+      const mid = (lo + hi) / 2, c = cellFor(s, s.workload, sch, mid, need);
+      if (!c) return null;
+      const n = c.ttft.length, att = n ? goodCount(c, s.ttft_slo_ms, s.load_tpot_slo_ms) / n : 0;
+      if (att >= target) lo = mid; else hi = mid;
+    }
+    return lo;
   }
   const LOAD_METRICS = ["mean_ttft_ms", "p50_ttft_ms", "p90_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "p50_tpot_ms",
     "p90_tpot_ms", "p99_tpot_ms", "attainment", "request_goodput", "goodput_rate", "goodput_gain",
@@ -340,7 +353,7 @@ function lesson(loadScript, files) {
         for (const part of TAIL_PARTS) { out[`tail_${part}_ms.${sch}`] = c.tail_ms[part]; e2el += c.tail_ms[part]; }
         out[`tail_e2el_ms.${sch}`] = e2el;
       }
-      if (curves[sch].every((v) => v !== null)) out[`goodput_rate.${sch}`] = goodputRate(T.settings.rates_per_gpu, curves[sch], s.attainment_target);
+      out[`goodput_rate.${sch}`] = goodputSearch(s, sch, curves[sch], need);
     }
     for (const sch of SCHEDULES) {
       const base = out["goodput_rate.whole"], mine = out[`goodput_rate.${sch}`];
@@ -567,6 +580,7 @@ function lesson(loadScript, files) {
             if (name !== "domains") v.data(name, values);
             else if (values) for (const [sig, dom] of Object.entries(values)) v.signal(sig, dom);
           }
+          v.resize();  // new rows can change the legend's size: lay the chart out again (else it is cut off)
         } else if (id === "load_scatter") {  // an SLO move: re-colour only the points that changed side
           const cs = window.vega.changeset();
           for (const t of v.data("load_points")) {
@@ -681,11 +695,11 @@ function lesson(loadScript, files) {
     const settings = [`${GPUS[e.gpu].label}`, e.step_time === "bound" ? "屋顶线上界" : "现实步时"];
     if (schedule === "chunked") settings.push(`分块预算 ${formatNumber(e.chunk, "int")} token`);
     if (schedule === "disagg") settings.push(`prefill : decode = ${e.split}`);
-    const rates = T.settings.rates_per_gpu.includes(state.request_rate) ? "" : "(表中的 goodput 仍由扫描点插值)";
+
     return [["怎么来的", "你的浏览器刚刚模拟的(serving-sim.js,与构建用的 Python 模拟器逐请求一致)"],
       ["模拟设置", `${settings.join("、")};「${S.workloads[state.workload]}」负载,每卡 ` +
         `${formatNumber(state.request_rate, "f1")} req/s,${formatNumber(T.settings.requests, "int")} 个请求(种子 ` +
-        `${T.traces[state.workload].seed})${rates}`]];
+        `${T.traces[state.workload].seed})`]];
   }
   function rowOf(k, v) {
     const row = document.createElement("div");

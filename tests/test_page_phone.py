@@ -46,4 +46,12 @@ def test_charts_draw_into_their_reserved_boxes_without_layout_shift(browser, wid
     for chart, reserved, drawn in boxes:
         assert drawn == pytest.approx(reserved, abs=0.5), chart
     assert sum(page.evaluate("window.__shifts")) == 0
+    # each canvas holds its whole layout (a legend that wraps on a phone is not cut off): laid out afresh, no
+    # chart changes size
+    page.evaluate("window.lessonPending()")
+    sizes = """() => Object.fromEntries(Object.entries(window.lessonViews).map(([id, v]) =>
+        [id, (v.container().querySelector('canvas, svg') || {}).clientHeight]))"""
+    before = page.evaluate(sizes)
+    page.evaluate("Promise.all(Object.values(window.lessonViews).map(v => v.resize().runAsync())).then(() => 0)")
+    assert page.evaluate(sizes) == before
     page.close()

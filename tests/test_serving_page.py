@@ -5,6 +5,7 @@ import random
 import numpy as np
 import pytest
 
+from scripts.common.names import TAIL_PARTS
 from scripts.record.claims import check, failures
 from scripts.record.inputs import InputError
 from scripts.serving import load_page
@@ -40,12 +41,26 @@ def test_cell_readouts_follow_vllms_rules():
     assert r["attainment"] == pytest.approx(2 / 3) and r["request_goodput"] == pytest.approx(1.0)
 
 
-def test_goodput_rate_interpolates_between_sweep_points():
-    rates = [1, 2, 3, 4]
-    assert load_page.goodput_rate(rates, [1.0, 0.95, 0.85, 0.2], 0.9) == pytest.approx(2.5)
-    assert load_page.goodput_rate(rates, [0.5, 0.4, 0.3, 0.2], 0.9) == 0.0
-    assert load_page.goodput_rate(rates, [1.0, 1.0, 1.0, 0.99], 0.9) == 4  # never fails: the sweep's end
-    assert load_page.goodput_rate(rates, [1.0, 0.8, 0.95, 0.1], 0.9) == pytest.approx(1 + 0.1 / 0.2)  # first crossing
+def test_the_goodput_readout_is_the_one_goodput_search():
+    """Swept attainments up to the first miss, then bisection through probes: the probes asked for are the
+    midpoints, and the answer is sweep.goodput_search's (no interpolation anywhere)."""
+    page = {"unit_ms": 0.1, "rates_per_gpu": [1, 2, 3, 4], "bisection_steps": 3, "cells": {}}
+    swept = {1: 1.0, 2: 0.95, 3: 0.85, 4: 0.2}
+    for s in load_page.SCHEDULES:
+        for r, att in swept.items():  # ten requests each: attainment in tenths
+            good = round(att * 10)
+            page["cells"][load_page.cell_key("chat", s, r)] = {
+                "duration_s": 10.0, "tail_ms": {p: 0.0 for p in TAIL_PARTS},
+                **load_page.encode_cell([1] * 10, [1] * good + [10 ** 6] * (10 - good))}
+    asked = []
+
+    def probe(schedule, rate):
+        asked.append((schedule, rate))
+        return 1.0 if rate <= 2.6 else 0.0
+    r = load_page.readouts(page, "chat", 1, 2000, 30, 0.9, probe)
+    assert [x for _, x in asked if _ == "whole"] == [2.5, 2.75, 2.625]  # between 2 (met) and 3 (the first miss)
+    assert r["goodput_rate.whole"] == 2.5 and r["goodput_gain.chunked"] == 1.0
+    assert "goodput_rate.whole" not in load_page.readouts(page, "chat", 1, 2000, 30, 0.9)  # no probe, no goodput
 
 
 def test_opening_readouts_match_the_records_and_the_cells(serving):

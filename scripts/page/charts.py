@@ -127,12 +127,12 @@ def load_attainment(target: float, rate: float) -> dict:
                                                                    stroke="black", strokeWidth=0.8).encode(
         x="goodput_rate:Q", y="target:Q", color=alt.Color("schedule:N", scale=SCHEDULE_COLORS, legend=None),
         tooltip=[alt.Tooltip("schedule:N", title="调度"),
-                 alt.Tooltip("goodput_rate:Q", title="goodput 插值估计(每卡 req/s)", format=".2f")])
+                 alt.Tooltip("goodput_rate:Q", title="goodput(二分搜索,每卡 req/s)", format=".2f")])
     now = alt.Chart(alt.Data(name="load_attain")).mark_rule(color="#555", strokeDash=[2, 3]).encode(
         x="r:Q", tooltip=[alt.Tooltip("r:Q", title="当前每卡请求率(req/s)")]).transform_aggregate(
         n="count()").transform_calculate(r="request_rate")
     chart = alt.layer(lines, rule, now, marks).add_params(target_p, rate_p).properties(
-        height=260, title=alt.TitleParams("达标率与每卡请求率", subtitle="菱形:goodput(插值);竖线:当前请求率"))
+        height=260, title=alt.TitleParams("达标率与每卡请求率", subtitle="菱形:goodput(二分搜索);竖线:当前请求率"))
     return _config(chart, width=0)
 
 

@@ -111,7 +111,7 @@ def aggregate(anchor_doc: dict, workloads_doc: dict, settings: dict, cells: list
     if workloads_doc.get("adapted"):  # only for a model too short for the workloads as written (config.fit_to_context)
         doc["adapted"] = adapted_lengths(workloads_doc["adapted"], anchor_doc, prov, anchor_file)
     if "page" in workloads_doc:
-        add_page_opening(doc, workloads_doc, settings)
+        add_page_opening(doc, workloads_doc, settings, anchor_doc)
         if engines and doc["goodput"]:
             doc["claims"] = doc.get("claims", []) + settle_claims(
                 engine_claims(doc["engines"], workloads_doc["page"]["workload"]["value"]), doc["provenance"])
@@ -128,7 +128,7 @@ def twin_block(anchor_doc: dict, workloads: dict, settings: dict) -> dict:
 
     a = anchor_from(anchor_doc)
     keys = ("requests", "burstiness", "chunk_tokens", "prefill_gpus", "decode_gpus", "first_token", "block_size",
-            "gpu_memory_utilization", "rates_per_gpu")
+            "gpu_memory_utilization", "rates_per_gpu", "bisection_steps")
     return {"model": twin.model_constants(a), "efficiency": twin.efficiency_constants(a),
             "quantum_ms": QUANTUM_MS, "settings": {k: settings[k] for k in keys},
             "traces": {wid: twin.workload_trace(w, settings["requests"], workload_seed(settings, workloads, wid),
@@ -310,7 +310,22 @@ READOUT_FORMATS = {"mean_ttft_ms": ("ms", "int"), "p50_ttft_ms": ("ms", "int"), 
 READOUT_CELL_METRIC = {"attainment": "slo_attainment"}  # a readout named otherwise than its cell metric
 
 
-def add_page_opening(doc: dict, workloads_doc: dict, settings: dict) -> None:
+def attainment_probe(anchor_doc: dict, workloads: dict, settings: dict, workload: str, slo_ms: dict):
+    """probe(schedule, rate): SLO attainment of one simulation of `workload` at `rate` per GPU under `slo_ms` (the
+    page's goodput search between swept rates; memoised)."""
+    from scripts.model.anchor import anchor_from
+    from scripts.serving.sweep import attainment
+
+    a, at, seen = anchor_from(anchor_doc), {**settings, "slo_ms": slo_ms}, {}
+
+    def probe(schedule: str, rate: float) -> float:
+        if (schedule, rate) not in seen:
+            seen[schedule, rate] = attainment(a, workloads, at, workload, schedule, rate)
+        return seen[schedule, rate]
+    return probe
+
+
+def add_page_opening(doc: dict, workloads_doc: dict, settings: dict, anchor_doc: dict) -> None:
     """The page experiment's opening settings, slider ranges, and a record per readout at those settings."""
     from scripts.serving.load_page import claims, experiment_data, readouts_at
 
@@ -324,7 +339,8 @@ def add_page_opening(doc: dict, workloads_doc: dict, settings: dict) -> None:
                           "engine_controls": page["engine_controls"]["value"]}
     wid, workloads = opening["workload"], workloads_doc["workloads"]
     exp = experiment_data(doc)  # every cell's requests, encoded as the page gets them: built once for all readouts
-    for name, value in readouts_at(exp, opening).items():
+    slo = {"ttft": opening["ttft_slo_ms"], "tpot": opening["load_tpot_slo_ms"]}
+    for name, value in readouts_at(exp, opening, attainment_probe(anchor_doc, workloads, settings, wid, slo)).items():
         metric, schedule = name.split(".")
         unit, fmt = READOUT_FORMATS[metric]
         rid = f"readout.{name}"
@@ -345,7 +361,9 @@ def add_page_opening(doc: dict, workloads_doc: dict, settings: dict) -> None:
                 doc["provenance"][rid] = pv.assumed(rid, f"试一试「{TRY_LABELS.get(tid, tid)}」的目标", value, "ms",
                                                     "int", assumption=page["try"]["assumption"])
         args = {**opening, **setting}
-        for name, value in readouts_at(exp, args).items():
+        slo = {"ttft": args["ttft_slo_ms"], "tpot": args["load_tpot_slo_ms"]}
+        probe = attainment_probe(anchor_doc, workloads, settings, args["workload"], slo)
+        for name, value in readouts_at(exp, args, probe).items():
             metric, schedule = name.split(".")
             if metric not in ("goodput_rate", "goodput_gain", "attainment"):
                 continue
@@ -360,7 +378,8 @@ def add_page_opening(doc: dict, workloads_doc: dict, settings: dict) -> None:
                                                args=args, key=name)
     opening_values = {**opening, "requests": settings["requests"], "replications": settings["replications"],
                       "confidence": settings["confidence"] * 100, "chunk_tokens": settings["chunk_tokens"],
-                      "prefill_gpus": settings["prefill_gpus"], "decode_gpus": settings["decode_gpus"]}
+                      "prefill_gpus": settings["prefill_gpus"], "decode_gpus": settings["decode_gpus"],
+                      "bisection_steps": settings["bisection_steps"]}
     sliders = {"requests": (sweep["requests"], "每个格子模拟的请求数", "request", "int"),
                "replications": (sweep["replications"], "每个格子和每次 goodput 搜索重跑的种子数", "", "int"),
                "confidence": (sweep["confidence"], "区间的置信度", "%", "int"),
@@ -371,7 +390,8 @@ def add_page_opening(doc: dict, workloads_doc: dict, settings: dict) -> None:
                "chunk_tokens": (sweep["chunk_tokens"], "分块 prefill 每步的 prefill token 预算(实验的起始值)", "token",
                                 "int"),
                "prefill_gpus": (sweep["prefill_gpus"], "P/D 分离的 prefill 卡数(实验的起始值)", "GPU", "int"),
-               "decode_gpus": (sweep["decode_gpus"], "P/D 分离的 decode 卡数(实验的起始值)", "GPU", "int")}
+               "decode_gpus": (sweep["decode_gpus"], "P/D 分离的 decode 卡数(实验的起始值)", "GPU", "int"),
+               "bisection_steps": (sweep["bisection_steps"], "goodput 搜索的二分次数", "", "int")}
     for key, (src, label, unit, fmt) in sliders.items():
         rid = f"load.{key}"
         doc["provenance"][rid] = pv.assumed(rid, label, opening_values[key], unit, fmt,

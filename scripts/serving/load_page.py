@@ -7,8 +7,10 @@ duration. Output, per schedule, at one rate per GPU and one SLO pair, the number
 mean / p50 / p90 / p99 TTFT and TPOT (numpy's linear percentile; TPOT over requests with more than one output
 token, as vLLM), SLO attainment (a request counts when TTFT <= target and TPOT <= target, vLLM's goodput rule),
 request goodput (those requests / the run's duration, vLLM's `request_goodput`), and DistServe's goodput per
-GPU: the largest swept rate whose attainment meets the target, interpolated linearly to the next swept rate
-where it fails (the build's bisection, which re-simulates, gives serving.<w>.<s>.goodput_rate instead); and where
+GPU: the one goodput search of the kit (sweep.goodput_search: the swept rates up to the first whose attainment
+misses the target, then `bisection_steps` halvings, each a simulation at the probed rate: `probe(schedule, rate)`
+gives its attainment, the page's worker or scripts.serving.sweep.attainment), so that at the build's targets it is
+serving.<w>.<s>.goodput_rate exactly; and where
 the slowest 1% of requests (E2EL at or above its p99) spent their time, per part (engine.PARTS, in ms, rounded to
 0.1 ms in the page's data)."""
 from __future__ import annotations
@@ -63,22 +65,14 @@ def cell_readouts(ttft: list[int], tpot: list[int], unit_ms: float, duration_s: 
             "attainment": good / n if n else 0.0, "request_goodput": good / duration_s if duration_s > 0 else 0.0}
 
 
-def goodput_rate(rates: list[float], attainments: list[float], target: float) -> float:
-    """DistServe's goodput per GPU read off the sweep: the last rate before attainment first drops below the
-    target, moved linearly toward the next rate; 0 when the lightest swept load already misses it, the
-    heaviest swept rate when none does (a lower bound then)."""
-    if not rates or attainments[0] < target:
-        return 0.0
-    for i in range(1, len(rates)):
-        if attainments[i] < target:
-            a1, a2 = attainments[i - 1], attainments[i]
-            return rates[i - 1] + (a1 - target) / (a1 - a2) * (rates[i] - rates[i - 1])
-    return rates[-1]
-
-
 def readouts(page: dict, workload: str, request_rate: float, ttft_slo_ms: float, load_tpot_slo_ms: float,
-             attainment_target: float) -> dict:
-    """Every readout of the experiment, named as the page names them (`p99_ttft_ms.whole`, ...)."""
+             attainment_target: float, probe=None) -> dict:
+    """Every readout of the experiment, named as the page names them (`p99_ttft_ms.whole`, ...). The cells of the
+    chosen rate and of every swept rate come from `page["cells"]`; DistServe goodput (`goodput_rate`, and its
+    ratio to whole's) needs `probe(schedule, rate)`, the SLO attainment of a simulation at a rate between the swept
+    ones (omitted without it)."""
+    from scripts.serving.sweep import goodput_search
+
     unit, rates, out = page["unit_ms"], page["rates_per_gpu"], {}
     for s in SCHEDULES:
         curve = []
@@ -91,10 +85,15 @@ def readouts(page: dict, workload: str, request_rate: float, ttft_slo_ms: float,
                 out.update({f"{k}.{s}": v for k, v in values.items()})
                 out.update({f"tail_{part}_ms.{s}": cell["tail_ms"][part] for part in TAIL_PARTS})
                 out[f"tail_e2el_ms.{s}"] = sum(cell["tail_ms"][part] for part in TAIL_PARTS)
-        out[f"goodput_rate.{s}"] = goodput_rate(rates, curve, attainment_target)
-    for s in SCHEDULES:
-        base = out["goodput_rate.whole"]
-        out[f"goodput_gain.{s}"] = out[f"goodput_rate.{s}"] / base if base > 0 else 0.0
+        if probe is not None:
+            swept = dict(zip(rates, curve, strict=True))
+            search = goodput_search(lambda r, s=s, swept=swept: swept[r] if r in swept else probe(s, r), rates,
+                                    attainment_target, page["bisection_steps"])
+            out[f"goodput_rate.{s}"] = search["rate_per_gpu"]
+    if probe is not None:
+        for s in SCHEDULES:
+            base = out["goodput_rate.whole"]
+            out[f"goodput_gain.{s}"] = out[f"goodput_rate.{s}"] / base if base > 0 else 0.0
     return out
 
 
@@ -115,6 +114,7 @@ def experiment_data(serving: dict) -> dict:
     return {"unit_ms": per["unit_ms"], "rates_per_gpu": settings["rates_per_gpu"], "schedules": settings["schedules"],
             "workloads": {wid: w["label"] for wid, w in serving["workloads"].items()},
             "requests": settings["requests"], "seed": settings["seed"], "opening": serving.get("page_opening"),
+            "bisection_steps": settings["bisection_steps"],
             "goodput_bisected": {w: {s: g["rate_per_gpu"] for s, g in by.items()}
                                  for w, by in serving["goodput"].items()},
             "cells": cells}
@@ -128,15 +128,20 @@ def page_experiment(serving: dict) -> dict:
     return {**out, "twin": serving["twin"]}
 
 
-def readouts_at(experiment: dict, settings: dict) -> dict:
+def readouts_at(experiment: dict, settings: dict, probe=None) -> dict:
     """readouts() at named settings (workload, request_rate, ttft_slo_ms, load_tpot_slo_ms, attainment_target)."""
     return readouts(experiment, settings["workload"], settings["request_rate"], settings["ttft_slo_ms"],
-                    settings["load_tpot_slo_ms"], settings["attainment_target"])
+                    settings["load_tpot_slo_ms"], settings["attainment_target"], probe)
 
 
 def opening_readouts(serving: dict) -> dict:
-    """The readouts at the page's opening settings (what the HTML shows before any slider moves)."""
-    return readouts_at(experiment_data(serving), serving["page_opening"])
+    """The readouts at the page's opening settings (what the HTML shows before any slider moves): from the cells,
+    and the goodput search's (which simulated between the swept rates at build time) from its records."""
+    out = readouts_at(experiment_data(serving), serving["page_opening"])
+    for rid, rec in serving["provenance"].items():
+        if rid.startswith(("readout.goodput_rate.", "readout.goodput_gain.")):
+            out[rid.removeprefix("readout.")] = rec["value"]
+    return out
 
 
 def claims(opening: dict) -> list[dict]:
@@ -168,5 +173,4 @@ def page_bundle(serving: dict | None) -> dict | None:
     experiment's data for serving-data.js, and the readouts at the opening settings."""
     if not serving or "page_opening" not in serving:
         return None
-    return {"serving": serving, "experiment": page_experiment(serving),
-            "opening": readouts_at(experiment_data(serving), serving["page_opening"])}
+    return {"serving": serving, "experiment": page_experiment(serving), "opening": opening_readouts(serving)}
