@@ -273,7 +273,7 @@ function lesson(loadScript, files) {
     updateQueued = true;
     requestAnimationFrame(() => { updateQueued = false; update(); });
   }
-  const simSettled = () => !inflight.size && !simQueue.length && !updateQueued;
+  const simSettled = () => !inflight.size && !simQueue.length && !updateQueued && !attainTimer;
   function settle() {
     if (!simSettled()) return;
     const waiters = settleWaiters;
@@ -472,7 +472,7 @@ function lesson(loadScript, files) {
 
   function setText(el, text) { if (el.textContent !== text) el.textContent = text; }
 
-  let pending = null;
+  let pending = null, attainDrawnAt = 0, attainTimer = 0;
   const drawn = {};  // the inputs each view was last drawn with
   function update() {
     if (state.gpu && GPUS[state.gpu]) Object.assign(K, GPUS[state.gpu].constants);
@@ -569,9 +569,19 @@ function lesson(loadScript, files) {
         load_scatter: [key(["workload", "request_rate", "scatter", "ttft_slo_ms", "load_tpot_slo_ms"]) + "|" + shownKey + nowKey,
           key(["workload", "request_rate", "scatter"]) + "|" + shownKey + nowKey, () => scatterRows(state, load), ["ttft_slo_ms", "load_tpot_slo_ms"]],
       };
+      // While the worker is still answering, the readouts come first: the charts wait for the current rate's cells,
+      // and the attainment curves are redrawn at most every 150 ms as their cells arrive (and once complete).
+      const nowReady = SCHEDULES.every((sch) => load._now[sch] || !state.show[sch]);
+      const curvesDone = load._complete || SCHEDULES.every((sch) => !state.show[sch] || r._curves[sch].every((v) => v !== null));
       for (const [id, [viewKey, dataKey, rows, signals]] of Object.entries(needs)) {
         const v = views[id];
         if (!v || drawn[id] === viewKey) continue;
+        if (!nowReady && drawn[id] !== undefined) continue;
+        if (id === "load_attain" && !curvesDone && drawn[id] !== undefined && performance.now() - attainDrawnAt < 150) {
+          if (!attainTimer) attainTimer = setTimeout(() => { attainTimer = 0; queueUpdate(); }, 150);
+          continue;
+        }
+        if (id === "load_attain") attainDrawnAt = performance.now();
         drawn[id] = viewKey;
         for (const name of signals) v.signal(name, state[name]);
         if (drawn[`${id}:data`] !== dataKey) {
@@ -626,6 +636,8 @@ function lesson(loadScript, files) {
   };
   window.lessonState = () => ({...state});
   window.lessonSimForget = () => simCells.clear();  // for the benchmark's cold runs (scripts/bench/page_latency.py)
+  // Drawn: the last update's readouts written and its charts re-run (cells still simulating come later).
+  window.lessonDrawn = () => pending || Promise.resolve();
   // Settled: the charts drawn and every cell the state needs simulated (and shown).
   window.lessonPending = () => new Promise((resolve) => {
     const check = () => (pending || Promise.resolve()).then(() => {

@@ -1,4 +1,4 @@
-"""The page in random states a reader can reach (200 in make test-all, the first 50 in make test: every slider, the GPU,
+"""The page in random states a reader can reach (200 in make test-all, the first 30 in make test: every slider, the GPU,
 the shown schedules, drawn together from a seeded generator): in each, the text holds for what is on screen.
 No NaN, Infinity or "undefined" anywhere in the page's text; every readout a finite number; each conditional
 sentence shown exactly when its condition holds for the readouts beside it (nothing fits, TPOT target unmet, zero
@@ -15,7 +15,7 @@ from tests.conftest import ROOT
 
 pytestmark = pytest.mark.browser
 STATES = 200  # make test-all; make test draws the first STATES_QUICK of the same sequence
-STATES_QUICK = 50
+STATES_QUICK = 30
 
 
 @pytest.fixture(scope="module")
