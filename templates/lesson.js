@@ -161,7 +161,7 @@ function lesson(loadScript, files) {
       gpu: e.gpu, step_time: e.step_time, chunk: e.chunk, split: e.split};
   }
   const simCells = new Map();  // job key -> decoded cell (or {error})
-  let simQueue = [], updateQueued = false;
+  let simQueue = [], updateQueued = false, updating = false;
   let settleWaiters = [];
   function decodeCell(c) {
     const unit = twin().quantum_ms;
@@ -275,7 +275,7 @@ function lesson(loadScript, files) {
   }
   const simSettled = () => !inflight.size && !simQueue.length && !updateQueued && !attainTimer;
   function settle() {
-    if (!simSettled()) return;
+    if (updating || !simSettled()) return;  // an update in progress may still queue work: it settles at its end
     const waiters = settleWaiters;
     settleWaiters = [];
     waiters.forEach((f) => f());
@@ -474,7 +474,7 @@ function lesson(loadScript, files) {
 
   let pending = null, attainDrawnAt = 0, attainTimer = 0;
   const drawn = {};  // the inputs each view was last drawn with
-  function update() {
+  function updateNow() {
     if (state.gpu && GPUS[state.gpu]) Object.assign(K, GPUS[state.gpu].constants);
     const onDefault = !DEFAULT_GPU || state.gpu === DEFAULT_GPU.id, gpu = GPUS[state.gpu];
     // Words that name the GPU, and numbers that are the GPU's own, follow the switch (their records too)
@@ -602,9 +602,18 @@ function lesson(loadScript, files) {
         jobs.push(v.runAsync());
       }
     }
-    pending = Promise.all(jobs).then(() => undefined);
-    pending.then(settle);
+    // A chart that fails is a console error (the tests read them), never a promise that waits forever
+    pending = Promise.all(jobs).then(() => undefined, (err) => { console.error(err); });
     return pending;
+  }
+  function update() {  // whatever happens inside, the waiters for a settled page are told again afterwards
+    updating = true;
+    try {
+      return updateNow();
+    } finally {
+      updating = false;
+      Promise.resolve(pending).then(settle);
+    }
   }
 
   // A table wider than its box scrolls sideways; say so where it starts (re-checked when the window changes)
@@ -639,9 +648,12 @@ function lesson(loadScript, files) {
   // Drawn: the last update's readouts written and its charts re-run (cells still simulating come later).
   window.lessonDrawn = () => pending || Promise.resolve();
   // Settled: the charts drawn and every cell the state needs simulated (and shown).
-  window.lessonPending = () => new Promise((resolve) => {
+  // (For tests and benchmarks: a page that never settles fails after a minute, with what it was still doing.)
+  window.lessonPending = () => new Promise((resolve, reject) => {
+    const stuck = setTimeout(() => reject(new Error(`not settled after 60 s: ${inflight.size} cells simulating, ` +
+      `${simQueue.length} queued, update queued ${updateQueued}, chart timer ${!!attainTimer}`)), 60000);
     const check = () => (pending || Promise.resolve()).then(() => {
-      if (simSettled()) resolve(); else settleWaiters.push(check);
+      if (simSettled()) { clearTimeout(stuck); resolve(); } else settleWaiters.push(check);
     });
     check();
   });

@@ -130,6 +130,13 @@ def test_simulated_numbers_are_re_run_and_hold(copy):
     # (the page's serving numbers and claims lost their records in the trimmed copy: numbers/claims say so)
 
 
+@pytest.mark.exhaustive
+def test_the_full_audit_re_simulates_every_record(copy):
+    """Every simulated record, the page's readouts and the goodput searches included (about 35 s: make test-all;
+    make test's audit skips the re-simulation, and the tests above re-run a sample of cell records)."""
+    assert failures(run(copy, resimulate=True)) == {}
+
+
 def test_edited_simulated_number_fails(copy):
     doc = keep_simulated(copy, 10)
     rid = next(iter(doc["provenance"]))

@@ -74,16 +74,16 @@ def probes():
     return probe_for
 
 
-GOODPUT_CHECKED = 3  # states whose goodput search the Python repeats (its probes simulate: ~3 s a state)
+GOODPUT_CHECKED = 2  # states whose goodput search the Python repeats (its probes simulate: ~3 s a state)
 
 
-@pytest.mark.parametrize("grid", [GRID[::4], pytest.param(GRID, marks=pytest.mark.exhaustive)])
+@pytest.mark.parametrize("grid", [GRID[::7], pytest.param(GRID, marks=pytest.mark.exhaustive)])
 def test_readouts_equal_the_python_on_a_grid(page, serving, probes, grid):
     """Every readout, the goodput search's included (in the first GOODPUT_CHECKED states with a goodput to find;
     every state in make test-all), equals the Python's."""
     pg, _ = page
     _, exp = serving
-    assert len(grid) >= 25
+    assert len(grid) >= 15
     searched = 0
     for workload, rate, ttft, tpot, target in grid:
         state = {"workload": workload, "request_rate": rate, "ttft_slo_ms": ttft, "load_tpot_slo_ms": tpot,

@@ -160,7 +160,7 @@ def check_simulated(records: dict, root: Path, resimulate: bool = True, anchor_p
     settings, workloads = sweep_settings(doc), doc["workloads"]
     problems, runs, rebuilt = [], {}, {}
     if resimulate:  # every cell the records need, simulated on every core first (the loop below then reads them)
-        needed = [(w, s, r) for w in workloads for s in settings["schedules"] for r in settings["rates_per_gpu"]]
+        needed = _cells_needed(sims, workloads, settings)
         runs.update(zip(needed, _map_cells(anchor_path or root / "anchor-model.json", root, needed), strict=True))
 
     def run(workload: str, schedule: str, rate: float) -> dict:
@@ -207,6 +207,17 @@ def check_simulated(records: dict, root: Path, resimulate: bool = True, anchor_p
     if resimulate:
         problems += check_replications(sims, anchor, workloads, settings)
     return problems
+
+
+def _cells_needed(sims: dict, workloads: dict, settings: dict) -> list[tuple]:
+    """The sweep cells the simulated records re-run from: all of them for a page readout or a goodput search, else
+    only the records' own cells."""
+    every = [(w, s, r) for w in workloads for s in settings["schedules"] for r in settings["rates_per_gpu"]]
+    if any(rec.get("formula") == "scripts.serving.load_page:readouts" or rec.get("metric") == "distserve_goodput"
+           for rec in sims.values()):
+        return every
+    own = {(rec.get("workload"), rec.get("schedule"), rec.get("rate_per_gpu")) for rec in sims.values()}
+    return [cell for cell in every if cell in own]
 
 
 def check_interval(rid: str, rec: dict, settings: dict, workloads: dict) -> list[str]:
