@@ -300,7 +300,7 @@ function lesson(loadScript, files) {
   // DistServe goodput per GPU: sweep.goodput_search, the kit's one search (the swept rates up to the first whose
   // attainment misses the target, then bisection_steps halvings, each a simulated cell at the probed rate). The
   // probes are simulated as they are reached: null until the last one has arrived.
-  function goodputSearch(s, sch, curve, need) {
+  function goodputSearch(s, sch, curve, need, bounded) {
     const T = twin(), rates = T.settings.rates_per_gpu, target = s.attainment_target;
     let lo = 0, hi = null;
     for (let i = 0; i < rates.length; i++) {
@@ -308,7 +308,7 @@ function lesson(loadScript, files) {
       if (curve[i] < target) { hi = rates[i]; break; }
       lo = rates[i];
     }
-    if (hi === null) return lo;
+    if (hi === null) { bounded.add(sch); return lo; }  // never missed: a lower bound (the sweep's heaviest rate)
     for (let k = 0; k < T.settings.bisection_steps; k++) {
       const mid = (lo + hi) / 2, c = cellFor(s, s.workload, sch, mid, need);
       if (!c) return null;
@@ -325,7 +325,7 @@ function lesson(loadScript, files) {
   function loadReadouts(s) {
     const T = twin(), out = {};
     if (!T || s.request_rate === undefined) return out;
-    const need = [], curves = {}, errors = [];
+    const need = [], curves = {}, errors = [], bounded = new Set();
     const now = {};
     for (const sch of SCHEDULES) now[sch] = cellFor(s, s.workload, sch, s.request_rate, need);
     for (const sch of SCHEDULES) {
@@ -353,7 +353,7 @@ function lesson(loadScript, files) {
         for (const part of TAIL_PARTS) { out[`tail_${part}_ms.${sch}`] = c.tail_ms[part]; e2el += c.tail_ms[part]; }
         out[`tail_e2el_ms.${sch}`] = e2el;
       }
-      out[`goodput_rate.${sch}`] = goodputSearch(s, sch, curves[sch], need);
+      out[`goodput_rate.${sch}`] = goodputSearch(s, sch, curves[sch], need, bounded);
     }
     for (const sch of SCHEDULES) {
       const base = out["goodput_rate.whole"], mine = out[`goodput_rate.${sch}`];
@@ -362,7 +362,8 @@ function lesson(loadScript, files) {
     simRequest(need);
     out._curves = curves;
     // What the charts and notes read besides the numbers (kept out of the readouts themselves)
-    Object.defineProperties(out, {_now: {value: now}, _errors: {value: errors}, _complete: {value: need.length === 0}});
+    Object.defineProperties(out, {_now: {value: now}, _errors: {value: errors}, _complete: {value: need.length === 0},
+      _bounded: {value: bounded}});
     return out;
   }
   const shownSchedules = (s) => SCHEDULES.filter((sch) => s.show[sch]);
@@ -526,6 +527,12 @@ function lesson(loadScript, files) {
     document.querySelectorAll("[data-when-slo-unmet]").forEach((el) => { el.hidden = r.max_batch_slo > 0 || cap === 0; });
     const zeroGoodput = twin() && shownSchedules(state).some((sch) => r[`goodput_rate.${sch}`] === 0);
     document.querySelectorAll("[data-when-zero-goodput]").forEach((el) => { el.hidden = !zeroGoodput; });
+    const boundedShown = twin() && load._bounded ? shownSchedules(state).filter((sch) => load._bounded.has(sch)) : [];
+    document.querySelectorAll("[data-when-goodput-bounded]").forEach((el) => {
+      el.hidden = !boundedShown.length;
+      const who = el.querySelector("[data-bounded-schedules]");
+      if (who) setText(who, boundedShown.map((sch) => SCHEDULE_LABELS[sch]).join("、"));
+    });
     const pdCell = state.show.disagg && load._now && load._now.disagg;
     document.querySelectorAll("[data-when-prefill-over]").forEach((el) => { el.hidden = !(pdCell && pdCell.prefill_over); });
     document.dispatchEvent(new CustomEvent("lesson:update", {detail: {state: {...state}, readouts: r}}));

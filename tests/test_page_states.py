@@ -55,6 +55,7 @@ LOOK = """() => {
           gpuLabels: [...new Set([...document.querySelectorAll('[data-gpu-label]')].map(e => e.textContent.trim()))],
           nothingFits: shown('[data-when-nothing-fits]'), sloUnmet: shown('[data-when-slo-unmet]'),
           zeroGoodput: shown('[data-when-zero-goodput]'), simLive: shown('[data-when-sim-live]'),
+          bounded: shown('[data-when-goodput-bounded]'), maxRate: window.C13_SERVING.twin.settings.rates_per_gpu.at(-1),
           onBuild: m.onBuildSettings(s), prefillOver: shown('[data-when-prefill-over]'),
           pdCellOver: !!(m.simCell(m.simJob(s, s.workload, 'disagg', s.request_rate).key) || {}).prefill_over,
           stepWords: [...document.querySelectorAll('[data-step-words]')].filter(e => !e.hidden)
@@ -105,6 +106,9 @@ def test_the_text_holds_in_random_states(page, states):
         assert look["sloUnmet"] == (r["max_batch_slo"] == 0 and r["max_batch_mem"] > 0), where
         zero = any(r[f"goodput_rate.{s}"] == 0 for s, on in shown.items() if on)
         assert look["zeroGoodput"] == zero, where
+        # a goodput at the heaviest swept rate is said to be a lower bound (its schedule never missed the target)
+        top = any(r[f"goodput_rate.{s}"] == look["maxRate"] for s, on in shown.items() if on)
+        assert look["bounded"] == top, where
         assert look["simLive"] == (not look["onBuild"]), where  # "computed here, not the build's records"
         now = look["state"]  # a slider not drawn this time keeps its last value
         assert look["onBuild"] == (now["gpu"] == default_gpu and now["step_time"] == "bound" and

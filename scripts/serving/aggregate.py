@@ -379,7 +379,7 @@ def add_page_opening(doc: dict, workloads_doc: dict, settings: dict, anchor_doc:
     opening_values = {**opening, "requests": settings["requests"], "replications": settings["replications"],
                       "confidence": settings["confidence"] * 100, "chunk_tokens": settings["chunk_tokens"],
                       "prefill_gpus": settings["prefill_gpus"], "decode_gpus": settings["decode_gpus"],
-                      "bisection_steps": settings["bisection_steps"]}
+                      "bisection_steps": settings["bisection_steps"], "max_rate": settings["rates_per_gpu"][-1]}
     sliders = {"requests": (sweep["requests"], "每个格子模拟的请求数", "request", "int"),
                "replications": (sweep["replications"], "每个格子和每次 goodput 搜索重跑的种子数", "", "int"),
                "confidence": (sweep["confidence"], "区间的置信度", "%", "int"),
@@ -391,7 +391,8 @@ def add_page_opening(doc: dict, workloads_doc: dict, settings: dict, anchor_doc:
                                 "int"),
                "prefill_gpus": (sweep["prefill_gpus"], "P/D 分离的 prefill 卡数(实验的起始值)", "GPU", "int"),
                "decode_gpus": (sweep["decode_gpus"], "P/D 分离的 decode 卡数(实验的起始值)", "GPU", "int"),
-               "bisection_steps": (sweep["bisection_steps"], "goodput 搜索的二分次数", "", "int")}
+               "bisection_steps": (sweep["bisection_steps"], "goodput 搜索的二分次数", "", "int"),
+               "max_rate": (sweep["rates_per_gpu"], "扫描的最高每卡请求率", "req/s per GPU", "f1")}
     for key, (src, label, unit, fmt) in sliders.items():
         rid = f"load.{key}"
         doc["provenance"][rid] = pv.assumed(rid, label, opening_values[key], unit, fmt,
