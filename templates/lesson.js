@@ -127,28 +127,20 @@ function lesson(loadScript, files) {
   // requests and the constants in serving-data.js. At the build's settings its requests equal serving.json's
   // per_request exactly (tests/test_sim_parity.py), so the opening numbers are the build's records.
   const SCHEDULES = Object.keys(DATA.names.schedules), SCHEDULE_LABELS = labelsOf("schedules");
-  function percentile(sorted, q) {  // numpy.percentile, method 'linear' (numpy's _lerp, exactly)
-    const n = sorted.length;
-    if (n === 0) return 0;
-    const pos = (n - 1) * q / 100, lo = Math.floor(pos), hi = Math.min(lo + 1, n - 1), t = pos - lo;
-    const a = sorted[lo], b = sorted[hi];
-    return t >= 0.5 ? b - (b - a) * (1 - t) : a + (b - a) * t;
-  }
+  // numpy.percentile, method 'linear', on sorted values: serving-sim.js's (the experiment runs only once it loaded)
+  const percentile = (sorted, q) => window.C13Sim.percentile(sorted, q);
   const TAIL_PARTS = Object.keys(DATA.names.tail_parts);  // scripts/common/names.json
   const STEP_TIMES = ["bound", "realistic"];
   // The experiment runs once both its data and the simulator have loaded (serving-data.js may arrive first).
   const twin = () => window.C13_SERVING && window.C13Sim && window.c13ServingSim && window.C13_SERVING.twin;
   // The engine settings a cell depends on: the GPU and step times for every schedule, the chunk budget for
-  // chunked prefill, the split for P/D. `engineDefaults` are the build's (the records' state).
+  // chunked prefill, the split for P/D; unset, the build's (engineDefaults: the records' state).
   function engineOf(s) {
     const T = twin().settings;
     return {gpu: s.gpu && GPUS[s.gpu] ? s.gpu : DEFAULT_GPU.id, step_time: STEP_TIMES.includes(s.step_time) ? s.step_time : "bound",
       chunk: s.load_chunk_tokens || T.chunk_tokens, split: s.pd_split || `${T.prefill_gpus}:${T.decode_gpus}`};
   }
-  function engineDefaults() {
-    const T = twin().settings;
-    return {gpu: DEFAULT_GPU.id, step_time: "bound", chunk: T.chunk_tokens, split: `${T.prefill_gpus}:${T.decode_gpus}`};
-  }
+  const engineDefaults = () => engineOf({});
   function onBuildSettings(s) {  // the state whose numbers are the build's records (the sweep's rates included)
     const e = engineOf(s), d = engineDefaults();
     return e.gpu === d.gpu && e.step_time === d.step_time && e.chunk === d.chunk && e.split === d.split &&
@@ -186,15 +178,13 @@ function lesson(loadScript, files) {
     const handle = (msg) => {
       if (msg.init) {  // warm the compiler on a slice of the first workload, so the reader's first cell is fast
         T = msg.init;
-        const w = Object.keys(T.traces)[0], first = Object.keys(T.gpus)[0], tr = T.traces[w];
+        const w = Object.keys(T.traces)[0], tr = T.traces[w];
         const slice = {...T, traces: {[w]: {...tr, gamma: tr.gamma.slice(0, 300), prompt_tokens: tr.prompt_tokens.slice(0, 300),
           output_tokens: tr.output_tokens.slice(0, 300)}}};
         const real = T;
         T = slice;
         for (const schedule of T.schedules) {
-          const job = {workload: w, schedule, rate: T.settings.rates_per_gpu[0], gpu: first, step_time: "bound",
-            chunk: T.settings.chunk_tokens, split: `${T.settings.prefill_gpus}:${T.settings.decode_gpus}`};
-          try { run(job); } catch (err) { /* warm-up only */ }
+          try { run({...T.warm, workload: w, schedule, rate: T.settings.rates_per_gpu[0]}); } catch (err) { /* warm-up only */ }
         }
         T = real;
         return null;
@@ -211,7 +201,7 @@ function lesson(loadScript, files) {
   function simStart() {
     simStarted = true;
     const T = twin();
-    simInit = {...T, tail_parts: TAIL_PARTS, schedules: SCHEDULES, gpus: Object.fromEntries((DATA.gpus || []).map((g) =>
+    simInit = {...T, tail_parts: TAIL_PARTS, schedules: SCHEDULES, warm: engineDefaults(), gpus: Object.fromEntries((DATA.gpus || []).map((g) =>
       [g.id, {name: g.label, hbm_bytes: g.constants.hbm_bytes, hbm_bandwidth_bytes_per_s: g.constants.hbm_bandwidth_bytes_per_s,
         peak_bf16_flops: g.constants.peak_bf16_flops}]))};
     const count = Math.min(3, Math.max(2, (navigator.hardwareConcurrency || 2) - 1));
@@ -280,9 +270,10 @@ function lesson(loadScript, files) {
     settleWaiters = [];
     waiters.forEach((f) => f());
   }
-  function cellFor(s, workload, schedule, rate, need) {
+  function cellFor(s, workload, schedule, rate, need, errors) {  // a simulated cell, or null (requested / refused)
     const job = simJob(s, workload, schedule, rate), c = simCells.get(job.key);
     if (!c) need.push(job);
+    if (c && c.error && errors) errors.push(`${SCHEDULE_LABELS[schedule]}:${c.error}`);
     return c && !c.error ? c : null;
   }
   const sum2 = (xs) => { let t = 0; for (const x of xs) t += x; return t; };
@@ -327,15 +318,13 @@ function lesson(loadScript, files) {
     if (!T || s.request_rate === undefined) return out;
     const need = [], curves = {}, errors = [], bounded = new Set();
     const now = {};
-    for (const sch of SCHEDULES) now[sch] = cellFor(s, s.workload, sch, s.request_rate, need);
+    for (const sch of SCHEDULES) now[sch] = cellFor(s, s.workload, sch, s.request_rate, need, errors);
     for (const sch of SCHEDULES) {
       curves[sch] = T.settings.rates_per_gpu.map((r) => {
         const c = cellFor(s, s.workload, sch, r, need), n = c ? c.ttft.length : 0;
         return c ? (n ? goodCount(c, s.ttft_slo_ms, s.load_tpot_slo_ms) / n : 0) : null;
       });
       const c = now[sch];
-      const failed = simCells.get(simJob(s, s.workload, sch, s.request_rate).key);
-      if (failed && failed.error) errors.push(`${SCHEDULE_LABELS[sch]}:${failed.error}`);
       for (const m of LOAD_METRICS) out[`${m}.${sch}`] = null;
       if (c) {
         const n = c.ttft.length, good = goodCount(c, s.ttft_slo_ms, s.load_tpot_slo_ms);
@@ -474,6 +463,7 @@ function lesson(loadScript, files) {
   function setText(el, text) { if (el.textContent !== text) el.textContent = text; }
 
   let pending = null, attainDrawnAt = 0, attainTimer = 0;
+  const CURVE_REDRAW_MS = 150;  // while cells arrive: often enough to watch the curves grow, rarely enough to stay light
   const drawn = {};  // the inputs each view was last drawn with
   function updateNow() {
     if (state.gpu && GPUS[state.gpu]) Object.assign(K, GPUS[state.gpu].constants);
@@ -577,15 +567,15 @@ function lesson(loadScript, files) {
           key(["workload", "request_rate", "scatter"]) + "|" + shownKey + nowKey, () => scatterRows(state, load), ["ttft_slo_ms", "load_tpot_slo_ms"]],
       };
       // While the worker is still answering, the readouts come first: the charts wait for the current rate's cells,
-      // and the attainment curves are redrawn at most every 150 ms as their cells arrive (and once complete).
+      // and the attainment curves are redrawn at most every CURVE_REDRAW_MS as their cells arrive (and once complete).
       const nowReady = SCHEDULES.every((sch) => load._now[sch] || !state.show[sch]);
       const curvesDone = load._complete || SCHEDULES.every((sch) => !state.show[sch] || r._curves[sch].every((v) => v !== null));
       for (const [id, [viewKey, dataKey, rows, signals]] of Object.entries(needs)) {
         const v = views[id];
         if (!v || drawn[id] === viewKey) continue;
         if (!nowReady && drawn[id] !== undefined) continue;
-        if (id === "load_attain" && !curvesDone && drawn[id] !== undefined && performance.now() - attainDrawnAt < 150) {
-          if (!attainTimer) attainTimer = setTimeout(() => { attainTimer = 0; queueUpdate(); }, 150);
+        if (id === "load_attain" && !curvesDone && drawn[id] !== undefined && performance.now() - attainDrawnAt < CURVE_REDRAW_MS) {
+          if (!attainTimer) attainTimer = setTimeout(() => { attainTimer = 0; queueUpdate(); }, CURVE_REDRAW_MS);
           continue;
         }
         if (id === "load_attain") attainDrawnAt = performance.now();

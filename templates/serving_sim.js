@@ -39,6 +39,16 @@ function c13ServingSim() {
       decode(dec, dcs) {
         return Math.max(bytes(dec, dcs, 0, 0) / bandwidth, flops(dec, dcs, 0, 0) / peakFlops);
       },
+      // IterationCost.decode_run: `steps` pure-decode iterations of `dec` requests whose contexts sum to csum and
+      // grow by one token each: each duration (+ overhead) into durs, their running sum (numpy's cumsum) into cums
+      decodeRun(dec, csum, steps, overhead, durs, cums) {
+        let acc = 0;
+        for (let s = 0; s < steps; s++) {
+          durs[s] = this.decode(dec, csum + s * dec) + overhead;
+          acc += durs[s];
+          cums[s] = acc;
+        }
+      },
       prefill(prompt) {  // roofline.prefill_seconds
         const b = weights + prompt * kv + state;
         const f = dense * prompt + prompt * prompt / 2 * attention;
@@ -66,9 +76,6 @@ function c13ServingSim() {
         return x;
       },
       unshift(x) { if (head > 0) items[--head] = x; else items.unshift(x); },
-      remove(x) { const k = items.indexOf(x, head); if (k >= 0) items.splice(k, 1); },
-      has(x) { return items.indexOf(x, head) >= 0; },
-      toArray() { return items.slice(head); },
     };
   }
 
@@ -114,8 +121,6 @@ function c13ServingSim() {
       aloneCum[nAlone + 1] = aloneCum[nAlone] + d;
       nAlone += 1;
     }
-    const weights = m.weight_bytes_read_per_step, dense = 2 * m.params_read_per_step;
-    const attention = m.attention_flops_per_token_position, bandwidth = g.bandwidth, peakFlops = g.peakFlops;
     let nIters = 0;
 
     function finish(ids, when, lastIter) {
@@ -282,14 +287,7 @@ function c13ServingSim() {
           steps = Math.min(steps, Math.trunc((event - t) / first) + 2);
         }
         if (cums.length < steps) { cums = new Float64Array(Math.max(steps, 2 * cums.length)); durs = new Float64Array(cums.length); }
-        const stateTerm = 2 * nd * state, denseTerm = dense * nd;  // cost.decode(nd, csum + s * nd), inlined
-        let acc = 0;
-        for (let s = 0; s < steps; s++) {
-          const dcs = csum + s * nd;
-          durs[s] = Math.max((weights + dcs * kv + stateTerm) / bandwidth, (denseTerm + dcs * attention) / peakFlops) + overhead;
-          acc += durs[s];
-          cums[s] = acc;  // numpy's cumsum of the durations: t + cums[s] is iteration s's end
-        }
+        cost.decodeRun(nd, csum, steps, overhead, durs, cums);  // t + cums[s]: iteration s's end
         if (event < Infinity) {  // stop at the first iteration starting at or after the event
           let before = t < event ? 1 : 0;  // numpy.searchsorted(starts, event, "left"), starts = [t, ends[:-1]]
           if (before) while (before < steps && t + cums[before - 1] < event) before++;
@@ -384,8 +382,7 @@ function c13ServingSim() {
       if (budget < longest) throw new Error(`vllm-v0: max_num_batched_tokens (${budget}) is shorter than the longest prompt (${longest})`);
     }
     maxBatch = maxBatch === null || maxBatch === undefined ? 2 ** 30 : maxBatch;
-    const lessonOf = {orca: "whole", sarathi: "chunked", disagg: "disagg"};
-    const sched = lessonOf[schedule] || schedule;
+    const sched = Object.keys(LESSON_PRESETS).find((name) => LESSON_PRESETS[name] === schedule) || schedule;
     if (o.max_concurrency !== null && (o.max_concurrency < 1 || sched === "disagg")) throw new Error("max_concurrency must be at least 1 and applies to the colocated schedules");
     if (o.chunk_tokens < 1 || maxBatch < 1 || o.prefill_gpus < 1 || o.decode_gpus < 1 || budget < 1) {
       throw new Error("chunk_tokens, max_batch, max_num_batched_tokens and the GPU counts must be at least 1");
@@ -405,8 +402,9 @@ function c13ServingSim() {
       seg_start: neg(), own_prefill_s: new Float64Array(n), transfer_end_s: nan(), join_s: nan(),
       preemptions: new Float64Array(n), preempt_pre_s: new Float64Array(n), preempt_dec_s: new Float64Array(n),
       send_s: Float64Array.from(arrivalIn), pieces: {}};
-    let gpuOf = new Float64Array(n), runs, peak = 0, heldPeak = 0, ready, arrival = arrivalIn;
-    const engine = (s, cap) => ({model, cost, bandwidth, peakFlops, schedule: s, chunk: o.chunk_tokens, maxBatch, capacity, budget: cap,
+    const gpuOf = new Float64Array(n);
+    let runs, peak = 0, heldPeak = 0, ready, arrival = arrivalIn;
+    const engine = (s, cap) => ({model, cost, schedule: s, chunk: o.chunk_tokens, maxBatch, capacity, budget: cap,
       overhead: eff.overhead_s, memory: mem, cap: o.max_concurrency || 2 ** 62});
     if (sched !== "disagg") {
       const r = runGpu(engine(sched, budget), arrivalIn, prompt, output, out, null);
@@ -416,6 +414,7 @@ function c13ServingSim() {
       ready = out.admitted_s;
     } else {
       const P = o.prefill_gpus, D = o.decode_gpus;
+      for (let i = 0; i < n; i++) gpuOf[i] = i % D;  // vLLM's P/D proxy deals requests round-robin
       const pfStart = new Float64Array(n), pfEnd = new Float64Array(n), pfGpu = new Float64Array(n);
       const freeAt = new Float64Array(P);
       for (let i = 0; i < n; i++) {  // engine._prefill_gpus
@@ -431,7 +430,7 @@ function c13ServingSim() {
       runs = [];
       for (let gd = 0; gd < D; gd++) {
         const ids = [];
-        for (let i = 0; i < n; i++) { gpuOf[i] = i % D; if (i % D === gd && decodeTokens[i] > 0) ids.push(i); }
+        for (let i = gd; i < n; i += D) if (decodeTokens[i] > 0) ids.push(i);  // request i decodes on GPU i mod D
         ids.sort((x, y) => pfEnd[x] - pfEnd[y] || x - y);  // numpy's stable argsort
         const sub = {pieces: {}};
         for (const [key, v] of Object.entries(out)) if (key !== "pieces") sub[key] = Float64Array.from(ids, (i) => v[i]);
@@ -559,7 +558,7 @@ function c13ServingSim() {
   const quantize = (seconds, quantumMs) => Math.ceil(rint(seconds * 1000 / quantumMs * 1e6) / 1e6);
 
   // What the page's under-load experiment reads of one run: TTFT and TPOT (vLLM's all_tpots) per request in
-  // whole units of quantumMs, the duration, and sweep.tail_breakdown's tail means (ms, rounded to 0.1 ms).
+  // whole units of quantumMs, the duration, and sweep.tail_breakdown's tail means (ms, rounded as serving.json's).
   function cellSummary(trace, quantumMs, tailParts) {
     const n = trace.arrival_s.length, ttft = new Array(n), tpot = new Array(n), e2el = new Float64Array(n);
     let duration = -Infinity;

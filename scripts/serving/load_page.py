@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 
 from scripts.common.names import SCHEDULES, TAIL_PARTS
+from scripts.serving.sweep import goodput_search
 
 
 def cell_key(workload: str, schedule: str, rate_per_gpu: float) -> str:
@@ -71,8 +72,6 @@ def readouts(page: dict, workload: str, request_rate: float, ttft_slo_ms: float,
     chosen rate and of every swept rate come from `page["cells"]`; DistServe goodput (`goodput_rate`, and its
     ratio to whole's) needs `probe(schedule, rate)`, the SLO attainment of a simulation at a rate between the swept
     ones (omitted without it)."""
-    from scripts.serving.sweep import goodput_search
-
     unit, rates, out = page["unit_ms"], page["rates_per_gpu"], {}
     for s in SCHEDULES:
         curve = []

@@ -14,7 +14,7 @@ import numpy as np
 
 from scripts.model import roofline as rl
 from scripts.model.anchor import Anchor
-from scripts.serving.workload import generate
+from scripts.serving.workload import generate, streams
 
 
 def model_constants(a: Anchor) -> dict:
@@ -39,8 +39,7 @@ def efficiency_constants(a: Anchor) -> dict:
 def arrival_draws(n: int, seed: int, burstiness: float = 1.0) -> np.ndarray:
     """The standard gamma draws behind workload.generate's arrivals (its arrivals stream: Generator.gamma(shape,
     scale) is scale x standard_gamma(shape), the same draws)."""
-    arrivals_rng = [np.random.Generator(np.random.PCG64(s)) for s in np.random.SeedSequence(seed).spawn(2)][1]
-    return arrivals_rng.standard_gamma(burstiness, size=n)
+    return streams(seed)[1].standard_gamma(burstiness, size=n)
 
 
 def workload_trace(workload: dict, n: int, seed: int, burstiness: float = 1.0) -> dict:

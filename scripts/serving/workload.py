@@ -68,11 +68,17 @@ def sample_lengths(rng: np.random.Generator, spec: dict, n: int) -> np.ndarray:
     return np.clip(np.rint(values), spec.get("min", 1), spec.get("max", np.inf)).astype(np.int64)
 
 
+def streams(seed: int) -> tuple[np.random.Generator, np.random.Generator]:
+    """A workload's two random streams of one seed: lengths, arrivals."""
+    lengths_rng, arrivals_rng = (np.random.Generator(np.random.PCG64(s)) for s in np.random.SeedSequence(seed).spawn(2))
+    return lengths_rng, arrivals_rng
+
+
 def generate(workload: dict, n: int, rate: float, seed: int, burstiness: float = 1.0,
              ramp: tuple[str, float, float] | None = None) -> Requests:
     """A workload's request stream. Lengths and arrivals use separate streams of one seed, so two rates of one
     workload and seed get the same requests, only spaced differently (and every schedule sees the same trace)."""
-    lengths_rng, arrivals_rng = (np.random.Generator(np.random.PCG64(s)) for s in np.random.SeedSequence(seed).spawn(2))
+    lengths_rng, arrivals_rng = streams(seed)
     prompts = sample_lengths(lengths_rng, workload["prompt_tokens"], n)
     outputs = sample_lengths(lengths_rng, workload["output_tokens"], n)
     long = workload.get("long_prompts")
