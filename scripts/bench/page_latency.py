@@ -7,6 +7,9 @@
   promise (readouts written, every affected Vega view re-run). Goal: p95 within one 60 Hz frame, 16 ms. The
   under-load targets also start a goodput search, whose probes the worker simulates: their time to settled is
   reported beside.
+- The request rate moved back and forth between two rates whose cells are already simulated: the re-draw alone
+  (readouts, the TTFT/TPOT histograms and the 2,000-point scatter of the new cell), timed like a re-scoring slider
+  (`request_rate (cells cached)`).
 - Controls that re-simulate (request rate, chunk budget, GPU, step times, P/D split): each move timed from the event
   to its first readouts (the current rate's row of every schedule written), goal p95 <= 100 ms, and to settled (the
   attainment curves too); the GPU, step-time and split moves start from an empty cache (cold). Main-thread long
@@ -39,6 +42,17 @@ MOVE = """async ([name, value]) => {
 RANGES = """[...document.querySelectorAll('input[data-param]')].map(e => [e.dataset.param, Number(e.min), Number(e.max),
   Number(e.step) || 1])"""
 RESIMULATING_SLIDERS = ("request_rate", "load_chunk_tokens")  # the under-load experiment's: each move re-simulates
+CACHED = "request_rate (cells cached)"  # moves between two rates already simulated: the re-draw alone
+WARM = """async ([value]) => {
+  const el = document.querySelector('input[data-param="request_rate"]');
+  const t0 = performance.now();
+  el.value = String(value);
+  el.dispatchEvent(new Event('input', {bubbles: true}));
+  await window.lessonDrawn();
+  const drawn = performance.now() - t0;
+  await window.lessonPending();
+  return [drawn, performance.now() - t0];
+}"""
 FIRST = """async ([kind, name, value, cold]) => {
   if (cold) window.lessonSimForget();
   const row = [...document.querySelectorAll('#exp-load tr[data-schedule-row] [data-readout^="p99_ttft_ms."]')];
@@ -147,6 +161,12 @@ def main(argv: list[str] | None = None) -> int:
                 f, s = page.evaluate(FIRST, [kind, name, value, cold])
                 first.setdefault(name, []).append(f)
                 settled.setdefault(name, []).append(s)
+        pair = [3.0, 3.1]  # both simulated by the first two moves; then every move finds its cells cached
+        for k in range(args.moves + 2):
+            drawn, done = page.evaluate(WARM, [pair[k % 2]])
+            if k >= 2:
+                by_slider.setdefault(CACHED, []).append(drawn)
+                settled.setdefault(CACHED, []).append(done)
         long_tasks = page.evaluate("window.__long")
         sim = page.evaluate(SIM_SPEED)
         browser.close()
