@@ -19,7 +19,7 @@ export PYTHONHASHSEED := 0
 
 
 .PHONY: test-cluster test-exhaustive test-all bench-cluster sweep-cluster anchors-cluster
-.PHONY: anchors site data publish test check-stale audit bench bench-page bench-serving lint dist serve browser-deps clean
+.PHONY: anchors site data publish test check-stale audit bench bench-page bench-serving bench-serving-real lint dist serve browser-deps clean
 
 # Every rule, the render included, writes under build/; only when all of them succeeded does publish replace
 # precomputed/ and site/ (crash-safe: a journal, then renames). A failed or killed build leaves both as they were.
@@ -95,6 +95,11 @@ bench-page: $(VENV_STAMP) browser-deps  ## slider latency (median, p95) and Ligh
 
 bench-serving: $(VENV_STAMP)  ## simulator speed (Vidur's comparison point) and the default sweep's cold wall time
 	$(PY) -m scripts.serving.bench
+
+# A real engine under load (issue 26): builds or reuses llama-server, writes or reuses the model, calibrates, runs the
+# load cells and writes precomputed/serve/; leave the machine idle while it runs. Not part of `make test`.
+bench-serving-real: $(VENV_STAMP)  ## llama.cpp's server on this CPU: calibration and load runs -> precomputed/serve/
+	$(PY) -m scripts.realengine.run
 
 lint: $(VENV_STAMP)  ## ruff on the code, actionlint on the CI and Pages workflows
 	.venv/bin/ruff check .

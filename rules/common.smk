@@ -47,6 +47,7 @@ BENCH_RECORDS = sorted(glob.glob("precomputed/bench/*.json"))  # measured on req
 WORKLOADS_DOC = load_workloads("config/workloads.json")  # validated above
 SWEEP, WORKLOADS = sweep_settings(WORKLOADS_DOC), list(WORKLOADS_DOC["workloads"])
 SERVE_RESULTS = sorted(glob.glob("precomputed/serve/*.json"))  # `vllm bench serve` results, committed
+SERVE_CALIBRATIONS = sorted(glob.glob("precomputed/serve/calibration/*.json"))  # a real engine's step times
 
 wildcard_constraints:
     anchor="|".join(re.escape(name) for name in ANCHOR_FILES),

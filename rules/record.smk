@@ -5,16 +5,18 @@
 rule manifest:
     input:
         data=[f"{PRE}/precomputed.json", f"{PRE}/tokenizer_counts.json", f"{PRE}/qwen35_conversion_proof.json",
-              f"{PRE}/bench_medians.json", f"{PRE}/serving.json", f"{PRE}/serve_results.json"],
+              f"{PRE}/bench_medians.json", f"{PRE}/serving.json", f"{PRE}/serve_results.json",
+              f"{PRE}/serve_comparison.json"],
         anchor=anchor_file,
         sources=["precomputed/cited.json", "config/tokenizers.json", "config/passages.json",
                  "config/workloads.json", "config/course.json", "Snakefile", *RULE_FILES, "requirements.txt", *BENCH_RECORDS,
-                 *SERVE_RESULTS],
+                 *SERVE_RESULTS, *SERVE_CALIBRATIONS, "config/real_engine.json"],
         helpers=sorted({f for s in ["scripts/gen_c13_precomputed.py", "scripts/fetch_tokenizer.py",
                                     "scripts/convert_qwen35.py", "scripts/verify_qwen35.py",
                                     "scripts/tokenizer_counts.py", "scripts/bench_medians.py",
                                     "scripts/serving_cell.py", "scripts/serving_goodput.py", "scripts/serving_sweep.py",
                                     "scripts/serving_engines.py", "scripts/serve_results.py",
+                                    "scripts/serve_comparison.py", "scripts/realengine/run.py",
                                     "scripts/manifest.py", "scripts/bench/kv_cache.py"] for f in code_inputs(s)}),
         code=code("scripts/manifest.py"),
     output:

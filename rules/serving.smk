@@ -90,3 +90,20 @@ rule serve_results:
         "../envs/lesson.yaml"
     script:
         "../scripts/serve_results.py"
+
+
+# A real engine's runs beside the simulator's prediction of them (scripts/realengine/, issue 26).
+rule serve_comparison:
+    input:
+        calibrations=SERVE_CALIBRATIONS,
+        results=SERVE_RESULTS,
+        anchor="anchor-model.json",
+        code=code("scripts/serve_comparison.py"),
+    output:
+        json=f"{SHARED}/serve_comparison.json",
+    log:
+        "build/logs/serve_comparison.log",
+    conda:
+        "../envs/lesson.yaml"
+    script:
+        "../scripts/serve_comparison.py"

@@ -668,6 +668,7 @@ function lesson(loadScript, files) {
   const pop = document.getElementById("prov-pop");
   const RECORD_KINDS = labelsOf("record_kinds"), PRESET_LABELS = labelsOf("presets");  // scripts/common/names.json
   const UNIT_WORDS = DATA.names.units || {};
+  const ASSUMPTIONS_ZH = DATA.names.assumptions || {};
   const unitWord = (u) => (u ? (UNIT_WORDS[u] || u) : "");
   // What a student reads first (what the number is, which kind, where it comes from, in one or two lines); the
   // record's machinery (id, formula, arguments, script) goes behind a "技术细节" toggle.
@@ -704,8 +705,13 @@ function lesson(loadScript, files) {
       }
       detail.push(["请求数", String(rec.requests)], ["种子", String(rec.seed)], ["脚本", rec.script]);
       if (rec.formula) detail.push(["公式", rec.formula], ["参数", JSON.stringify(rec.args)]);
-    } else if (rec.kind === "assumed") {
-      main.push(["依据", rec.assumption]);
+    } else if (rec.kind === "assumed") {  // the config's sentence in Chinese (scripts/common/names.json assumptions)
+      const zh = ASSUMPTIONS_ZH[rec.assumption];
+      main.push(["依据", zh || rec.assumption]);
+      if (zh) detail.push(["配置文件原文", rec.assumption]);
+    } else if (rec.kind === "calibrated") {  // a prediction from a model fitted to a separate measurement
+      main.push(["怎么来的", rec.fit], ["用到的数据", `${(rec.data || []).length} 个记录文件`]);
+      detail.push(["数据文件", (rec.data || []).join(", ")], ["脚本", rec.script], ["参数", JSON.stringify(rec.args)]);
     }
     return {main, detail};
   }

@@ -53,7 +53,7 @@ def test_quick_measurement_makes_a_valid_record():
                   min_run_s=0.05)  # the loop-until-it-lasts logic runs; `make bench` keeps its own minimum
     check_record(json.loads(json.dumps(rec)), "quick.json")
     assert {r["new_tokens"] for r in rec["results"]} == {4, 8}
-    assert all(r["tokens_identical"] and r["runs"] == 3 for r in rec["results"])
+    assert all(r["tokens_identical"] and r["runs"] == 3 and len(r["times_s"]) == 3 for r in rec["results"])
     assert all(r["min_s"] <= r["q1_s"] <= r["median_s"] <= r["q3_s"] <= r["max_s"] for r in rec["results"])
     assert rec["machine"]["device"] == "cpu" and rec["machine"]["accelerator"] is None
     assert len(rec["per_step"]["kv_cache"]["positions"]) == len(rec["per_step"]["kv_cache"]["median_ms"])
@@ -66,7 +66,11 @@ def test_committed_records_pass_the_schema_and_merge():
     for m in merged["machines"]:
         assert {r["new_tokens"] for r in m["rows"]} == {32, 64, 128, 256, 512}
         for r in m["rows"]:
-            assert r["ratio"] == pytest.approx(r["nokv_median_s"] / r["kv_median_s"])
+            if r["paired"]:  # the median of the pairs' ratios, inside its bootstrap interval
+                assert r["paired"]["low"] <= r["ratio"] <= r["paired"]["high"]
+                assert r["ratio"] == pytest.approx(r["paired"]["median"])
+            else:
+                assert r["ratio"] == pytest.approx(r["nokv_median_s"] / r["kv_median_s"])
             rec = merged["provenance"][f"bench.{m['id']}.n{r['new_tokens']}.ratio"]
             assert rec["kind"] == "measured" and rec["runs"] >= 9 and rec["machine"] and rec["date"]
             assert "IQR" in merged["provenance"][f"bench.{m['id']}.n{r['new_tokens']}.kv.median_ms"]["spread"]
@@ -95,3 +99,33 @@ def test_bad_records_name_the_field(mutate, field):
     mutate(rec)
     with pytest.raises(InputError, match=re.escape(f"bad.json: field {field} ")):
         check_record(rec, "bad.json")
+
+
+def test_paired_ratio_and_its_bootstrap_interval():
+    from scripts.bench.records import paired_ratio
+
+    kv = {"times_s": [1.0, 2.0, 1.5, 1.2, 0.9]}
+    exact = paired_ratio(kv, {"times_s": [3 * t for t in kv["times_s"]]})  # drift cancels within each pair
+    assert exact["median"] == pytest.approx(3.0) and exact["low"] == pytest.approx(3.0)
+    assert exact["high"] == pytest.approx(3.0) and exact["half_width_pct"] == pytest.approx(0.0)
+    noisy = paired_ratio(kv, {"times_s": [2.0, 6.4, 4.5, 3.0, 3.6]})  # ratios 2, 3.2, 3, 2.5, 4
+    assert noisy["median"] == pytest.approx(3.0) and noisy["pairs"] == 5
+    assert 2.0 <= noisy["low"] < 3.0 < noisy["high"] <= 4.0
+    assert paired_ratio({"times_s": None}, {"times_s": None}) is None
+    assert paired_ratio(kv, {"times_s": [2.0, 6.4, 4.5, 3.0, 3.6]}) == noisy  # seeded: the same every time
+
+
+@pytest.mark.skipif(not RECORDS, reason="no committed benchmark record yet")
+def test_raw_times_must_match_runs_and_come_in_pairs():
+    rec = copy.deepcopy(json.loads(RECORDS[0].read_text(encoding="utf-8")))
+    for r in rec["results"]:
+        r.setdefault("times_s", [r["median_s"]] * r["runs"])
+    check_record(copy.deepcopy(rec), "ok.json")
+    short = copy.deepcopy(rec)
+    short["results"][0]["times_s"] = short["results"][0]["times_s"][:-1]
+    with pytest.raises(InputError, match=re.escape("bad.json: field results[0].times_s has")):
+        check_record(short, "bad.json")
+    one_sided = copy.deepcopy(rec)
+    one_sided["results"][0].pop("times_s")
+    with pytest.raises(InputError, match=re.escape("bad.json: field results[0].times_s must be given for both")):
+        check_record(one_sided, "bad.json")

@@ -22,7 +22,7 @@ def committed_records() -> dict:
 def test_every_committed_record_reads_back_as_its_type_unchanged():
     records = committed_records()
     kinds = {Record.from_json(r).kind for r in records.values()}
-    assert kinds == {Kind.DERIVED, Kind.CITED, Kind.ASSUMED, Kind.SIMULATED, Kind.MEASURED}
+    assert kinds == {Kind.DERIVED, Kind.CITED, Kind.ASSUMED, Kind.SIMULATED, Kind.MEASURED, Kind.CALIBRATED}
     for rid, rec in records.items():
         assert Record.from_json(rec).to_json() == rec, rid  # nothing lost, nothing added, keys in their order
         assert list(Record.from_json(rec).to_json()) == list(rec), rid
@@ -74,3 +74,29 @@ def test_the_audit_reads_the_type():
     assert check_derived({ratio["id"]: broken}, ROOT)[0] == [f"{ratio['id']}: derived record names no derivation"]
     assert check_cited({ratio["id"]: broken}) == [f"{ratio['id']}: derived record names no derivation"]
     assert check_cited({"x": {**ratio}}) == [f"x: the record's own id is {ratio['id']!r}"]
+
+
+def _assumption_sentences(doc) -> set[str]:
+    if isinstance(doc, dict):
+        return set().union(*(({v} if k == "assumption" and isinstance(v, str) else _assumption_sentences(v))
+                             for k, v in doc.items()), set())
+    if isinstance(doc, list):
+        return set().union(*(_assumption_sentences(v) for v in doc), set())
+    return set()
+
+
+def test_every_assumption_the_popup_can_show_reads_in_chinese():
+    """The popup's 依据 is Chinese: each English assumption sentence of a committed record, of every anchor file and
+    of every config file has its Chinese in names.json `assumptions` (a new sentence without one fails here)."""
+    import re
+
+    from scripts.common.names import NAMES
+
+    cjk, zh = re.compile(r"[\u4e00-\u9fff]"), NAMES["assumptions"]
+    shown = {r["assumption"] for r in committed_records().values() if r["kind"] == "assumed"}
+    for path in [ROOT / "anchor-model.json", *sorted((ROOT / "anchors").glob("*.json")),
+                 *sorted((ROOT / "config").glob("*.json"))]:
+        shown |= _assumption_sentences(json.loads(path.read_text(encoding="utf-8")))
+    missing = sorted(s for s in shown if not cjk.search(s) and s not in zh)
+    assert not missing, missing[:5]
+    assert all(cjk.search(v) for v in zh.values())

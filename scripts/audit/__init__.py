@@ -2,5 +2,5 @@
 (inputs.check_all), and the audit of the built page against its provenance (report; `python -m scripts.audit`).
 
 Only the Snakefile, `make` and the tests import it: it may read anything and builds nothing.
-May import: common, model, record, serving, lesson, tokens, bench, page.
+May import: common, model, record, serving, lesson, tokens, bench, page, realengine.
 """

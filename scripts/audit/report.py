@@ -32,7 +32,7 @@ from scripts.record.anchors import check_stem, data_dir
 from scripts.record.inputs import InputError
 from scripts.record.provenance import Derivation, Record, RecordError
 
-CHECKS = ("numbers", "embedded", "derived", "measured", "simulated", "claims", "cited", "manifest")
+CHECKS = ("numbers", "embedded", "derived", "measured", "simulated", "calibrated", "claims", "cited", "manifest")
 
 
 def sha256(path: Path) -> str:
@@ -141,6 +141,38 @@ def check_measured(records: dict, manifest: dict, root: Path) -> list[str]:
         elif sha256(path) != rec["file_sha256"] or inputs.get(rec["file"]) != rec["file_sha256"]:
             problems.append(f"{rid}: {rec['file']} does not match the hash in the record and the manifest "
                             "(edited or re-measured without a rebuild)")
+    return problems
+
+
+def check_calibrated(records: dict, root: Path, anchor_path: Path | None = None, resimulate: bool = True) -> list[str]:
+    """Every prediction of the real engine's runs, recomputed from the committed calibration and run files
+    (precomputed/serve/: the step models are fitted again, every run simulated again); without `resimulate`, only
+    that the data each record names exists."""
+    cal = {rid: rec for rid, rec in records.items() if rec.get("kind") == "calibrated"}
+    if not cal:
+        return []
+    from scripts.model.anchor import anchor_from
+    from scripts.realengine.comparison import compare
+    from scripts.realengine.records import page_block
+
+    named = sorted({f for rec in cal.values() for f in rec.get("data", [])})  # files and glob patterns
+    files = sorted({p.relative_to(root).as_posix() for f in named for p in root.glob(f)})
+    missing = [f for f in named if not any(root.glob(f))]
+    if missing:
+        return [f"calibrated records name data that is missing: {', '.join(missing[:3])}"]
+    if not resimulate:
+        return []
+    calibrations = [root / f for f in files if "/calibration/" in f]
+    runs = [root / f for f in files if "/calibration/" not in f]
+    anchor = anchor_from(json.loads((anchor_path or root / "anchor-model.json").read_text(encoding="utf-8")))
+    rebuilt = page_block(compare(calibrations, runs, anchor))["provenance"]
+    problems = []
+    for rid, rec in cal.items():
+        again = rebuilt.get(rid)
+        if again is None:
+            problems.append(f"{rid}: not produced again from its data files")
+        elif again["display"] != rec["display"]:
+            problems.append(f"{rid}: recomputes to {again['display']} but shows {rec['display']}")
     return problems
 
 
@@ -441,6 +473,7 @@ def audit(site: Path, data: Path, root: Path, resimulate: bool = True, anchor: P
         "derived": derived,
         "measured": check_measured(records, manifest, root),
         "simulated": check_simulated(records, root, resimulate, anchor),
+        "calibrated": check_calibrated(records, root, anchor, resimulate),
         "claims": check_claims(data, records),
         "cited": check_cited(records),
         "manifest": check_manifest(manifest, root, data) if manifest else [f"{manifest_path} is missing"],

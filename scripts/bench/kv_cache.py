@@ -118,7 +118,7 @@ def measure(new_tokens=NEW_TOKENS, runs=RUNS, prompt_tokens=PROMPT_TOKENS, warmu
             raise SystemExit(f"error: cache and no-cache generations differ at new_tokens={n}")
         for kv in (True, False):
             results.append({"new_tokens": n, "kv_cache": kv, **summary(times[kv]), "loops": loops[kv],
-                            "tokens_identical": identical})
+                            "tokens_identical": identical, "times_s": times[kv]})
             s = results[-1]
             log(f"new_tokens={n:4d} kv_cache={kv!s:5} median {s['median_s'] * 1e3:9.1f} ms  "
                 f"IQR/median {(s['q3_s'] - s['q1_s']) / s['median_s']:6.1%}")

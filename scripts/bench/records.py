@@ -5,6 +5,8 @@ import datetime as dt
 import hashlib
 from pathlib import Path
 
+import numpy as np
+
 from scripts.record import provenance as pv
 from scripts.record import schema
 from scripts.record.inputs import InputError, check_values, read_json, read_text
@@ -36,6 +38,14 @@ def check_record(rec: object, name: str) -> dict:
         seen.add((r["new_tokens"], r["kv_cache"]))
     if seen != {(n, kv) for n, _ in seen for kv in (True, False)}:
         fail("results", "needs both a cache and a no-cache result for every new_tokens")
+    by = {(r["new_tokens"], r["kv_cache"]): r for r in rec["results"]}
+    for i, r in enumerate(rec["results"]):
+        times = r.get("times_s")
+        if times is not None and len(times) != r["runs"]:
+            fail(f"results[{i}].times_s", f"has {len(times)} entries for runs = {r['runs']}: one per timed run")
+        other = by[(r["new_tokens"], not r["kv_cache"])]
+        if (times is None) != (other.get("times_s") is None):
+            fail(f"results[{i}].times_s", "must be given for both the cache and the no-cache result of a length")
     for key in ("kv_cache", "no_cache"):
         trace = rec["per_step"][key]
         if len(trace["positions"]) != len(trace["median_ms"]):
@@ -77,6 +87,26 @@ def measured(rid, value, unit, fmt, label, m, file, digest, runs, spread) -> dic
                        git_commit=m["git_commit"])
 
 
+BOOTSTRAP_RESAMPLES = 4000  # percentile bootstrap of the median paired ratio; a fixed seed keeps it reproducible
+BOOTSTRAP_SEED = 0
+
+
+def paired_ratio(kv: dict, full: dict) -> dict | None:
+    """Runs alternate (cache, no-cache, cache, ...), so run i of each is a pair that saw the same machine state: the
+    median of the pairs' no-cache / cache ratios, with a 95% percentile-bootstrap interval over the pairs (None
+    for a record without raw times)."""
+    if kv.get("times_s") is None:
+        return None
+    ratios = np.asarray(full["times_s"], float) / np.asarray(kv["times_s"], float)
+    rng = np.random.default_rng(BOOTSTRAP_SEED)
+    draws = rng.integers(0, len(ratios), (BOOTSTRAP_RESAMPLES, len(ratios)))
+    medians = np.median(ratios[draws], axis=1)
+    low, high = (float(v) for v in np.percentile(medians, [2.5, 97.5]))
+    median = float(np.median(ratios))
+    return {"median": median, "low": low, "high": high, "pairs": int(len(ratios)),
+            "half_width_pct": (high - low) / 2 / median * 100}
+
+
 def iqr_pct(r: dict) -> float:
     """The spread the page shows beside each median: interquartile range as a percentage of the median."""
     return (r["q3_s"] - r["q1_s"]) / r["median_s"] * 100
@@ -114,13 +144,30 @@ def merge(paths: list[Path]) -> dict:
                     f"生成 {n} 个 token({mode} KV cache):四分位距占中位数的百分比", m, file, digest, r["runs"], iqr)
             prov[f"{base}.newtokens"] = measured(f"{base}.newtokens", n, "token", "int",
                                                  "这一行生成的新 token 数(基准设置)", m, file, digest, kv["runs"], "—")
-            ratio = full["median_s"] / kv["median_s"]
+            paired = paired_ratio(kv, full)
+            ratio = paired["median"] if paired else full["median_s"] / kv["median_s"]
+            if paired:
+                spread = (f"95% bootstrap interval {paired['low']:.2f}–{paired['high']:.2f}× over {paired['pairs']} "
+                          f"pairs (half-width {paired['half_width_pct']:.1f}% of the ratio)")
+                for end in ("low", "high"):
+                    prov[f"{base}.ratio_{end}"] = measured(
+                        f"{base}.ratio_{end}", paired[end], "×", "f2",
+                        f"生成 {n} 个 token:成对比值中位数的 95% 区间{'下' if end == 'low' else '上'}端", m, file,
+                        digest, kv["runs"], spread)
+            else:
+                spread = f"{full['min_s'] / kv['max_s']:.2f}–{full['max_s'] / kv['min_s']:.2f}×"
             prov[f"{base}.ratio"] = measured(
-                f"{base}.ratio", ratio, "×", "f2", f"生成 {n} 个 token:无 cache ÷ 有 cache(中位数之比)", m, file,
-                digest, kv["runs"], f"{full['min_s'] / kv['max_s']:.2f}–{full['max_s'] / kv['min_s']:.2f}×")
+                f"{base}.ratio", ratio, "×", "f2",
+                f"生成 {n} 个 token:无 cache ÷ 有 cache({'成对比值的中位数' if paired else '中位数之比'})", m, file,
+                digest, kv["runs"], spread)
             rows.append({"new_tokens": n, "kv_median_s": kv["median_s"], "nokv_median_s": full["median_s"],
-                         "kv_iqr_pct": iqr_pct(kv), "nokv_iqr_pct": iqr_pct(full),
+                         "kv_iqr_pct": iqr_pct(kv), "nokv_iqr_pct": iqr_pct(full), "paired": paired,
                          "ratio": ratio, "kv_tok_s": n / kv["median_s"], "nokv_tok_s": n / full["median_s"]})
+        if rows and rows[0]["paired"]:
+            prov[f"bench.{m['id']}.interval_pct"] = pv.assumed(
+                f"bench.{m['id']}.interval_pct", "成对比值区间的置信水平", 95, "%", "int",
+                assumption=f"双侧百分位 bootstrap 区间:对各对比值有放回地重抽样 {BOOTSTRAP_RESAMPLES} 次,"
+                           f"取中位数的 2.5% 与 97.5% 分位(种子 {BOOTSTRAP_SEED},scripts/bench/records.py)")
         ratios = [r["ratio"] for r in rows]
         for key, value in (("ratio_min", min(ratios)), ("ratio_max", max(ratios))):
             prov[f"bench.{m['id']}.{key}"] = measured(f"bench.{m['id']}.{key}", value, "×", "f2",

@@ -326,7 +326,8 @@ def render_provenance(html: str, prov: dict, templates: Path, report: bool) -> t
                "unit": None, "formula": None, "rate_per_gpu": None, **r} for r in rows],
         css=Markup((templates / "lesson.css").read_text(encoding="utf-8")), commit=git_commit(),
         build_date=build_date(["anchor-model.json", "precomputed"]), report=report,
-        kinds={k: v["label"] for k, v in names.NAMES["record_kinds"].items()}, units=names.NAMES["units"])
+        kinds={k: v["label"] for k, v in names.NAMES["record_kinds"].items()}, units=names.NAMES["units"],
+        assumptions=names.NAMES["assumptions"])
     return page, sources
 
 

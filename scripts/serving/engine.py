@@ -169,13 +169,14 @@ class _Gpu:
 
     def __init__(self, a: Anchor, schedule: str, chunk_tokens: int, max_batch: int, capacity: float,
                  token_budget: float = np.inf, overhead_s: float = 0.0, memory: Memory | None = None,
-                 max_concurrency: int | None = None):
+                 max_concurrency: int | None = None, step_cost=None):
         """`schedule`: `whole`, `chunked`, `vllm-v1` or `vllm-v0` (see the module docstring; simulate() has turned
         `orca` and `sarathi` into the lesson's names); `a` is the anchor as achieved (roofline.derated);
         `token_budget`: max_num_batched_tokens for the vLLM presets; `overhead_s`: added to every iteration;
         `memory`: paged KV blocks (None: each request's full context reserved at admission, within `capacity`);
-        `max_concurrency`: the client sends a request only while fewer are in flight (vllm bench serve)."""
-        self.a, self.schedule, self.chunk = a, schedule, chunk_tokens
+        `max_concurrency`: the client sends a request only while fewer are in flight (vllm bench serve);
+        `step_cost`: iteration times from another model than the anchor's roofline (simulate's `step_cost`)."""
+        self.a, self.schedule, self.chunk, self.step_cost = a, schedule, chunk_tokens, step_cost
         self.max_batch, self.capacity, self.budget, self.overhead = max_batch, capacity, token_budget, overhead_s
         self.memory, self.cap = memory, max_concurrency or (1 << 62)
         self.ends: list[np.ndarray] = []  # every iteration's end
@@ -215,7 +216,7 @@ class _Gpu:
         reserved, peak, admitted, t, nxt, finished, seq = 0.0, 0.0, 0, 0.0, 0, 0, 0
         slot_free_at = 0.0  # when the client last got a free slot (max_concurrency)
         overhead = self.overhead
-        cost = rl.iteration_cost(a)
+        cost = self.step_cost or rl.iteration_cost(a)
         pd_decode = handoff is not None  # first tokens may be pending only on a P/D decode GPU
         prefill_only = self.schedule == "vllm-v0"
         start_budget = {"chunked": self.chunk, "vllm-v0": self.budget}.get(self.schedule, np.inf)
@@ -454,7 +455,7 @@ def simulate(a: Anchor, reqs: Requests, schedule: str, *, chunk_tokens: int = 51
              prefill_gpus: int = 1, decode_gpus: int = 1, capacity_bytes: float | None = None,
              max_num_batched_tokens: int | None = None, gpu_name: str = "", first_token: str = "decode",
              efficiency: rl.Efficiency = rl.BOUND, paged: bool | None = None, memory: Memory = Memory(),
-             max_concurrency: int | None = None) -> Trace:
+             max_concurrency: int | None = None, step_cost=None) -> Trace:
     """`schedule`: one of the lesson's SCHEDULES or an engine preset (PRESETS). For `vllm-v1` and `vllm-v0`,
     `max_num_batched_tokens` and `max_batch` (max_num_seqs) default as that vLLM sets them (`gpu_name` is what
     vLLM checks for "a100"); the other schedules have no batch cap unless `max_batch` is given. `first_token`
@@ -463,7 +464,9 @@ def simulate(a: Anchor, reqs: Requests, schedule: str, *, chunk_tokens: int = 51
     reserved at admission. `capacity_bytes` overrides the room for requests on one GPU. `max_concurrency`
     (colocated schedules): as `vllm bench serve --max-concurrency`, a request is sent at its arrival or, when that
     many are in flight, when one finishes; the trace's arrival times are then the send times, from which vLLM
-    measures TTFT and E2EL."""
+    measures TTFT and E2EL. `step_cost` (colocated schedules): an object with IterationCost's `seconds` and
+    `decode_run` that times every iteration instead of the anchor's roofline (a measured engine's fitted step
+    times, scripts/serving/stepmodel.py); `efficiency` then does not apply."""
     if schedule not in SCHEDULES + PRESETS:
         raise ValueError(f"schedule must be one of {', '.join(SCHEDULES + PRESETS)}")
     if first_token not in FIRST_TOKEN:
@@ -487,6 +490,8 @@ def simulate(a: Anchor, reqs: Requests, schedule: str, *, chunk_tokens: int = 51
                              "it could never run")
     max_batch = (1 << 30) if max_batch is None else max_batch
     schedule = {preset: name for name, preset in LESSON_PRESETS.items()}.get(schedule, schedule)
+    if step_cost is not None and (schedule == "disagg" or not efficiency.is_bound()):
+        raise ValueError("step_cost applies to the colocated schedules and replaces `efficiency`")
     if max_concurrency is not None and (max_concurrency < 1 or schedule == "disagg"):
         raise ValueError("max_concurrency must be at least 1 and applies to the colocated schedules")
     if chunk_tokens < 1 or max_batch < 1 or prefill_gpus < 1 or decode_gpus < 1 or budget < 1:
@@ -511,7 +516,7 @@ def simulate(a: Anchor, reqs: Requests, schedule: str, *, chunk_tokens: int = 51
     mem = memory if paged else None
     if schedule != "disagg":
         engine = _Gpu(fast, schedule, chunk_tokens, max_batch, capacity, budget, efficiency.overhead_s, mem,
-                      max_concurrency)
+                      max_concurrency, step_cost)
         runs = [engine.run(reqs.arrival_s, prompt, output, out)]
         reqs = Requests(out["send_s"], reqs.prompt_tokens, reqs.output_tokens)
         peak = engine.peak

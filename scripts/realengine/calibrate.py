@@ -1,0 +1,68 @@
+"""The calibration, separate from the load runs it predicts (other requests, other rates), through the same server
+and client:
+  lone steps   decode steps of b requests sent together (b in `decode_batches`, `decode_repeats` times, fresh
+               prompts), at a short prompt and a long one (`long_context_prompt_tokens`): the median of their
+               inter-token gaps; and lone prompts of each length in `prefill_prompt_tokens` (one output token,
+               `prefill_repeats` times, fresh prompts so nothing is cached): the median TTFT. They give the
+               attention cost per context token and the request's round trip.
+  load runs    one Poisson run per workload at a rate of its own (`load_runs`, seed `load_seed`), written like the
+               measured cells (precomputed/serve/calibration/*-calibration-*.json): the engine's iterations under
+               load, read off their token times, give the decode steps and the prompt costs.
+`fit` turns the committed calibration into the step model (scripts/serving/stepmodel.py); the comparison calls it,
+so the model is recomputed from the committed files at every build."""
+from __future__ import annotations
+
+import asyncio
+
+import numpy as np
+
+from scripts.realengine import client
+from scripts.serving import stepmodel
+
+
+def _spread(values) -> dict:
+    v = np.asarray(values, dtype=float)
+    q1, med, q3 = np.percentile(v, [25, 50, 75])
+    return {"median_s": float(med), "q1_s": float(q1), "q3_s": float(q3), "n": int(len(v))}
+
+
+def measure(port: int, c: dict, vocab: int, eot: int) -> dict:
+    rng = np.random.default_rng(c.get("seed", 7))
+    out_tokens = c["decode_output_tokens"]
+    decode = []
+    for prompt_len, batches in ((c["decode_prompt_tokens"], c["decode_batches"]),
+                                (c["long_context_prompt_tokens"], c["long_context_batches"])):
+        for b in batches:
+            gaps = []
+            for _ in range(c["decode_repeats"]):
+                prompts = [client.prompt_ids(prompt_len, rng, vocab, eot) for _ in range(b)]
+                outcomes, _ = asyncio.run(client.run_load("127.0.0.1", port, prompts, [out_tokens] * b, [0.0] * b))
+                if not all(o.success for o in outcomes):
+                    raise SystemExit(f"error: calibration decode batch {b} failed: {[o.error for o in outcomes]}")
+                gaps.extend(g for o in outcomes for g in o.itl)
+            decode.append({"batch": b, "prompt_tokens": prompt_len,
+                           "mean_context": prompt_len + out_tokens / 2, **_spread(gaps)})
+    prefill = []
+    for length in c["prefill_prompt_tokens"]:
+        ttfts = []
+        for _ in range(c["prefill_repeats"]):
+            o = asyncio.run(client.send_one("127.0.0.1", port, client.prompt_ids(length, rng, vocab, eot), 1))
+            if not o.success:
+                raise SystemExit(f"error: calibration prompt {length} failed: {o.error}")
+            ttfts.append(o.ttft)
+        prefill.append({"prompt_tokens": length, **_spread(ttfts)})
+    return {"decode": decode, "prefill": prefill, "settings": c}
+
+
+def fit(cal: dict, load_docs: list[dict]) -> tuple[stepmodel.StepModel, dict]:
+    """The step model from the lone steps (`cal`, the calibration record's `calibration`) and the calibration load
+    runs' result documents; with the fit's quality on the iterations it was fitted on."""
+    s = cal["settings"]
+    short_len, long_len, out = s["decode_prompt_tokens"], s["long_context_prompt_tokens"], s["decode_output_tokens"]
+    short = {d["batch"]: d["median_s"] for d in cal["decode"] if d["prompt_tokens"] == short_len}
+    long = {d["batch"]: d["median_s"] for d in cal["decode"] if d["prompt_tokens"] == long_len}
+    prompt_1 = next(p["median_s"] for p in cal["prefill"] if p["prompt_tokens"] == 1)
+    attention, overhead = stepmodel.lone_attention_and_overhead(short, long, short_len + out / 2, long_len + out / 2,
+                                                                 prompt_1)
+    steps = [it for doc in load_docs for it in stepmodel.iterations(doc)]
+    return stepmodel.fit(steps, attention, overhead)

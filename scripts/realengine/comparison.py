@@ -1,0 +1,155 @@
+"""Measured load runs beside the simulator's prediction (precomputed/serve_comparison.json).
+
+Calibrate on one half, predict the other: for each workload the measured rates are split alternately into two
+halves (rates 1, 3, 5 of the sorted six, and 2, 4, 6); the step model (scripts/serving/stepmodel.py) is fitted on
+the iterations of one half's runs (both workloads, both runs) and predicts every run of the other half, and the
+other way round, so each cell is predicted by a model that never saw it, fitted on runs made in the same hour on
+the same machine. The lone-request calibration gives both models their attention cost and round trip.
+A second prediction uses only the separate calibration load runs (precomputed/serve/calibration/*-calibration-*,
+made after the cells at rates of their own): how far a calibration taken at another time carries.
+
+Per engine + machine: every cell (workload, rate) with each run's measured metrics and prediction, the error of the
+prediction against the runs' mean, the run-to-run spread (the floor no model can beat), and summaries against the
+issue's goals."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from scripts.realengine import calibrate, predict
+from scripts.record.inputs import InputError
+from scripts.serving import results
+
+GOALS = {"central_median_abs_error": 0.10, "tail_median_abs_error": 0.20, "attainment_abs_error": 0.05}
+FOLDS = 2  # the halves: a workload's sorted rates alternate between them
+
+
+def _mean_metrics(runs: list[dict]) -> dict:
+    return {k: float(np.mean([r[k] for r in runs])) for k in predict.COMPARED}
+
+
+def is_load_calibration(path: Path) -> bool:
+    """precomputed/serve/calibration/ holds one record per engine and machine, and its calibration load runs."""
+    return "-calibration-" in Path(path).name
+
+
+def folds_of(docs: list[dict]) -> dict[tuple, int]:
+    """(workload, rate) -> its half: the workload's distinct rates, sorted, alternate."""
+    rates: dict[str, set] = {}
+    for d in docs:
+        rates.setdefault(d["workload"], set()).add(float(d["request_rate"]))
+    return {(w, r): i % FOLDS for w, rs in rates.items() for i, r in enumerate(sorted(rs))}
+
+
+def _cells(docs: list[tuple[str, dict]], predicted: dict) -> list[dict]:
+    cells: dict[tuple, dict] = {}
+    for path, doc in docs:
+        key = (doc["workload"], float(doc["request_rate"]))
+        cell = cells.setdefault(key, {"workload": key[0], "rate": key[1], "runs": []})
+        cell["runs"].append({"file": path, "run": doc["run"], **predicted[path]})
+    rows = []
+    for key in sorted(cells):
+        cell = cells[key]
+        cell["runs"].sort(key=lambda r: r["run"])
+        measured = _mean_metrics([r["measured"] for r in cell["runs"]])
+        pred = _mean_metrics([r["predicted"] for r in cell["runs"]])
+        cell["measured"], cell["predicted"] = measured, pred
+        cell["error"] = predict.cell_errors({"measured": measured, "predicted": pred})
+        runs = cell["runs"]
+        cell["spread"] = predict.run_spread(runs[0]["measured"], runs[1]["measured"]) if len(runs) > 1 else None
+        cell["saturated"] = any(r["saturated"] for r in runs)
+        rows.append(cell)
+    return rows
+
+
+def compare(calibration_paths: list[Path], result_paths: list[Path], anchor) -> dict:
+    engines = []
+    load_paths = sorted(p for p in calibration_paths if is_load_calibration(p))
+    for cpath in sorted(p for p in calibration_paths if not is_load_calibration(p)):
+        cal = json.loads(Path(cpath).read_text())
+        for key in ("machine", "engine", "model", "server", "calibration", "slo_ms"):
+            if key not in cal:
+                raise InputError(f"{Path(cpath).as_posix()}: field {key} is missing")
+        mid, eid = cal["machine"]["id"], cal["engine"]["id"]
+        docs = []
+        for path in sorted(result_paths):
+            doc = results.load_result(path)
+            if doc.get("machine_id") != mid or doc.get("label") != eid:
+                continue
+            for field in ("send_times", "workload", "run", "request_rate"):
+                if field not in doc:
+                    raise InputError(f"{Path(path).as_posix()}: field {field} is missing (a real-engine run "
+                                     "records it)")
+            docs.append((Path(path).as_posix(), doc))
+        if not docs:
+            continue
+        fold = folds_of([d for _, d in docs])
+        models, quality = {}, {}
+        for f in range(FOLDS):
+            fitted_on = [d for _, d in docs if fold[(d["workload"], float(d["request_rate"]))] == f]
+            models[f], quality[f] = calibrate.fit(cal["calibration"], fitted_on)
+        cross = {}
+        for path, doc in docs:  # each run predicted by the half it is not in
+            other = 1 - fold[(doc["workload"], float(doc["request_rate"]))]
+            cross[path] = predict.compare_cell(anchor, doc, models[other], cal["server"], cal["slo_ms"])
+        rows = _cells(docs, cross)
+        mine = [p for p in load_paths if Path(p).name.startswith(f"{eid}-{mid}-calibration-")]
+        separate = None
+        if mine:
+            step, q = calibrate.fit(cal["calibration"], [results.load_result(p) for p in mine])
+            sep = {path: predict.compare_cell(anchor, doc, step, cal["server"], cal["slo_ms"]) for path, doc in docs}
+            separate = {"files": [Path(p).as_posix() for p in mine], "step_model": step.as_dict(), "fit_quality": q,
+                        "summary": summary(_cells(docs, sep))}
+        load = {"requests": max(d["num_prompts"] for _, d in docs), "runs": max(len(c["runs"]) for c in rows)}
+        long = [d for _, d in docs if d["workload"] == "long_mix"]
+        if long:
+            length = max(max(d["input_lens"]) for d in long)
+            load |= {"long_prompt_tokens": length,
+                     "long_share": float(np.mean([np.mean(np.asarray(d["input_lens"]) == length) for d in long]))}
+        engines.append({"calibration": Path(cpath).as_posix(), "load": load,
+                        "slo_assumption": cal.get("slo_assumption"), "machine": cal["machine"],
+                        "engine": cal["engine"], "model": cal["model"], "server": cal["server"],
+                        "slo_ms": cal["slo_ms"], "calibration_points": cal["calibration"],
+                        "halves": {str(f): {"cells": sorted([w, r] for (w, r), v in fold.items() if v == f),
+                                            "step_model": models[f].as_dict(), "fit_quality": quality[f]}
+                                   for f in range(FOLDS)},
+                        "cells": rows, "summary": summary(rows), "separate_calibration": separate})
+    return {"schema_version": 1, "definitions": "scripts/realengine/comparison.py, scripts/realengine/predict.py, "
+            "scripts/serving/metrics.py", "goals": GOALS, "engines": engines}
+
+
+def summary(rows: list[dict]) -> dict:
+    below = [r for r in rows if not r["saturated"]]
+
+    def med(keys, cells):
+        vals = [abs(c["error"][k]) for c in cells for k in keys]
+        return float(np.median(vals)) if vals else None
+
+    out = {"cells": len(rows), "below_saturation": len(below),
+           "central_median_abs_error": med(predict.CENTRAL, below),
+           "tail_median_abs_error": med(predict.TAIL, below),
+           "attainment_max_abs_error": max((abs(c["error"]["slo_attainment"]) for c in rows), default=None),
+           "per_metric_median_abs_error": {k: med([k], below) for k in predict.COMPARED},
+           "per_metric_median_spread": {k: float(np.median([c["spread"][k] for c in below if c["spread"]]))
+                                        for k in predict.COMPARED} if any(c["spread"] for c in below) else None}
+    if below:  # where the prediction misses most, beside that cell's own run-to-run spread
+        cell, key = max(((c, k) for c in below for k in predict.CENTRAL), key=lambda ck: abs(ck[0]["error"][ck[1]]))
+        out["worst_central"] = {"workload": cell["workload"], "rate": cell["rate"], "metric": key,
+                                "error": cell["error"][key], "spread": cell["spread"][key] if cell["spread"] else None}
+    if rows:
+        cell = max(rows, key=lambda c: abs(c["error"]["slo_attainment"]))
+        out["worst_attainment"] = {"workload": cell["workload"], "rate": cell["rate"],
+                                   "measured": cell["measured"]["slo_attainment"],
+                                   "predicted": cell["predicted"]["slo_attainment"],
+                                   "p99_ttft_error": cell["error"]["p99_ttft_ms"],
+                                   "spread": cell["spread"]["slo_attainment"] if cell["spread"] else None}
+    out["meets"] = {
+        "central": out["central_median_abs_error"] is not None
+        and out["central_median_abs_error"] <= GOALS["central_median_abs_error"],
+        "tail": out["tail_median_abs_error"] is not None
+        and out["tail_median_abs_error"] <= GOALS["tail_median_abs_error"],
+        "attainment": out["attainment_max_abs_error"] is not None
+        and out["attainment_max_abs_error"] <= GOALS["attainment_abs_error"]}
+    return out

@@ -1,0 +1,217 @@
+"""The real-engine comparison as page records (merged into bench_medians.json by scripts/bench/records.py, beside
+the KV-cache benchmark): measured numbers (`measured`: the load runs' mean over their runs, with the run-to-run
+spread), the simulator's predictions of them (`calibrated`: the serving model on step times fitted to the
+calibration run), the errors, and the settings the measurement ran with (`assumed`: our choices). Record ids:
+real.<machine>.<workload>.r<rate>.<metric>.{measured,predicted}, real.<machine>.{summary,step,engine,model,server,
+cal,goal,load,slo}.*."""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from scripts.record import provenance as pv
+
+# The page's table: metric -> (label, unit, format, scale from the metrics' own unit)
+SHOWN = {"median_ttft_ms": ("TTFT 中位数", "ms", "int", 1.0), "p99_ttft_ms": ("TTFT p99", "ms", "int", 1.0),
+         "mean_tpot_ms": ("TPOT 均值", "ms", "f1", 1.0), "p99_itl_ms": ("ITL p99", "ms", "int", 1.0),
+         "median_e2el_ms": ("E2EL 中位数", "ms", "int", 1.0), "slo_attainment": ("SLO 达标率", "%", "int", 100.0)}
+WORKLOAD_LABELS = {"short": "短请求", "long_mix": "夹带长提示"}
+GOAL_SOURCE = "课程定下的目标:模拟器对真实引擎的预测误差(issue 26;scripts/realengine/comparison.py 的 GOALS)"
+PREDICTION = ("llama.cpp 的调度(每轮先给每个在生成的槽一个 token,再用剩余预算装等待中的提示)"
+              "+ 步时模型(scripts/serving/stepmodel.py),只用另一半请求率的实测运行拟合(交叉验证)")
+SEPARATE = ("同上的调度 + 步时模型,只用单独做的校准压测(其他请求率、其他请求,在全部格子之后测)拟合")
+
+
+def _digest(path: str) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+class _Records:
+    """The record constructors of one engine + machine, with its machine line and calibration file bound."""
+
+    def __init__(self, e: dict, prov: dict):
+        m = e["machine"]
+        self.m, self.mid, self.prov, self.cal_file = m, m["id"], prov, e["calibration"]
+        eid = e["engine"]["id"]
+        self.data = [self.cal_file, f"precomputed/serve/{eid}-{self.mid}-*.json",
+                     f"precomputed/serve/calibration/{eid}-{self.mid}-calibration-*.json"]
+        self.machine = f"{m['cpu']} · {m['cores']} cores · llama-server -t {m['engine_threads']} · {m['os']}"
+
+    def measured(self, rid, label, value, unit, fmt, file, runs, spread):
+        self.prov[rid] = pv.measured(rid, label, value, unit, fmt, machine=self.machine, date=self.m["date"],
+                                     runs=runs, spread=spread, file=file, file_sha256=_digest(file),
+                                     script="scripts/realengine/run.py", machine_id=self.mid,
+                                     git_commit=self.m["git_commit"])
+
+    def predicted(self, rid, label, value, unit, fmt, args, fit=PREDICTION):
+        self.prov[rid] = pv.calibrated(rid, label, value, unit, fmt, fit=fit, data=self.data,
+                                       script="scripts/realengine/comparison.py", args=args)
+
+    def setting(self, key, label, value, unit, fmt, assumption):
+        rid = f"real.{self.mid}.{key}"
+        self.prov[rid] = pv.assumed(rid, label, value, unit, fmt, assumption=assumption)
+
+
+def _cells(r: _Records, e: dict) -> list[dict]:
+    rows = []
+    for c in e["cells"]:
+        base = f"real.{r.mid}.{c['workload']}.r{c['rate']:g}"
+        files = [run["file"] for run in c["runs"]]
+        where = f"「{WORKLOAD_LABELS.get(c['workload'], c['workload'])}」负载,每秒 {c['rate']:g} 个请求"
+        for key, (label, unit, fmt, scale) in SHOWN.items():
+            runs = [run["measured"][key] * scale for run in c["runs"]]
+            spread = ("两次运行:" + " / ".join(f"{v:.1f}" for v in runs) + f" {unit}") if len(runs) > 1 else "—"
+            r.measured(f"{base}.{key}.measured", f"{where}:{label}(实测,两次运行的均值)", c["measured"][key] * scale,
+                       unit, fmt, files[0], len(runs), spread)
+            r.predicted(f"{base}.{key}.predicted", f"{where}:{label}(模拟器的预测)", c["predicted"][key] * scale,
+                        unit, fmt, {"workload": c["workload"], "rate": c["rate"], "metric": key})
+        r.measured(f"{base}.rate", f"{where}:发送请求率", c["rate"], "req/s", "f1", files[0], len(files),
+                   "两次运行用同一组发送时刻")
+        rows.append({"workload": c["workload"], "rate": c["rate"], "saturated": c["saturated"], "id": base,
+                     "error": c["error"], "spread": c["spread"]})
+    return rows
+
+
+def _summary(r: _Records, e: dict) -> None:
+    s, files = e["summary"], [f for c in e["cells"] for f in (run["file"] for run in c["runs"])]
+    central = "TTFT 中位数、TPOT 均值、E2EL 中位数的预测误差(未饱和格子,绝对值的中位数)"
+    variants = [("summary", s, PREDICTION)]
+    if e.get("separate_calibration"):
+        variants.append(("separate", e["separate_calibration"]["summary"], SEPARATE))
+    for prefix, summ, fit in variants:
+        for key, label in (("central_median_abs_error", central),
+                           ("tail_median_abs_error", "各 p99 的预测误差(未饱和格子,绝对值的中位数)")):
+            if summ[key] is not None:
+                r.predicted(f"real.{r.mid}.{prefix}.{key}", label, summ[key] * 100, "%", "f1", {prefix: key}, fit)
+        if summ["attainment_max_abs_error"] is not None:
+            r.predicted(f"real.{r.mid}.{prefix}.attainment_max_abs_error", "SLO 达标率的最大预测误差(所有格子)",
+                        summ["attainment_max_abs_error"] * 100, "百分点", "f1", {prefix: "attainment"}, fit)
+    r.measured(f"real.{r.mid}.summary.below_saturation", "没饱和的格子数(完成率不低于发送率的 90%)",
+               s["below_saturation"], "个", "int", files[0], 2, "—")
+    w = s.get("worst_central")
+    if w:
+        where = f"「{WORKLOAD_LABELS.get(w['workload'], w['workload'])}」负载每秒 {w['rate']:g} 个请求"
+        r.predicted(f"real.{r.mid}.worst.error", f"{where}:{SHOWN[w['metric']][0]}的预测误差(未饱和格子里最大的)",
+                    abs(w["error"]) * 100, "%", "int", {"worst": "central"})
+        if w["spread"] is not None:
+            r.measured(f"real.{r.mid}.worst.spread", f"{where}:{SHOWN[w['metric']][0]}两次运行之差",
+                       w["spread"] * 100, "%", "int", files[0], 2, "同一格子的两次运行")
+        r.measured(f"real.{r.mid}.worst.rate", f"{where}:请求率", w["rate"], "req/s", "f1", files[0], 2, "—")
+    a = s.get("worst_attainment")
+    if a:
+        where = f"「{WORKLOAD_LABELS.get(a['workload'], a['workload'])}」负载每秒 {a['rate']:g} 个请求"
+        r.measured(f"real.{r.mid}.worst_att.rate", f"{where}:请求率", a["rate"], "req/s", "f1", files[0], 2, "—")
+        r.measured(f"real.{r.mid}.worst_att.measured", f"{where}:达标率(实测)", a["measured"] * 100, "%", "int",
+                   files[0], 2, "两次运行的均值")
+        r.predicted(f"real.{r.mid}.worst_att.predicted", f"{where}:达标率(预测)", a["predicted"] * 100, "%", "int",
+                    {"worst": "attainment"})
+        r.predicted(f"real.{r.mid}.worst_att.p99_ttft_error", f"{where}:TTFT p99 的预测误差",
+                    abs(a["p99_ttft_error"]) * 100, "%", "int", {"worst": "attainment_p99_ttft"})
+    for half, h in e["halves"].items():
+        r.predicted(f"real.{r.mid}.half{half}.fit_error", "步时模型对拟合它的那些迭代的误差(绝对值的中位数)",
+                    h["fit_quality"]["median_abs_rel_error"] * 100, "%", "f1", {"half": half}, PREDICTION)
+    sep = e.get("separate_calibration")
+    if sep:
+        for key, b in (("decode_b1", 1.0),):
+            i = sep["step_model"]["decode_batch"].index(b)
+            r.predicted(f"real.{r.mid}.separate.{key}", "单独校准压测里,一个请求单独解码一步的时间(中位数)",
+                        sep["step_model"]["decode_seconds"][i] * 1e3, "ms", "f1", {"separate": key}, SEPARATE)
+        d1 = [h["step_model"]["decode_seconds"][h["step_model"]["decode_batch"].index(1.0)] for h in
+              e["halves"].values()]
+        for end, value in (("low", min(d1)), ("high", max(d1))):
+            which = "较小" if end == "low" else "较大"
+            r.predicted(f"real.{r.mid}.cells.decode_b1_{end}",
+                        f"格子运行里一个请求单独解码一步的时间(中位数;两半各拟合一次,取{which}者)",
+                        value * 1e3, "ms", "f1", {"halves": "decode_b1", "end": end}, PREDICTION)
+    if s.get("per_metric_median_spread"):
+        for key in ("median_ttft_ms", "mean_tpot_ms", "p99_itl_ms"):
+            r.measured(f"real.{r.mid}.summary.spread.{key}", f"{SHOWN[key][0]}:两次运行之差(未饱和格子的中位数)",
+                       s["per_metric_median_spread"][key] * 100, "%", "f1", files[0], 2, "每个格子跑两次")
+
+
+def _calibration(r: _Records, e: dict) -> None:
+    pts = e["calibration_points"]
+    dec = {d["batch"]: d for d in pts["decode"] if d["prompt_tokens"] == pts["settings"]["decode_prompt_tokens"]}
+    pre = {p["prompt_tokens"]: p for p in pts["prefill"]}
+    batch_max = max(dec)
+    for b in (1, batch_max):
+        d = dec[b]
+        r.measured(f"real.{r.mid}.step.decode_b{'max' if b == batch_max else b}",
+                   f"校准:{b} 个请求同时生成时每一步的时间(中位数)", d["median_s"] * 1e3, "ms", "f1", r.cal_file,
+                   d["n"],
+                   f"四分位 {d['q1_s'] * 1e3:.1f}–{d['q3_s'] * 1e3:.1f} ms")
+    r.setting("cal.batch_max", "校准:同时生成的请求数的最大值", batch_max, "个", "int",
+              "校准设置(config/real_engine.json calibration.decode_batches),最多到引擎的并发槽数")
+    for tag, n, why in (("short", 64, "负载里短提示长度的上限"), ("long", 512, "「夹带长提示」负载里长提示的长度")):
+        p = pre[n]
+        r.measured(f"real.{r.mid}.step.prompt_{tag}", f"校准:单独一个 {n} token 的提示的 TTFT(中位数)",
+                   p["median_s"] * 1e3, "ms", "int", r.cal_file, p["n"],
+                   f"四分位 {p['q1_s'] * 1e3:.1f}–{p['q3_s'] * 1e3:.1f} ms")
+        r.setting(f"cal.prompt_{tag}", f"校准里{'较短' if tag == 'short' else '较长'}的单独提示", n, "token", "int",
+                  f"校准设置 config/real_engine.json calibration.prefill_prompt_tokens 中的一个:{why}")
+
+
+def _settings(r: _Records, e: dict) -> None:
+    eng, model, srv = e["engine"], e["model"], e["server"]
+    r.measured(f"real.{r.mid}.engine.build_s", "llama-server 在本机的编译时间(2 个并行任务)", eng["build_seconds"], "s",
+               "int", r.cal_file, 1, "一次编译")
+    r.measured(f"real.{r.mid}.engine.binary_mb", "llama-server 可执行文件大小", eng["binary_bytes"] / 1e6, "MB", "f1",
+               r.cal_file, 1, "—")
+    r.measured(f"real.{r.mid}.model.params_m", "随机权重模型的参数量(写入 GGUF 时清点)", model["parameters"] / 1e6, "M",
+               "f1", r.cal_file, 1, "—")
+    r.measured(f"real.{r.mid}.model.file_mb", "模型 GGUF 文件大小", model["file_bytes"] / 1e6, "MB", "int", r.cal_file,
+               1, "—")
+    note = "测量时引擎的设置(config/real_engine.json 的 server)"
+    r.setting("server.slots", "并发槽数(llama-server -np)", srv["slots"], "个", "int", note)
+    r.setting("server.batch_tokens", "每轮最多装的 token 数(llama-server -b)", srv["batch_tokens"], "token", "int",
+              note)
+    r.setting("server.threads", "计算线程数(llama-server -t)", srv["threads"], "个", "int",
+              srv.get("threads_source", note))
+    for key, value, label in (("goal.central", 10, "目标:中位与均值类指标的预测误差上限"),
+                              ("goal.tail", 20, "目标:p99 类指标的预测误差上限")):
+        r.setting(key, label, value, "%", "int", GOAL_SOURCE)
+    r.setting("goal.attainment", "目标:达标率的预测误差上限", 5, "百分点", "int", GOAL_SOURCE)
+    files = [f for c in e["cells"] for f in (run["file"] for run in c["runs"])]
+    load = e["load"]
+    r.measured(f"real.{r.mid}.load.requests", "每个格子每次运行的请求数", load["requests"], "个", "int", files[0],
+               load["runs"], "每个格子、每次运行相同")
+    if load.get("long_prompt_tokens"):
+        r.measured(f"real.{r.mid}.load.long_prompt_tokens", "长提示的长度", load["long_prompt_tokens"], "token", "int",
+                   files[0], load["runs"], "—")
+        r.measured(f"real.{r.mid}.load.long_share", "长提示请求所占比例(各次运行的平均)", load["long_share"] * 100, "%",
+                   "int", files[0], load["runs"], "—")
+    for key in ("ttft", "tpot"):
+        r.setting(f"slo.{key}", f"实测部分的 SLO:{key.upper()} 上限", e["slo_ms"][key], "ms", "int",
+                  e.get("slo_assumption") or "config/real_engine.json slo_ms")
+
+
+def page_block(comparison: dict) -> dict:
+    """{"engines": [...], "provenance": {...}}; empty when nothing was measured."""
+    engines, prov = [], {}
+    for e in comparison.get("engines", []):
+        r = _Records(e, prov)
+        rows = _cells(r, e)
+        _summary(r, e)
+        _calibration(r, e)
+        _settings(r, e)
+        engines.append({"id": r.mid, "machine": e["machine"], "worst": e["summary"].get("worst_central"),
+                        "worst_attainment": e["summary"].get("worst_attainment"), "engine": e["engine"],
+                        "server": e["server"],
+                        "calibration": e["calibration"], "rows": rows, "summary": e["summary"],
+                        "separate_calibration": e.get("separate_calibration"),
+                        "workloads": [w for w in WORKLOAD_LABELS if any(x["workload"] == w for x in rows)],
+                        "workload_labels": WORKLOAD_LABELS})
+    return {"engines": engines, "provenance": prov}
+
+
+def measured(records: list[Path], serve_comparison: Path) -> dict:
+    """bench_medians.json: the KV-cache records' medians and ratios (scripts/bench/records.py) and the real engine's
+    runs beside the simulator's predictions (`serve_real`): every measured number the page shows, in one file."""
+    from scripts.bench.records import merge
+    from scripts.record.inputs import read_json
+
+    out = merge(records)
+    real = page_block(read_json(serve_comparison))
+    out["serve_real"] = real["engines"]
+    out["provenance"].update(real["provenance"])
+    return out

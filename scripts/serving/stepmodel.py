@@ -1,0 +1,162 @@
+"""Iteration times of a measured engine, fitted from its calibration runs (scripts/realengine/). Pure.
+
+On this CPU an iteration's time is not the roofline's max(bytes/bandwidth, FLOPs/peak): one decode token costs
+~5 ms alone and ~11 ms as one of two (the matmul path changes from one token to several), while prompt tokens in
+bulk cost well under 1 ms each. So the step model is measured:
+    seconds = D(decoders) + sum over prompt chunks (a + b x length + c x pairs) + attention x (decoders' contexts)
+where D(m) is the time of a decode-only iteration of m running requests (piecewise linear through its knots,
+linear past the last, D(0) = 0), a, b and c the cost of a prompt chunk riding in the iteration (per chunk, per
+token, per query-key pair inside the chunk: L*s + L^2/2 for L tokens after s earlier ones), and `attention` the
+cost per token of a decoder's context. `request_overhead_s` is the time between the client's send and the engine
+seeing the request plus the response's way back (the simulation delays each arrival by it).
+
+Fitted from calibration runs that the predicted runs never include (scripts/realengine/calibrate.py):
+  attention and the round trip from lone requests (decode steps at a short and a long context; a 1-token prompt's
+  TTFT less a lone decode step);
+  D, a, b and c from Poisson load runs at rates of their own, read off the client's streamed token times by
+  `iterations`: tokens that reach the client within `CLUSTER_S` of each other left the engine in one iteration; an
+  iteration's duration is known when a request had tokens in it and in the one before (the engine ran back to back);
+  its decoders are the requests with an earlier token, its prompt chunks the requests whose first token it is.
+D(m) is the median of decode-only iterations with m decoders (their attention removed); a, b and c a least-squares
+fit, kept non-negative, of what the mixed iterations took beyond D and attention. The object has IterationCost's
+`seconds` and `decode_run`, so engine.simulate(step_cost=...) runs on it unchanged."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+CLUSTER_S = 0.0015  # tokens of one iteration reach the client within this; iterations here last >= 4 ms
+MIN_SAMPLES = 5  # a decode batch size becomes a knot of D with at least this many iterations
+
+
+@dataclass(frozen=True)
+class StepModel:
+    decode_batch: tuple[float, ...]  # D's knots (running requests), increasing, from 1
+    decode_seconds: tuple[float, ...]  # D at each knot, non-decreasing
+    prompt_chunk_s: float  # a
+    prompt_token_s: float  # b
+    prompt_pair_s: float  # c
+    attention_s_per_token: float
+    request_overhead_s: float
+
+    def __post_init__(self):
+        k, v = np.asarray(self.decode_batch, float), np.asarray(self.decode_seconds, float)
+        if len(k) < 2 or len(k) != len(v) or np.any(np.diff(k) <= 0) or np.any(np.diff(v) < 0) or v[0] <= 0 \
+                or k[0] != 1:
+            raise ValueError("step model: D needs at least two knots from 1, increasing, with positive "
+                             "non-decreasing seconds")
+        if min(self.prompt_chunk_s, self.prompt_token_s, self.prompt_pair_s, self.attention_s_per_token,
+               self.request_overhead_s) < 0:
+            raise ValueError("step model: the prompt, attention and overhead costs must be >= 0")
+
+    def decode(self, m):
+        k, v = np.asarray(self.decode_batch, float), np.asarray(self.decode_seconds, float)
+        m = np.asarray(m, dtype=float)
+        slope = (v[-1] - v[-2]) / (k[-1] - k[-2])
+        out = np.where(m > k[-1], v[-1] + (m - k[-1]) * slope, np.interp(m, k, v))
+        return np.where(m > 0, out, 0.0)
+
+    def chunk(self, start: float, length: float) -> float:
+        return self.prompt_chunk_s + self.prompt_token_s * length + self.prompt_pair_s * (length * start
+                                                                                         + length * length / 2)
+
+    def seconds(self, decoders: float, decode_context_sum: float, chunks=()) -> float:
+        t = float(self.decode(decoders)) + sum(self.chunk(s, n) for s, n in chunks)
+        return t + self.attention_s_per_token * decode_context_sum
+
+    def decode_run(self, decoders: int, decode_context_sums):
+        return self.decode(decoders) + self.attention_s_per_token * np.asarray(decode_context_sums, dtype=float)
+
+    def as_dict(self) -> dict:
+        return {"decode_batch": list(self.decode_batch), "decode_seconds": list(self.decode_seconds),
+                "prompt_chunk_s": self.prompt_chunk_s, "prompt_token_s": self.prompt_token_s,
+                "prompt_pair_s": self.prompt_pair_s, "attention_s_per_token": self.attention_s_per_token,
+                "request_overhead_s": self.request_overhead_s}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> StepModel:
+        return cls(tuple(d["decode_batch"]), tuple(d["decode_seconds"]), d["prompt_chunk_s"], d["prompt_token_s"],
+                   d["prompt_pair_s"], d["attention_s_per_token"], d["request_overhead_s"])
+
+
+def lone_attention_and_overhead(decode_short: dict[int, float], decode_long: dict[int, float],
+                                short_context: float, long_context: float, prompt_1_s: float) -> tuple[float, float]:
+    """From lone-request measurements: attention per context token (long minus short decode steps, mean over the
+    batches both have, at least 0) and the round trip (a 1-token prompt's TTFT less a lone decode step)."""
+    both = sorted(set(decode_short) & set(decode_long))
+    if not both:
+        raise ValueError("step model: no batch measured at both contexts")
+    attn = float(np.mean([(decode_long[b] - decode_short[b]) / (b * (long_context - short_context)) for b in both]))
+    return max(attn, 0.0), max(prompt_1_s - decode_short[1], 0.0)
+
+
+def iterations(doc: dict) -> list[dict]:
+    """The engine's iterations as the client saw them (module docstring), from a result file with `send_times`:
+    [{"decoders", "context_sum", "prompts" (their lengths), "seconds"}] for each iteration of known duration."""
+    events = []
+    for i, (sent, ttft, gaps) in enumerate(zip(doc["send_times"], doc["ttfts"], doc["itls"], strict=True)):
+        if not doc.get("success", [True] * len(doc["ttfts"]))[i]:
+            continue
+        times = sent + ttft + np.concatenate(([0.0], np.cumsum(gaps)))
+        events.extend((float(t), i, k) for k, t in enumerate(times))
+    events.sort()
+    clusters, current = [], []
+    for e in events:
+        if current and e[0] - current[-1][0] > CLUSTER_S:
+            clusters.append(current)
+            current = []
+        current.append(e)
+    if current:
+        clusters.append(current)
+    out = []
+    for before, now in zip(clusters, clusters[1:], strict=False):
+        earlier = {i for _, i, _ in before}
+        decoders = [(i, k) for _, i, k in now if k > 0]
+        if not any(i in earlier for i, _ in decoders):
+            continue  # the engine may have idled between them: no duration
+        out.append({"decoders": len(decoders),
+                    "context_sum": float(sum(doc["input_lens"][i] + k for i, k in decoders)),
+                    "prompts": [int(doc["input_lens"][i]) for _, i, k in now if k == 0],
+                    "seconds": float(np.mean([t for t, _, _ in now]) - np.mean([t for t, _, _ in before]))})
+    return out
+
+
+def fit(steps: list[dict], attention: float, overhead: float) -> tuple[StepModel, dict]:
+    """The step model from calibration iterations (`iterations` of the load runs), with the lone-request
+    attention and round trip; and the fit's own quality (how well it times the iterations it was fitted on)."""
+    pure: dict[int, list[float]] = {}
+    for s in steps:
+        if s["decoders"] and not s["prompts"]:
+            pure.setdefault(s["decoders"], []).append(s["seconds"] - attention * s["context_sum"])
+    knots = sorted(b for b, v in pure.items() if len(v) >= MIN_SAMPLES)
+    if len(knots) < 2 or knots[0] != 1:
+        raise ValueError(f"step model: decode-only iterations for batches {sorted(pure)} (with at least "
+                         f"{MIN_SAMPLES} each: {knots}); need batch 1 and one more")
+    seconds = np.maximum.accumulate([float(np.median(pure[b])) for b in knots])
+    d = StepModel(tuple(float(b) for b in knots), tuple(float(x) for x in seconds), 0.0, 0.0, 0.0, attention,
+                  overhead)
+    mixed = [s for s in steps if s["prompts"]]
+    if not mixed:
+        raise ValueError("step model: no iteration carried a prompt")
+    rows = np.array([[len(s["prompts"]), sum(s["prompts"]), sum(n * n / 2 for n in s["prompts"])] for s in mixed])
+    y = np.array([s["seconds"] - float(d.decode(s["decoders"])) - attention * s["context_sum"] for s in mixed])
+    active = [0, 1, 2]
+    while True:  # least squares, dropping a term that would come out negative
+        coef = np.linalg.lstsq(rows[:, active], y, rcond=None)[0]
+        if (coef >= 0).all() or len(active) == 1:
+            break
+        active.pop(int(np.argmin(coef)))
+    full = np.zeros(3)
+    full[active] = np.maximum(coef, 0.0)
+    model = StepModel(d.decode_batch, d.decode_seconds, float(full[0]), float(full[1]), float(full[2]), attention,
+                      overhead)
+    predicted = np.array([model.seconds(s["decoders"], s["context_sum"], [(0, n) for n in s["prompts"]])
+                          for s in steps])
+    measured = np.array([s["seconds"] for s in steps])
+    rel = np.abs(predicted - measured) / measured
+    quality = {"iterations": len(steps), "decode_only": int(sum(len(v) for v in pure.values())),
+               "with_prompts": len(mixed), "median_abs_rel_error": float(np.median(rel)),
+               "p90_abs_rel_error": float(np.percentile(rel, 90)),
+               "decode_samples": {str(b): len(pure[b]) for b in knots}}
+    return model, quality
