@@ -710,7 +710,7 @@ function lesson(loadScript, files) {
       main.push(["依据", zh || rec.assumption]);
       if (zh) detail.push(["配置文件原文", rec.assumption]);
     } else if (rec.kind === "calibrated") {  // a prediction from a model fitted to a separate measurement
-      main.push(["怎么来的", rec.fit], ["用到的数据", `${(rec.data || []).length} 个记录文件`]);
+      main.push(["怎么来的", rec.fit], ["用到的数据", "校准记录和各次运行的结果文件(文件名见技术细节)"]);
       detail.push(["数据文件", (rec.data || []).join(", ")], ["脚本", rec.script], ["参数", JSON.stringify(rec.args)]);
     }
     return {main, detail};
