@@ -1,9 +1,10 @@
 """The simulator's prediction of each measured load run, and its error. Pure apart from reading the records.
 
 For a measured cell the simulator gets the same requests (each one's send time, prompt and requested output
-tokens from the result file), llama.cpp's scheduling as a preset of the serving model and the step times fitted
-from the calibration run (never from the load runs):
-  llama.cpp (tools/server/server-context.cpp of the vendored tree, update_slots): each iteration carries one token
+tokens from the result file), llama.cpp's scheduling as a preset of the serving model and a step model fitted on
+runs it does not predict (scripts/realengine/comparison.py: the other half of the rates):
+  llama.cpp (tools/server/server-context.cpp of the vendored tree, update_slots, read for this kit: generating
+  slots' tokens are added first, then prompt tokens while the batch is below n_batch): each iteration carries one token
   for every generating slot, then fills the batch with waiting prompt tokens up to `-b` (n_batch), a longer prompt
   continuing in later iterations; at most `-np` requests hold a slot, the rest queue FIFO. That is the serving
   model's `vllm-v1` rule with max_num_batched_tokens = -b and max_num_seqs = -np; each slot's context (-c / -np
