@@ -151,9 +151,9 @@ def check_calibrated(records: dict, root: Path, anchor_path: Path | None = None,
     cal = {rid: rec for rid, rec in records.items() if rec.get("kind") == "calibrated"}
     if not cal:
         return []
-    from scripts.model.anchor import anchor_from
     from scripts.realengine.comparison import compare
     from scripts.realengine.records import page_block
+    from scripts.record.anchor_file import load
 
     named = sorted({f for rec in cal.values() for f in rec.get("data", [])})  # files and glob patterns
     files = sorted({p.relative_to(root).as_posix() for f in named for p in root.glob(f)})
@@ -164,7 +164,7 @@ def check_calibrated(records: dict, root: Path, anchor_path: Path | None = None,
         return []
     calibrations = [root / f for f in files if "/calibration/" in f]
     runs = [root / f for f in files if "/calibration/" not in f]
-    anchor = anchor_from(json.loads((anchor_path or root / "anchor-model.json").read_text(encoding="utf-8")))
+    anchor = load(anchor_path or root / "anchor-model.json")[0]
     rebuilt = page_block(compare(calibrations, runs, anchor))["provenance"]
     problems = []
     for rid, rec in cal.items():

@@ -43,16 +43,6 @@ RANGES = """[...document.querySelectorAll('input[data-param]')].map(e => [e.data
   Number(e.step) || 1])"""
 RESIMULATING_SLIDERS = ("request_rate", "load_chunk_tokens")  # the under-load experiment's: each move re-simulates
 CACHED = "request_rate (cells cached)"  # moves between two rates already simulated: the re-draw alone
-WARM = """async ([value]) => {
-  const el = document.querySelector('input[data-param="request_rate"]');
-  const t0 = performance.now();
-  el.value = String(value);
-  el.dispatchEvent(new Event('input', {bubbles: true}));
-  await window.lessonDrawn();
-  const drawn = performance.now() - t0;
-  await window.lessonPending();
-  return [drawn, performance.now() - t0];
-}"""
 FIRST = """async ([kind, name, value, cold]) => {
   if (cold) window.lessonSimForget();
   const row = [...document.querySelectorAll('#exp-load tr[data-schedule-row] [data-readout^="p99_ttft_ms."]')];
@@ -163,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
                 settled.setdefault(name, []).append(s)
         pair = [3.0, 3.1]  # both simulated by the first two moves; then every move finds its cells cached
         for k in range(args.moves + 2):
-            drawn, done = page.evaluate(WARM, [pair[k % 2]])
+            drawn, done = page.evaluate(MOVE, ["request_rate", pair[k % 2]])
             if k >= 2:
                 by_slider.setdefault(CACHED, []).append(drawn)
                 settled.setdefault(CACHED, []).append(done)

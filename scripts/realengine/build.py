@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from scripts.record.inputs import InputError
+from scripts.tokens.files import sha256_file
 
 CONFIG = Path("config/real_engine.json")
 CACHE = Path(".cache/real-engine")
@@ -26,14 +27,6 @@ def load_config(path: Path = CONFIG) -> dict:
         return json.loads(Path(path).read_text())
     except (OSError, json.JSONDecodeError) as e:
         raise InputError(f"{path}: cannot read ({e})") from None
-
-
-def sha256_of(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def build_key(engine: dict) -> str:
@@ -49,7 +42,7 @@ def fetch_archive(engine: dict, cache: Path = CACHE) -> Path:
         subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", engine["package"],
                         f"{engine['package']}=={engine['version']}", "-d", str(archive.parent)], check=True,
                        stdout=subprocess.DEVNULL)
-    got = sha256_of(archive)
+    got = sha256_file(archive)
     if got != engine["archive_sha256"]:
         raise InputError(f"{archive}: sha256 {got} is not the pinned engine.archive_sha256 "
                          f"{engine['archive_sha256']} (config/real_engine.json)")
@@ -101,7 +94,7 @@ def build(config: dict | None = None, cache: Path = CACHE, jobs: int = 2) -> Pat
     os.replace(tmp, binary)
     info = {"archive_sha256": engine["archive_sha256"], "cmake_flags": engine["cmake_flags"],
             "build_seconds": round(time.time() - started, 1), "binary_bytes": binary.stat().st_size,
-            "binary_sha256": sha256_of(binary), "jobs": jobs}
+            "binary_sha256": sha256_file(binary), "jobs": jobs}
     (binary.parent / "build.json").write_text(json.dumps(info, indent=1) + "\n")
     return binary
 

@@ -15,22 +15,11 @@ from pathlib import Path
 import numpy as np
 
 from scripts.tokens.files import CACHE as TOKENIZER_CACHE
+from scripts.tokens.files import cached_file, load_config, sha256_file, verify
+from scripts.tokens.qwen35 import bytes_to_unicode
 
 GPT2 = "gpt2"
 TOKENIZER_CONFIG = Path("config/tokenizers.json")
-
-
-def byte_decoder() -> dict[str, int]:
-    """GPT-2's byte <-> unicode table (the printable stand-ins its vocabulary is written in)."""
-    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), ord("ÿ") + 1))
-    cs = bs[:]
-    n = 0
-    for b in range(256):
-        if b not in bs:
-            bs.append(b)
-            cs.append(256 + n)
-            n += 1
-    return {chr(c): b for b, c in zip(bs, cs, strict=True)}
 
 
 def gpt2_vocabulary(cache: Path = TOKENIZER_CACHE) -> tuple[list[str], list[str]]:
@@ -38,11 +27,9 @@ def gpt2_vocabulary(cache: Path = TOKENIZER_CACHE) -> tuple[list[str], list[str]
     if not (cache / GPT2 / "verified.json").exists():
         from scripts.tokens.fetch import fetch
         fetch(GPT2, TOKENIZER_CONFIG, cache / GPT2 / "verified.json")
-    from scripts.tokens.files import load_config, sha256_file
     entry = load_config(TOKENIZER_CONFIG)["tokenizers"][GPT2]
     for inner, digest in entry["files"].items():
-        if sha256_file(cache / GPT2 / Path(inner).name) != digest:
-            raise ValueError(f"{cache / GPT2 / Path(inner).name}: sha256 does not match {TOKENIZER_CONFIG}")
+        verify(cached_file(GPT2, inner, cache), digest)
     encoder = json.loads((cache / GPT2 / "encoder.json").read_text())
     tokens = [t for t, _ in sorted(encoder.items(), key=lambda kv: kv[1])]
     if [encoder[t] for t in tokens] != list(range(len(tokens))):
@@ -53,7 +40,7 @@ def gpt2_vocabulary(cache: Path = TOKENIZER_CACHE) -> tuple[list[str], list[str]
 
 def partial_utf8_tokens(tokens: list[str]) -> np.ndarray:
     """Ids of tokens whose bytes are not whole UTF-8 on their own."""
-    table = byte_decoder()
+    table = {c: b for b, c in bytes_to_unicode().items()}  # GPT-2's printable stand-in -> byte
     bad = []
     for i, t in enumerate(tokens):
         try:
@@ -134,12 +121,8 @@ def write_model(m: dict, path: Path) -> dict:
     w.write_tensors_to_file()
     w.close()
     tmp.replace(path)
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
     return {"parameters": parameter_count(m, vocab), "vocab_size": vocab, "file_bytes": path.stat().st_size,
-            "sha256": h.hexdigest(), "zeroed_output_rows": int(len(zero)),
+            "sha256": sha256_file(path), "zeroed_output_rows": int(len(zero)),
             "weight_bytes": 2 * (parameter_count(m, vocab) - (2 * m["layers"] + 1) * m["hidden_size"])}
 
 

@@ -6,10 +6,11 @@ real.<machine>.<workload>.r<rate>.<metric>.{measured,predicted}, real.<machine>.
 cal,goal,load,slo}.*."""
 from __future__ import annotations
 
-import hashlib
+import functools
 from pathlib import Path
 
 from scripts.record import provenance as pv
+from scripts.record.manifest import sha256
 
 # The page's table: metric -> (label, unit, format, scale from the metrics' own unit)
 SHOWN = {"median_ttft_ms": ("TTFT 中位数", "ms", "int", 1.0), "p99_ttft_ms": ("TTFT p99", "ms", "int", 1.0),
@@ -22,8 +23,9 @@ PREDICTION = ("llama.cpp 的调度(每轮先给每个在生成的槽一个 token
 SEPARATE = ("同上的调度 + 步时模型,只用单独做的校准压测(其他请求率、其他请求,在全部格子之后测)拟合")
 
 
-def _digest(path: str) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+@functools.cache
+def _digest(path: str) -> str:  # every cell's run file backs seven records: hashed once
+    return sha256(Path(path))
 
 
 class _Records:
@@ -36,6 +38,7 @@ class _Records:
         self.data = [self.cal_file, f"precomputed/serve/{eid}-{self.mid}-*.json",
                      f"precomputed/serve/calibration/{eid}-{self.mid}-calibration-*.json"]
         self.machine = f"{m['cpu']} · {m['cores']} cores · llama-server -t {m['engine_threads']} · {m['os']}"
+        self.first_run = e["cells"][0]["runs"][0]["file"]  # the file a whole-measurement record names
 
     def measured(self, rid, label, value, unit, fmt, file, runs, spread):
         self.prov[rid] = pv.measured(rid, label, value, unit, fmt, machine=self.machine, date=self.m["date"],
@@ -73,7 +76,7 @@ def _cells(r: _Records, e: dict) -> list[dict]:
 
 
 def _summary(r: _Records, e: dict) -> None:
-    s, files = e["summary"], [f for c in e["cells"] for f in (run["file"] for run in c["runs"])]
+    s, first = e["summary"], r.first_run
     central = "TTFT 中位数、TPOT 均值、E2EL 中位数的预测误差(未饱和格子,绝对值的中位数)"
     variants = [("summary", s, PREDICTION)]
     if e.get("separate_calibration"):
@@ -87,7 +90,7 @@ def _summary(r: _Records, e: dict) -> None:
             r.predicted(f"real.{r.mid}.{prefix}.attainment_max_abs_error", "SLO 达标率的最大预测误差(所有格子)",
                         summ["attainment_max_abs_error"] * 100, "百分点", "f1", {prefix: "attainment"}, fit)
     r.measured(f"real.{r.mid}.summary.below_saturation", "没饱和的格子数(完成率不低于发送率的 90%)",
-               s["below_saturation"], "个", "int", files[0], 2, "—")
+               s["below_saturation"], "个", "int", first, 2, "—")
     w = s.get("worst_central")
     if w:
         where = f"「{WORKLOAD_LABELS.get(w['workload'], w['workload'])}」负载每秒 {w['rate']:g} 个请求"
@@ -95,14 +98,14 @@ def _summary(r: _Records, e: dict) -> None:
                     abs(w["error"]) * 100, "%", "int", {"worst": "central"})
         if w["spread"] is not None:
             r.measured(f"real.{r.mid}.worst.spread", f"{where}:{SHOWN[w['metric']][0]}两次运行之差",
-                       w["spread"] * 100, "%", "int", files[0], 2, "同一格子的两次运行")
-        r.measured(f"real.{r.mid}.worst.rate", f"{where}:请求率", w["rate"], "req/s", "f1", files[0], 2, "—")
+                       w["spread"] * 100, "%", "int", first, 2, "同一格子的两次运行")
+        r.measured(f"real.{r.mid}.worst.rate", f"{where}:请求率", w["rate"], "req/s", "f1", first, 2, "—")
     a = s.get("worst_attainment")
     if a:
         where = f"「{WORKLOAD_LABELS.get(a['workload'], a['workload'])}」负载每秒 {a['rate']:g} 个请求"
-        r.measured(f"real.{r.mid}.worst_att.rate", f"{where}:请求率", a["rate"], "req/s", "f1", files[0], 2, "—")
+        r.measured(f"real.{r.mid}.worst_att.rate", f"{where}:请求率", a["rate"], "req/s", "f1", first, 2, "—")
         r.measured(f"real.{r.mid}.worst_att.measured", f"{where}:达标率(实测)", a["measured"] * 100, "%", "int",
-                   files[0], 2, "两次运行的均值")
+                   first, 2, "两次运行的均值")
         r.predicted(f"real.{r.mid}.worst_att.predicted", f"{where}:达标率(预测)", a["predicted"] * 100, "%", "int",
                     {"worst": "attainment"})
         r.predicted(f"real.{r.mid}.worst_att.p99_ttft_error", f"{where}:TTFT p99 的预测误差",
@@ -126,7 +129,7 @@ def _summary(r: _Records, e: dict) -> None:
     if s.get("per_metric_median_spread"):
         for key in ("median_ttft_ms", "mean_tpot_ms", "p99_itl_ms"):
             r.measured(f"real.{r.mid}.summary.spread.{key}", f"{SHOWN[key][0]}:两次运行之差(未饱和格子的中位数)",
-                       s["per_metric_median_spread"][key] * 100, "%", "f1", files[0], 2, "每个格子跑两次")
+                       s["per_metric_median_spread"][key] * 100, "%", "f1", first, 2, "每个格子跑两次")
 
 
 def _calibration(r: _Records, e: dict) -> None:
@@ -171,15 +174,15 @@ def _settings(r: _Records, e: dict) -> None:
                               ("goal.tail", 20, "目标:p99 类指标的预测误差上限")):
         r.setting(key, label, value, "%", "int", GOAL_SOURCE)
     r.setting("goal.attainment", "目标:达标率的预测误差上限", 5, "百分点", "int", GOAL_SOURCE)
-    files = [f for c in e["cells"] for f in (run["file"] for run in c["runs"])]
+    first = r.first_run
     load = e["load"]
-    r.measured(f"real.{r.mid}.load.requests", "每个格子每次运行的请求数", load["requests"], "个", "int", files[0],
+    r.measured(f"real.{r.mid}.load.requests", "每个格子每次运行的请求数", load["requests"], "个", "int", first,
                load["runs"], "每个格子、每次运行相同")
     if load.get("long_prompt_tokens"):
         r.measured(f"real.{r.mid}.load.long_prompt_tokens", "长提示的长度", load["long_prompt_tokens"], "token", "int",
-                   files[0], load["runs"], "—")
+                   first, load["runs"], "—")
         r.measured(f"real.{r.mid}.load.long_share", "长提示请求所占比例(各次运行的平均)", load["long_share"] * 100, "%",
-                   "int", files[0], load["runs"], "—")
+                   "int", first, load["runs"], "—")
     for key in ("ttft", "tpot"):
         r.setting(f"slo.{key}", f"实测部分的 SLO:{key.upper()} 上限", e["slo_ms"][key], "ms", "int",
                   e.get("slo_assumption") or "config/real_engine.json slo_ms")
