@@ -47,9 +47,12 @@ publish: $(VENV_STAMP)  ## publish the last complete build (build/default/precom
 
 # `make test` runs every check at least once; the remaining cases of the long ones (every kill point, every anchor
 # built end to end, the large queueing runs; pytest marker `exhaustive`) and the Slurm run are `make test-all`.
+# The tests run in PYTEST_WORKERS processes (pytest-xdist), a test module per process: half of their time is spent
+# waiting on Chromium and Snakemake subprocesses (one process: 427 s on 2 cores; two: 251 s).
+PYTEST_WORKERS ?= 2
 test: $(VENV_STAMP) browser-deps  ## the staleness check, the tests, the audit and the linter
 	$(BUILD_LOCK) --target all --fail-if-stale --publish -- $(SM_ARGS) $(QUIET)
-	C13_REUSE_BUILD=1 $(PY) -m pytest -m "not cluster and not exhaustive"
+	C13_REUSE_BUILD=1 $(PY) -m pytest -m "not cluster and not exhaustive" -n $(PYTEST_WORKERS) --dist loadfile
 	$(PY) -m scripts.audit --no-resimulate  # the re-simulation: tests/test_audit_report.py (the full audit: make audit)
 	.venv/bin/ruff check .
 	.venv/bin/actionlint .github/workflows/*.yml

@@ -52,7 +52,10 @@ VARIANTS = [
 ]
 
 
-@pytest.mark.parametrize("path, value, field", VARIANTS, ids=[f"{p}={v!r}"[:60] for p, v, _ in VARIANTS])
+IDS = [(f"{p}=<deleted>" if v is _DELETE else f"{p}={v!r}")[:60] for p, v, _ in VARIANTS]  # the same in every process
+
+
+@pytest.mark.parametrize("path, value, field", VARIANTS, ids=IDS)
 def test_malformed_variant_gives_one_line_naming_the_field(anchor_doc, path, value, field):
     doc = copy.deepcopy(anchor_doc)
     _set(doc, path, value)
