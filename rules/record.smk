@@ -14,7 +14,7 @@ rule manifest:
         helpers=sorted({f for s in ["scripts/gen_c13_precomputed.py", "scripts/fetch_tokenizer.py",
                                     "scripts/convert_qwen35.py", "scripts/verify_qwen35.py",
                                     "scripts/tokenizer_counts.py", "scripts/bench_medians.py",
-                                    "scripts/serving_cell.py", "scripts/serving_goodput.py", "scripts/serving_sweep.py",
+                                    "scripts/serving_cells.py", "scripts/serving_goodput.py", "scripts/serving_sweep.py",
                                     "scripts/serving_engines.py", "scripts/serve_results.py",
                                     "scripts/serve_comparison.py", "scripts/realengine/run.py",
                                     "scripts/manifest.py", "scripts/bench/kv_cache.py"] for f in code_inputs(s)}),

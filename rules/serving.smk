@@ -2,20 +2,22 @@
 # Paths in `script:` and `conda:` are relative to this file; inputs and outputs to the checkout.
 
 
-# Serving under load: one simulation per (workload, schedule, rate per GPU) cell of the default sweep.
-rule serving_cell:
+# Serving under load: the cells of one (workload, schedule) of the default sweep, a file per rate per GPU (one job per
+# curve: a cell takes about as long as starting a job).
+rule serving_cells:
     input:
         anchor=anchor_file,
         workloads="config/workloads.json",
-        code=code("scripts/serving_cell.py"),
+        code=code("scripts/serving_cells.py"),
     output:
-        json="build/{anchor}/serving/cells/{workload}/{schedule}/r{rate}.json",
+        cells=expand("build/{{anchor}}/serving/cells/{{workload}}/{{schedule}}/r{rate}.json",
+                     rate=[rate_name(r) for r in SWEEP["rates_per_gpu"]]),
     log:
-        "build/logs/{anchor}/serving_cell.{workload}.{schedule}.{rate}.log",
+        "build/logs/{anchor}/serving_cells.{workload}.{schedule}.log",
     conda:
         "../envs/lesson.yaml"
     script:
-        "../scripts/serving_cell.py"
+        "../scripts/serving_cells.py"
 
 
 # DistServe goodput of one (workload, schedule): the highest rate per GPU meeting the attainment target.

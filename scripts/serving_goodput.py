@@ -1,4 +1,5 @@
-"""Rule serving_goodput: one (workload, schedule)'s sweep cells -> DistServe goodput, refined by bisection."""
+"""Rule serving_goodput: one (workload, schedule)'s sweep cells -> DistServe goodput, refined by bisection, and the
+probes of the page's own goodput searches on that workload (sweep.page_search_probes)."""
 if "snakemake" in globals():  # run by Snakemake from scripts/: make the repo root importable
     import sys
 
@@ -9,8 +10,8 @@ from pathlib import Path
 
 from scripts.record.atomic import write_json_atomic
 from scripts.record.cli import run_cleanly
-from scripts.serving.config import sweep_inputs
-from scripts.serving.sweep import goodput_of
+from scripts.serving.config import sweep_inputs, sweep_settings, workloads_for
+from scripts.serving.sweep import goodput_of, page_search_probes, page_searches
 
 if "snakemake" in globals():
     sm = snakemake  # noqa: F821
@@ -19,6 +20,8 @@ if "snakemake" in globals():
         a, workloads, settings = sweep_inputs(Path(sm.input.anchor), Path(sm.input.workloads))
         cells = [json.loads(Path(p).read_text(encoding="utf-8")) for p in sm.input.cells]
         w = sm.wildcards
-        write_json_atomic(sm.output.json, goodput_of(a, workloads, settings, w.workload, w.schedule, cells))
+        searches = page_searches(doc := workloads_for(Path(sm.input.workloads), a), sweep_settings(doc))
+        write_json_atomic(sm.output.json, goodput_of(a, workloads, settings, w.workload, w.schedule, cells) | {
+            "page_searches": page_search_probes(a, workloads, settings, w.workload, w.schedule, cells, searches)})
 
     run_cleanly(goodput, log=sm.log[0])

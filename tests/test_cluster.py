@@ -1,6 +1,7 @@
 """The workflow through a real Slurm (run by `make test-cluster`, which boots a one-node Slurm and stops it after).
 
-A reduced sweep (a few cells, one of another anchor, as `make anchors-cluster` runs them) and a reduced benchmark
+A reduced sweep (a few cells, each its (workload, schedule)'s job of every rate; one of another anchor, as
+`make anchors-cluster` runs them) and a reduced benchmark
 run as Slurm jobs through snakemake-executor-plugin-slurm;
 the same targets run with the local executor in another scratch copy. Sweep cells must be byte-identical, the
 benchmark records must pass the schema with identical tokens, Slurm itself must know the jobs, and a job that fails
@@ -86,12 +87,17 @@ def test_gathered_record_lands_where_make_bench_puts_one(runs, tmp_path):
     assert out.name == f"{rec['machine']['id']}.json" and out.read_bytes() == (runs["slurm"] / BENCH).read_bytes()
 
 
-def test_a_failing_job_fails_the_run_with_its_log_path(runs):
-    bad = "build/default/serving/cells/chat/whole/r0.json"  # rate 0: the cell's simulation raises inside the job
-    run = snakemake(runs["slurm"], *SLURM, "--", bad, timeout=300)
+def test_a_failing_job_fails_the_run_with_its_log_path(runs, tmp_path):
+    """A job whose script raises (planted in a fresh copy: the sweep's own inputs cannot make a cell fail) fails
+    the run, and the run names the job's Slurm log."""
+    work = scratch_copy(tmp_path)
+    script = work / "scripts" / "serving_cells.py"
+    script.write_text(script.read_text(encoding="utf-8") + "\nraise SystemExit('planted failure')\n",
+                      encoding="utf-8")
+    run = snakemake(work, *SLURM, "--", "build/default/serving/cells/chat/whole/r2.json", timeout=300)
     assert run.returncode != 0
     text = run.stdout + run.stderr
-    logs = re.findall(r"\S*slurm_logs/rule_serving_cell/\S+\.log", text)
+    logs = re.findall(r"\S*slurm_logs/rule_serving_cells/\S+\.log", text)
     assert logs, text[-3000:]
-    assert any((runs["slurm"] / path.split(str(runs["slurm"]) + "/")[-1]).exists() or
+    assert any((work / path.split(str(work) + "/")[-1]).exists() or
                __import__("pathlib").Path(path).exists() for path in logs)

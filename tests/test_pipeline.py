@@ -150,7 +150,7 @@ def test_changed_passage_reruns_only_the_tokenizer_rules(scratch):
 # outputs. Stated by hand from what each rule's script does (the Snakefile derives its inputs from the imports).
 PAGE = {"render_site", "all"}
 EDITS = {
-    "scripts/model/roofline.py": ({"precomputed", "manifest", "serving_cell", "serving_goodput", "serving_engines",
+    "scripts/model/roofline.py": ({"precomputed", "manifest", "serving_cells", "serving_goodput", "serving_engines",
                                    "serve_comparison"}, PAGE | {"serving_sweep", "bench_medians", "shared_data"}),
     "scripts/lesson/precomputed.py": ({"precomputed", "manifest"}, PAGE),
     "scripts/tokens/corpus.py": ({"verify_qwen35", "manifest"}, {"tokenizer_counts", "shared_data"} | PAGE),
@@ -161,10 +161,10 @@ EDITS = {
                                   PAGE | {"shared_data"}),
     "scripts/record/provenance.py": ({"precomputed", "tokenizer_counts", "bench_medians", "manifest", "serving_sweep"},
                                      PAGE | {"shared_data"}),
-    "scripts/common/names.py": ({"serving_cell", "serving_goodput", "serving_engines", "serving_sweep", "render_site",
+    "scripts/common/names.py": ({"serving_cells", "serving_goodput", "serving_engines", "serving_sweep", "render_site",
                                  "manifest", "serve_comparison", "precomputed"},
                                 {"all", "bench_medians", "shared_data"}),
-    "scripts/serving/engine.py": ({"serving_cell", "serving_goodput", "serving_engines", "serving_sweep", "manifest",
+    "scripts/serving/engine.py": ({"serving_cells", "serving_goodput", "serving_engines", "serving_sweep", "manifest",
                                    "serve_comparison"}, PAGE | {"bench_medians", "shared_data"}),
     "scripts/audit/report.py": (set(), set()),
 }

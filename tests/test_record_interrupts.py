@@ -58,10 +58,10 @@ def wait_for(proc, text, seconds=300):
 KILLS = [
     ("fetch_tokenizer", signal.SIGKILL), ("convert_qwen35", signal.SIGTERM), ("verify_qwen35", signal.SIGKILL),
     ("precomputed", signal.SIGKILL), ("tokenizer_counts", signal.SIGTERM), ("bench_medians", signal.SIGKILL),
-    ("serving_cell", signal.SIGINT), ("serving_goodput", signal.SIGKILL), ("serving_sweep", signal.SIGKILL),
+    ("serving_cells", signal.SIGINT), ("serving_goodput", signal.SIGKILL), ("serving_sweep", signal.SIGKILL),
     ("serve_results", signal.SIGTERM), ("manifest", signal.SIGTERM), ("render_site", signal.SIGKILL),
     ("render_site", signal.SIGINT)]
-IN_MAKE_TEST = {("serving_cell", signal.SIGINT), ("render_site", signal.SIGKILL)}
+IN_MAKE_TEST = {("serving_cells", signal.SIGINT), ("render_site", signal.SIGKILL)}
 
 
 @pytest.mark.parametrize(("rule", "sig"), [
@@ -83,9 +83,9 @@ def test_a_build_stopped_in_any_rule_loses_nothing_and_the_next_one_heals(kit, r
 
 def test_a_second_build_is_told_who_is_building(kit):
     work, _ = kit
-    first = start(work, "all", "--forcerun", "serving_cell", "--cores", "1")
+    first = start(work, "all", "--forcerun", "serving_cells", "--cores", "1")
     try:
-        wait_for(first, "rule serving_cell:")
+        wait_for(first, "rule serving_cells:")
         second = subprocess.run([*LOCKED, "all"], cwd=work, capture_output=True, text=True, timeout=60)
         assert second.returncode == 75
         assert "another build is running" in second.stderr and f"PID {first.pid}" in second.stderr

@@ -215,12 +215,15 @@ class IterationCost:
         prefill `chunks` given as (start, length) pairs, one per request: step_seconds of its bytes and FLOPs."""
         kv_tokens = pairs = tokens = 0.0
         passes = 0
-        for start, length in chunks:
-            k, p = chunk_kv_tokens_and_pairs(start, length)
-            kv_tokens, pairs, tokens = kv_tokens + k, pairs + p, tokens + length
-            passes += state_passes(start)
-        return max(self.bytes(decoders, decode_context_sum, kv_tokens, passes) / self.bandwidth,
-                   self.flops(decoders, decode_context_sum, tokens, pairs) / self.peak_flops)
+        for start, length in chunks:  # chunk_kv_tokens_and_pairs and state_passes, inline (the simulator's hot loop)
+            kv_tokens, pairs, tokens = kv_tokens + (start + length), pairs + (length * start + length * length / 2), \
+                tokens + length
+            passes += 1 if start == 0 else 2
+        # bytes() and flops(), inline: the same terms in the same order
+        return max((self.weights + (decode_context_sum + kv_tokens) * self.kv
+                    + (2 * decoders + passes) * self.state) / self.bandwidth,
+                   (self.dense * (decoders + tokens) + (decode_context_sum + pairs) * self.attention)
+                   / self.peak_flops)
 
     def decode_run(self, decoders: int, decode_context_sums):
         """seconds() of pure-decode iterations, one per entry of `decode_context_sums` (a numpy array)."""

@@ -11,7 +11,7 @@ from scripts.record import provenance as pv
 from scripts.record.claims import settle as settle_claims
 from scripts.serving.sweep import per_request_metrics, workload_seed
 
-SCRIPT = "scripts/serving_cell.py"
+SCRIPT = "scripts/serving_cells.py"
 # The goodput_<part> records: the replications' mean and the ends of their interval (at the sweep's confidence).
 INTERVAL_PARTS = {"mean": "均值", "low": "{confidence:g}% 区间下限", "high": "{confidence:g}% 区间上限"}
 QUANTUM_MS = 0.1  # per-request TTFT/TPOT stored in whole units of this
@@ -111,7 +111,7 @@ def aggregate(anchor_doc: dict, workloads_doc: dict, settings: dict, cells: list
     if workloads_doc.get("adapted"):  # only for a model too short for the workloads as written (config.fit_to_context)
         doc["adapted"] = adapted_lengths(workloads_doc["adapted"], anchor_doc, prov, anchor_file)
     if "page" in workloads_doc:
-        add_page_opening(doc, workloads_doc, settings, anchor_doc)
+        add_page_opening(doc, workloads_doc, settings, anchor_doc, page_probes(goodputs))
         if engines and doc["goodput"]:
             doc["claims"] = doc.get("claims", []) + settle_claims(
                 engine_claims(doc["engines"], workloads_doc["page"]["workload"]["value"]), doc["provenance"])
@@ -310,23 +310,48 @@ READOUT_FORMATS = {"mean_ttft_ms": ("ms", "int"), "p50_ttft_ms": ("ms", "int"), 
 READOUT_CELL_METRIC = {"attainment": "slo_attainment"}  # a readout named otherwise than its cell metric
 
 
-def attainment_probe(anchor_doc: dict, workloads: dict, settings: dict, workload: str, slo_ms: dict):
+def attainment_probe(anchor_doc: dict, workloads: dict, settings: dict, workload: str, slo_ms: dict,
+                     runs: dict | None = None, known: dict | None = None):
     """probe(schedule, rate): SLO attainment of one simulation of `workload` at `rate` per GPU under `slo_ms` (the
-    page's goodput search between swept rates; memoised)."""
+    page's goodput search between swept rates; memoised). `runs`: a dict shared between probes of other targets
+    ((workload, schedule, rate) -> the run's latencies: one simulation serves every SLO); `known`: (schedule, rate)
+    -> attainments already computed by the same function for these targets (the goodput rule's probes)."""
     from scripts.model.anchor import anchor_from
-    from scripts.serving.sweep import attainment
+    from scripts.serving.sweep import run_latencies, slo_attainment
 
-    a, at, seen = anchor_from(anchor_doc), {**settings, "slo_ms": slo_ms}, {}
+    a, seen = anchor_from(anchor_doc), dict(known or {})
+    runs = {} if runs is None else runs
 
     def probe(schedule: str, rate: float) -> float:
         if (schedule, rate) not in seen:
-            seen[schedule, rate] = attainment(a, workloads, at, workload, schedule, rate)
+            key = (workload, schedule, rate)
+            if key not in runs:
+                runs[key] = run_latencies(a, workloads, settings, workload, schedule, rate)
+            seen[schedule, rate] = slo_attainment(runs[key], slo_ms)
         return seen[schedule, rate]
     return probe
 
 
-def add_page_opening(doc: dict, workloads_doc: dict, settings: dict, anchor_doc: dict) -> None:
-    """The page experiment's opening settings, slider ranges, and a record per readout at those settings."""
+def search_key(workload: str, slo_ms: dict, target: float) -> tuple:
+    return workload, tuple(sorted(slo_ms.items())), target
+
+
+def page_probes(goodputs: list[dict]) -> dict:
+    """search_key -> {(schedule, rate): attainment}: the probes the goodput rule ran for the page's own searches
+    (sweep.page_search_probes), which the page's searches here would otherwise simulate again."""
+    out: dict = {}
+    for g in goodputs:
+        for search in g.get("page_searches", ()):
+            known = out.setdefault(search_key(search["workload"], search["slo_ms"], search["attainment_target"]), {})
+            known.update({(g["schedule"], p["rate_per_gpu"]): p["slo_attainment"] for p in search["probes"]})
+    return out
+
+
+def add_page_opening(doc: dict, workloads_doc: dict, settings: dict, anchor_doc: dict,
+                     probes: dict | None = None) -> None:
+    """The page experiment's opening settings, slider ranges, and a record per readout at those settings. `probes`
+    (page_probes): attainments already simulated for these searches; any other rate is simulated here."""
+    probes = probes or {}
     from scripts.serving.load_page import claims, experiment_data, readouts_at
 
     page, sweep = workloads_doc["page"], workloads_doc["sweep"]
@@ -340,7 +365,10 @@ def add_page_opening(doc: dict, workloads_doc: dict, settings: dict, anchor_doc:
     wid, workloads = opening["workload"], workloads_doc["workloads"]
     exp = experiment_data(doc)  # every cell's requests, encoded as the page gets them: built once for all readouts
     slo = {"ttft": opening["ttft_slo_ms"], "tpot": opening["load_tpot_slo_ms"]}
-    for name, value in readouts_at(exp, opening, attainment_probe(anchor_doc, workloads, settings, wid, slo)).items():
+    runs = {}  # one simulation per (workload, schedule, rate) for the opening's and every "try this" search
+    known = probes.get(search_key(wid, slo, opening["attainment_target"]))
+    for name, value in readouts_at(exp, opening, attainment_probe(anchor_doc, workloads, settings, wid, slo, runs,
+                                                                  known)).items():
         metric, schedule = name.split(".")
         unit, fmt = READOUT_FORMATS[metric]
         rid = f"readout.{name}"
@@ -362,7 +390,8 @@ def add_page_opening(doc: dict, workloads_doc: dict, settings: dict, anchor_doc:
                                                     "int", assumption=page["try"]["assumption"])
         args = {**opening, **setting}
         slo = {"ttft": args["ttft_slo_ms"], "tpot": args["load_tpot_slo_ms"]}
-        probe = attainment_probe(anchor_doc, workloads, settings, args["workload"], slo)
+        probe = attainment_probe(anchor_doc, workloads, settings, args["workload"], slo, runs,
+                                 probes.get(search_key(args["workload"], slo, args["attainment_target"])))
         for name, value in readouts_at(exp, args, probe).items():
             metric, schedule = name.split(".")
             if metric not in ("goodput_rate", "goodput_gain", "attainment"):

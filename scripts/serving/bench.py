@@ -51,7 +51,7 @@ def simulator_speed(a) -> list[dict]:
 
 def sweep_wall_seconds() -> float:
     cmd = [sys.executable, "-m", "snakemake", "--cores", "2", "--quiet", "all", "--scheduler", "greedy", "--forcerun",
-           "serving_cell", "serving_goodput", "serving_engines",
+           "serving_cells", "serving_goodput", "serving_engines",
            "serving_sweep", "--", "build/default/precomputed/serving.json"]
     t0 = time.perf_counter()
     subprocess.run(cmd, check=True, capture_output=True)

@@ -35,7 +35,8 @@ fixed `overhead_s`. The default, roofline.BOUND (1, 1, 0), is the roofline bound
 the anchor's realistic set.
 
 Runs of pure-decode iterations between events (an admission, a finish, a transfer's end) are computed in one
-vectorised step: contexts grow by one token per iteration, so their bytes and FLOPs grow linearly.
+pass with no per-request work: contexts grow by one token per iteration, so each step's bytes and FLOPs follow from
+the batch's context sum (templates/serving_sim.js, the page's twin, does the same).
 
 Engine presets (`simulate(a, reqs, "<preset>")`), each an engine's own iteration rule; the lesson's three schedules
 are `orca` (whole), `sarathi` (chunked) and `disagg`:
@@ -179,16 +180,19 @@ class _Gpu:
         self.a, self.schedule, self.chunk, self.step_cost = a, schedule, chunk_tokens, step_cost
         self.max_batch, self.capacity, self.budget, self.overhead = max_batch, capacity, token_budget, overhead_s
         self.memory, self.cap = memory, max_concurrency or (1 << 62)
-        self.ends: list[np.ndarray] = []  # every iteration's end
-        self.dec_ends: list[np.ndarray] = []  # the ends of decode-carrying iterations, counted by n_iters
-        self.dec_alone: list[np.ndarray] = []  # each decode-carrying iteration's duration without its prefill work
-        self.n_iters = 0
+        self.n_iters = 0  # after run(): how many iterations gave every running decode a token
         self.peak = 0.0
 
     def run(self, arrival, prompt, output, out, handoff=None):
         """Serve requests (arrays sorted by arrival); write admitted/first-token/finish/dec indices, each request's
         own prefill and preemption time into `out`. `handoff` (P/D decode GPU): per request its KV transfer seconds
-        and how many tokens this GPU computes (`decode_tokens`); the transfer starts at admission."""
+        and how many tokens this GPU computes (`decode_tokens`); the transfer starts at admission.
+
+        Per request the loop reads Python numbers (lists, not numpy scalars: a numpy scalar operation costs ten
+        times a float's, and the arithmetic is the same IEEE double either way). The decode batch is kept relative
+        to `n_iters`, the count of decode-carrying iterations (as templates/serving_sim.js keeps it): a running
+        request's context is `ctx_base + n_iters` and its tokens left `end_at - n_iters`, so an iteration changes
+        no per-request state. Contexts are whole numbers: their sum is exact in any order, as numpy's was."""
         a, n, mem = self.a, len(arrival), self.memory
         kv, state = rl.kv_bytes_per_token(a), rl.state_bytes_per_request(a)
         if mem is None:  # the full context, reserved at admission
@@ -201,98 +205,140 @@ class _Gpu:
         if biggest > self.capacity:
             raise ValueError(f"a request needs {biggest / 1e9:.1f} GB, more than the {self.capacity / 1e9:.1f} GB "
                              "free for requests on one GPU")
-        queue, prefilling = deque(), deque()
+        need, arrival = need.tolist(), np.asarray(arrival, dtype=float).tolist()
+        prompt, output = prompt.tolist(), output.tolist()
+        queue, prefilling = deque(), []
         transfers: deque = deque()  # (transfer end, request), FIFO on this GPU's inbound link
         link_free = 0.0
-        done_prefill = np.zeros(n, dtype=np.int64)
-        pf_len = prompt.astype(np.int64).copy()  # tokens to prefill: the prompt, or after preemption all so far
-        admit_seq = np.zeros(n, dtype=np.int64)  # admission order: the latest admitted is preempted first
-        resume = np.zeros(n, dtype=bool)  # preempted after its first token: its recompute emits its next token
-        first_pending = np.zeros(n, dtype=bool)  # P/D decode convention: first token at its first iteration here
-        preempted_at = np.full(n, np.nan)
-        dec_ids = np.empty(0, dtype=np.int64)
-        dec_ctx = np.empty(0, dtype=np.float64)
-        dec_left = np.empty(0, dtype=np.int64)
+        if handoff is not None:
+            transfer_s, decode_tokens = handoff["transfer_s"].tolist(), handoff["decode_tokens"].tolist()
+        done_prefill = [0] * n
+        pf_len = list(prompt)  # tokens to prefill: the prompt, or after preemption all so far
+        admit_seq = [0] * n  # admission order: the latest admitted is preempted first
+        resume = [False] * n  # preempted after its first token: its recompute emits its next token
+        first_pending = [False] * n  # P/D decode convention: first token at its first iteration here
+        preempted_at = [None] * n
+        dec_ids: list[int] = []  # the running decodes, in the order they joined
+        ctx_base: list[int] = []  # context - n_iters
+        end_at: list[int] = []  # n_iters at which the last token is out
+        base_sum, min_end, pending_first = 0, None, 0
+        bs = mem.block_size if mem is not None else 1
+        q_sum, residues, live_residues = 0, [0] * bs, set()  # paged_bytes: the decode batch's block counts
         reserved, peak, admitted, t, nxt, finished, seq = 0.0, 0.0, 0, 0.0, 0, 0, 0
         slot_free_at = 0.0  # when the client last got a free slot (max_concurrency)
         overhead = self.overhead
         cost = self.step_cost or rl.iteration_cost(a)
+        scalar_run = isinstance(cost, rl.IterationCost)  # pure-decode runs priced step by step, else vectorised
+        if scalar_run:
+            kv_cost, attention, bandwidth, peak_flops = cost.kv, cost.attention, cost.bandwidth, cost.peak_flops
         pd_decode = handoff is not None  # first tokens may be pending only on a P/D decode GPU
         prefill_only = self.schedule == "vllm-v0"
         start_budget = {"chunked": self.chunk, "vllm-v0": self.budget}.get(self.schedule, np.inf)
-        single_ends, single_alone = [], []  # one-iteration steps, gathered as floats and flushed as arrays
-
-        def flush():
-            if single_ends:
-                self.ends.append(np.array(single_ends))
-                single_ends.clear()
-            if single_alone:
-                self.dec_ends.append(np.array([e for e, _ in single_alone]))
-                self.dec_alone.append(np.array([d for _, d in single_alone]))
-                single_alone.clear()
+        ends, dec_alone = [], []  # every iteration's end; each decode-carrying one's duration without prefill work
+        no_decode = []  # the iterations that gave no running decode a token (none ran, or vllm-v0's prefills)
+        ends_append, alone_append = ends.append, dec_alone.append
+        n_iters = 0
+        outs = {k: out[k] for k in ("finish_s", "dec_last", "dec_first", "seg_start", "join_s", "admitted_s",
+                                    "send_s", "first_token_s", "own_prefill_s", "preempt_dec_s", "preempt_pre_s",
+                                    "transfer_end_s", "preemptions")}
+        o_finish, o_dec_last, o_dec_first, o_seg_start = (outs["finish_s"], outs["dec_last"], outs["dec_first"],
+                                                          outs["seg_start"])
 
         def finish(ids, when, last_iter):
             nonlocal reserved, admitted, finished, slot_free_at
             if nxt - finished >= self.cap:
                 slot_free_at = when
             for i in ids:
-                out["finish_s"][i] = when
-                out["dec_last"][i] = last_iter
+                o_finish[i] = when
+                o_dec_last[i] = last_iter
                 reserved -= need[i]
             admitted -= len(ids)
             finished += len(ids)
 
-        joining = ([], [], [])  # requests that start decoding at this boundary, appended to the batch at once
+        joining = []  # (request, context, tokens) that start decoding at this boundary, joined at once
 
         def start_decoding(i, context, tokens):
-            out["dec_first"][i] = out["seg_start"][i] = self.n_iters  # its next token: the next decode iteration
-            if np.isnan(out["join_s"][i]):
-                out["join_s"][i] = t
-            joining[0].append(i)
-            joining[1].append(float(context))
-            joining[2].append(tokens)
+            o_dec_first[i] = o_seg_start[i] = n_iters  # its next token: the next decode iteration
+            if np.isnan(outs["join_s"][i]):
+                outs["join_s"][i] = t
+            joining.append((i, context, tokens))
 
         def join_batch():
-            nonlocal dec_ids, dec_ctx, dec_left
-            if joining[0]:
-                dec_ids = np.concatenate((dec_ids, np.array(joining[0], dtype=np.int64)))
-                dec_ctx = np.concatenate((dec_ctx, np.array(joining[1], dtype=np.float64)))
-                dec_left = np.concatenate((dec_left, np.array(joining[2], dtype=np.int64)))
-                for part in joining:
-                    part.clear()
+            nonlocal base_sum, min_end
+            for i, context, tokens in joining:
+                dec_ids.append(i)
+                ctx_base.append(context - n_iters)
+                end_at.append(tokens + n_iters)
+                base_sum += context - n_iters
+                if min_end is not None and tokens + n_iters < min_end:
+                    min_end = tokens + n_iters
+                if mem is not None:
+                    count_blocks(context - n_iters, 1)
+            joining.clear()
+
+        def count_blocks(base, sign):  # paged_bytes' per-residue counts of the decode batch
+            nonlocal q_sum
+            q, r = divmod(base, bs)
+            q_sum += sign * q
+            residues[r] += sign
+            if residues[r] == 0:
+                live_residues.discard(r)
+            elif sign > 0:
+                live_residues.add(r)
+
+        def left_min():  # the fewest tokens any running request has left
+            nonlocal min_end
+            if min_end is None:
+                min_end = min(end_at)
+            return min_end - n_iters
+
+        def remove_at(k):
+            nonlocal base_sum, min_end
+            base_sum -= ctx_base[k]
+            if mem is not None:
+                count_blocks(ctx_base[k], -1)
+            del dec_ids[k], ctx_base[k], end_at[k]
+            min_end = None
 
         def paged_bytes(extra_steps=0):
-            """Blocks every running request holds in the next iteration (+ extra_steps decode tokens), as bytes."""
-            blocks = mem.blocks(dec_ctx + extra_steps).sum() if len(dec_ids) else 0
-            blocks += sum(mem.blocks(float(pf_len[i])) for i in prefilling)
-            blocks += sum(mem.blocks(float(prompt[i])) for _, i in transfers)
+            """Blocks every running request holds in the next iteration (+ extra_steps decode tokens), as bytes.
+            A decode at context c = q*bs + r (0 <= r < bs) holds ceil((c + N) / bs) = q + (r + N + bs - 1) // bs
+            blocks, N = n_iters + extra_steps: summed over the residues' counts, whatever the batch size (whole
+            numbers: the same total as Memory.blocks summed in floats)."""
+            shift = n_iters + extra_steps + bs - 1
+            blocks = q_sum
+            for r in live_residues:
+                blocks += residues[r] * ((r + shift) // bs)
+            for i in prefilling:
+                blocks += -(-pf_len[i] // bs)
+            for _, i in transfers:
+                blocks += -(-prompt[i] // bs)
             return blocks * block_bytes + state * admitted
 
         def preempt(i):
             """vLLM's preemption by recompute: free the request's blocks and put it first in the queue; all its
             tokens so far are prefilled again on readmission."""
-            nonlocal dec_ids, dec_ctx, dec_left, admitted
-            out["preemptions"][i] += 1
+            nonlocal admitted, pending_first
+            outs["preemptions"][i] += 1
             preempted_at[i] = t
             if i in prefilling:
                 prefilling.remove(i)
                 done_prefill[i] = 0
             else:
-                k = int(np.flatnonzero(dec_ids == i)[0])
-                left = int(dec_left[k])
-                generated = output[i] - left
+                k = dec_ids.index(i)
+                generated = output[i] - (end_at[k] - n_iters)
                 if first_pending[i]:  # P/D: no token yet; the decode GPU prefills the prompt itself
                     first_pending[i] = False
+                    pending_first -= 1
                     pf_len[i] = prompt[i]
                 else:
-                    if self.n_iters - 1 >= out["seg_start"][i]:  # the decode iterations it had: tokens, work
-                        out["pieces"].setdefault(i, []).append(("seg", int(out["dec_first"][i]),
-                                                                int(out["seg_start"][i]), self.n_iters - 1))
+                    if n_iters - 1 >= o_seg_start[i]:  # the decode iterations it had: tokens, work
+                        out["pieces"].setdefault(i, []).append(("seg", int(o_dec_first[i]), int(o_seg_start[i]),
+                                                                n_iters - 1))
                     resume[i] = True
                     pf_len[i] = prompt[i] + generated
                 done_prefill[i] = 0
-                keep = dec_ids != i
-                dec_ids, dec_ctx, dec_left = dec_ids[keep], dec_ctx[keep], dec_left[keep]
+                remove_at(k)
             admitted -= 1
             queue.appendleft(i)
 
@@ -301,18 +347,29 @@ class _Gpu:
                 return False
             if mem is None:
                 return reserved + need[i] <= self.capacity
-            return used + mem.blocks(float(pf_len[i])) * block_bytes + state <= self.capacity
+            return used + -(-pf_len[i] // bs) * block_bytes + state <= self.capacity
+
+        def emit_first(when):
+            """P/D decode convention: requests in their first iteration here emit their first token at its end."""
+            nonlocal pending_first
+            if pending_first:
+                for i in dec_ids:
+                    if first_pending[i]:
+                        outs["first_token_s"][i] = when
+                        o_dec_first[i] += 1
+                        first_pending[i] = False
+                        pending_first -= 1
 
         while finished < n:
             while nxt < n and arrival[nxt] <= t and nxt - finished < self.cap:
-                out["send_s"][nxt] = max(arrival[nxt], slot_free_at)  # vllm bench serve's semaphore
+                outs["send_s"][nxt] = max(arrival[nxt], slot_free_at)  # vllm bench serve's semaphore
                 queue.append(nxt)
                 nxt += 1
             used, preempted = 0.0, False
             if mem is not None:  # room for every running request's next token, or preempt the latest admitted
                 used = paged_bytes()
                 while used > self.capacity:
-                    running = list(dec_ids) + list(prefilling)
+                    running = dec_ids + prefilling
                     if not running:
                         raise ValueError("the KV blocks of requests waiting for their transfer exceed the pool")
                     victim = max(running, key=lambda i: admit_seq[i])
@@ -325,15 +382,15 @@ class _Gpu:
                 admitted += 1
                 seq += 1
                 admit_seq[i] = seq
-                if np.isnan(out["admitted_s"][i]):
-                    out["admitted_s"][i] = t
-                if not np.isnan(preempted_at[i]):
-                    out["preempt_dec_s" if resume[i] else "preempt_pre_s"][i] += t - preempted_at[i]
-                    preempted_at[i] = np.nan
+                if np.isnan(outs["admitted_s"][i]):
+                    outs["admitted_s"][i] = t
+                if preempted_at[i] is not None:
+                    outs["preempt_dec_s" if resume[i] else "preempt_pre_s"][i] += t - preempted_at[i]
+                    preempted_at[i] = None
                     prefilling.append(i)
-                elif handoff is not None:  # P/D decode GPU: pull the KV cache, then decode
-                    link_free = max(link_free, t) + handoff["transfer_s"][i]
-                    out["transfer_end_s"][i] = link_free
+                elif pd_decode:  # P/D decode GPU: pull the KV cache, then decode
+                    link_free = max(link_free, t) + transfer_s[i]
+                    outs["transfer_end_s"][i] = link_free
                     transfers.append((link_free, i))
                 else:
                     prefilling.append(i)
@@ -341,12 +398,16 @@ class _Gpu:
                     used = paged_bytes()
             while transfers and transfers[0][0] <= t:
                 i = transfers.popleft()[1]
-                tokens = handoff["decode_tokens"][i]
+                tokens = decode_tokens[i]
                 first_pending[i] = tokens == output[i]  # decode convention: its first token comes from here
+                pending_first += first_pending[i]
                 start_decoding(i, prompt[i] + output[i] - tokens, tokens)
-            join_batch()
-            peak = max(peak, reserved if mem is None else paged_bytes())
-            if not prefilling and not len(dec_ids):
+            if joining:
+                join_batch()
+            used_now = reserved if mem is None else paged_bytes()
+            if used_now > peak:
+                peak = used_now
+            if not prefilling and not dec_ids:
                 if preempted:
                     continue  # admit at this same boundary
                 upcoming = [transfers[0][0]] if transfers else []
@@ -356,7 +417,7 @@ class _Gpu:
                     t = max(t, min(upcoming))
                 continue
             if not prefilling:  # a run of pure-decode iterations, up to the next event
-                k = int(dec_left.min())
+                k = left_min()
                 m, event = k, np.inf
                 if not queue and nxt < n and head_fits(nxt, used) and nxt - finished < self.cap:
                     event = arrival[nxt]  # an arrival that will be admitted
@@ -368,26 +429,43 @@ class _Gpu:
                         mid = (lo + hi) // 2
                         lo, hi = (mid, hi) if paged_bytes(mid) <= self.capacity else (lo, mid)
                     m = lo + 1
-                nd, csum = len(dec_ids), dec_ctx.sum()
+                nd = len(dec_ids)
+                csum = base_sum + nd * n_iters
                 if event < np.inf:  # iterations only lengthen as contexts grow: the event falls within this many
                     first = cost.seconds(nd, csum) + overhead
                     m = min(m, int((event - t) / first) + 2)
-                steps = np.arange(m, dtype=np.float64)
-                durations = cost.decode_run(nd, csum + steps * nd) + overhead
-                ends = t + np.cumsum(durations)
-                if event < np.inf:  # stop at the first iteration starting at or after the event
-                    starts = np.concatenate(([t], ends[:-1]))
-                    m = max(1, min(m, int(np.searchsorted(starts, event, side="left"))))
-                flush()
-                self.ends.append(ends[:m])
-                self.dec_ends.append(ends[:m])
-                self.dec_alone.append(durations[:m])
-                self.n_iters += m
+                # Iteration s ends at t + (d_0 + ... + d_s) (numpy's cumsum, sequential) and the run stops at the
+                # first iteration starting at or after the event (numpy.searchsorted(starts, event, "left")).
+                if scalar_run:  # IterationCost.seconds(nd, x) of each step, its terms in their order
+                    base_bytes, dense_flops = cost.weights, cost.dense * nd
+                    state_bytes = (2 * nd) * cost.state
+                    acc, start, steps = 0.0, t, m
+                    for s in range(m):
+                        if s and start >= event:
+                            steps = s
+                            break
+                        x = csum + s * nd
+                        d = max((base_bytes + x * kv_cost + state_bytes) / bandwidth,
+                                (dense_flops + x * attention) / peak_flops) + overhead
+                        acc += d
+                        start = t + acc
+                        ends_append(start)
+                        alone_append(d)
+                    m = steps
+                else:
+                    durations = cost.decode_run(nd, float(csum) + np.arange(m, dtype=np.float64) * nd) + overhead
+                    run_ends = t + np.cumsum(durations)
+                    if event < np.inf:
+                        starts = np.concatenate(([t], run_ends[:-1]))
+                        m = max(1, min(m, int(np.searchsorted(starts, event, side="left"))))
+                    ends.extend(run_ends[:m].tolist())
+                    dec_alone.extend(durations[:m].tolist())
+                    start = float(run_ends[m - 1])
+                first_end = ends[len(ends) - m]
+                n_iters += m
                 if pd_decode:
-                    self._emit_first(first_pending, dec_ids, float(ends[0]), out)
-                t = float(ends[m - 1])
-                dec_ctx += m
-                dec_left -= m
+                    emit_first(first_end)
+                t = start
             else:  # one iteration with prefill work
                 chunks = []
                 budget = self.budget - len(dec_ids) if self.schedule == "vllm-v1" else start_budget
@@ -403,22 +481,25 @@ class _Gpu:
                     if budget <= 0:
                         break
                 decoders = 0 if prefill_only else len(dec_ids)
-                ctx_sum = float(dec_ctx.sum()) if decoders else 0.0
+                ctx_sum = base_sum + decoders * n_iters if decoders else 0.0
                 d = cost.seconds(decoders, ctx_sum, [(s, ln) for _, s, ln in chunks]) + overhead
                 t += d
-                single_ends.append(t)
-                if decoders:  # an iteration that gives every running decode a token
-                    single_alone.append((t, cost.seconds(decoders, ctx_sum) + overhead))
-                    self.n_iters += 1
+                ends_append(t)
+                if decoders:  # an iteration that gives every running decode a token; its decode-only time:
+                    alone_append((max((cost.weights + ctx_sum * cost.kv + (2 * decoders) * cost.state)
+                                      / cost.bandwidth, (cost.dense * decoders + ctx_sum * cost.attention)
+                                      / cost.peak_flops) if scalar_run else cost.seconds(decoders, ctx_sum))
+                                 + overhead)  # IterationCost.seconds(decoders, ctx_sum) inline, as above
+                    n_iters += 1
                     if pd_decode:
-                        self._emit_first(first_pending, dec_ids, t, out)
-                    dec_ctx += 1
-                    dec_left -= 1
+                        emit_first(t)
+                else:
+                    no_decode.append(len(ends) - 1)
                 for i, s, ln in chunks:
-                    if resume[i] or handoff is not None:  # recomputing what preemption threw away
-                        out["preempt_dec_s"][i] += d
+                    if resume[i] or pd_decode:  # recomputing what preemption threw away
+                        outs["preempt_dec_s"][i] += d
                     else:
-                        out["own_prefill_s"][i] += d
+                        outs["own_prefill_s"][i] += d
                     done_prefill[i] = s + ln
                     if done_prefill[i] == pf_len[i]:
                         prefilling.remove(i)
@@ -427,28 +508,28 @@ class _Gpu:
                             out["pieces"].setdefault(i, []).append(("t", t))
                             resume[i] = False
                         else:
-                            out["first_token_s"][i] = t
+                            outs["first_token_s"][i] = t
                         if left <= 0:
                             finish([i], t, -1)
-                            out["dec_first"][i] = -1
+                            o_dec_first[i] = -1
                         else:
                             start_decoding(i, pf_len[i] + 1, left)
-                join_batch()
-            done = dec_left == 0
-            if done.any():
-                finish(dec_ids[done], t, self.n_iters - 1)
-                dec_ids, dec_ctx, dec_left = dec_ids[~done], dec_ctx[~done], dec_left[~done]
-        flush()
-        self.peak = peak
-        join = lambda parts: np.concatenate(parts) if parts else np.empty(0)  # noqa: E731
-        return join(self.ends), join(self.dec_ends), join(self.dec_alone)
-
-    def _emit_first(self, first_pending, dec_ids, when, out):
-        """P/D decode convention: requests in their first iteration on this GPU emit their first token at its end."""
-        for i in dec_ids[first_pending[dec_ids]]:
-            out["first_token_s"][i] = when
-            out["dec_first"][i] += 1
-            first_pending[i] = False
+                if joining:
+                    join_batch()
+            if dec_ids and left_min() == 0:  # those whose last token this was, in batch order
+                done, k = [], end_at.index(n_iters)
+                while k >= 0:
+                    done.append(dec_ids[k])
+                    base_sum -= ctx_base[k]
+                    if mem is not None:
+                        count_blocks(ctx_base[k], -1)
+                    del dec_ids[k], ctx_base[k], end_at[k]
+                    k = end_at.index(n_iters, k) if n_iters in end_at[k:] else -1
+                finish(done, t, n_iters - 1)
+                min_end = None
+        self.peak, self.n_iters = peak, n_iters
+        all_ends = np.array(ends, dtype=float)
+        return all_ends, np.delete(all_ends, no_decode), np.array(dec_alone, dtype=float)
 
 
 def simulate(a: Anchor, reqs: Requests, schedule: str, *, chunk_tokens: int = 512, max_batch: int | None = None,
@@ -598,12 +679,15 @@ def _prefill_gpus(a: Anchor, reqs: Requests, gpus: int, capacity: float, overhea
     prefill start and end and its prefill GPU."""
     free_at = np.zeros(gpus)
     start, end, where = np.empty(len(reqs)), np.empty(len(reqs)), np.empty(len(reqs), dtype=np.int64)
-    for i, (arrive, prompt) in enumerate(zip(reqs.arrival_s, reqs.prompt_tokens, strict=True)):
-        if rl.bytes_per_request(a, float(prompt)) > capacity:
-            raise ValueError(f"a {int(prompt)}-token prompt does not fit on a prefill GPU")
-        g = int(np.argmin(free_at))
+    seconds: dict[int, float] = {}  # per prompt length (lengths repeat): its prefill time
+    for i, (arrive, prompt) in enumerate(zip(reqs.arrival_s.tolist(), reqs.prompt_tokens.tolist(), strict=True)):
+        if prompt not in seconds:
+            if rl.bytes_per_request(a, float(prompt)) > capacity:
+                raise ValueError(f"a {int(prompt)}-token prompt does not fit on a prefill GPU")
+            seconds[prompt] = rl.prefill_seconds(a, float(prompt))
+        g = int(np.argmin(free_at)) if gpus > 1 else 0
         start[i] = max(arrive, free_at[g])
-        end[i] = free_at[g] = start[i] + rl.prefill_seconds(a, float(prompt)) + overhead_s
+        end[i] = free_at[g] = start[i] + seconds[prompt] + overhead_s
         where[i] = g
     return start, end, where
 
