@@ -53,7 +53,16 @@ def test_charts_draw_into_their_reserved_boxes_without_layout_shift(browser, wid
     page.evaluate("window.lessonPending()")
     sizes = """() => Object.fromEntries(Object.entries(window.lessonViews).map(([id, v]) =>
         [id, (v.container().querySelector('canvas, svg') || {}).clientHeight]))"""
+    relayout = "Promise.all(Object.values(window.lessonViews).map(v => v.resize().runAsync())).then(() => 0)"
     before = page.evaluate(sizes)
-    page.evaluate("Promise.all(Object.values(window.lessonViews).map(v => v.resize().runAsync())).then(() => 0)")
+    page.evaluate(relayout)
     assert page.evaluate(sizes) == before
+    # a rate move redraws the experiment's charts without laying them out again unless their legend or axes'
+    # decades changed: after moves across the range, a fresh layout still changes no chart's size
+    for rate in (0.7, 6.3, 11.5, 3.1):
+        page.evaluate("(r) => window.lessonSet({request_rate: r})", rate)
+        page.evaluate("window.lessonPending()")
+        before = page.evaluate(sizes)
+        page.evaluate(relayout)
+        assert page.evaluate(sizes) == before, rate
     page.close()
