@@ -100,6 +100,7 @@ rule serve_comparison:
         calibrations=SERVE_CALIBRATIONS,
         results=SERVE_RESULTS,
         anchor="anchor-model.json",
+        config="config/real_engine.json",  # the comparison's modelling choices (comparison.*)
         code=code("scripts/serve_comparison.py"),
     output:
         json=f"{SHARED}/serve_comparison.json",

@@ -8,19 +8,21 @@ if "snakemake" in globals():  # run by Snakemake from scripts/: make the repo ro
 from pathlib import Path
 
 from scripts.model.anchor import anchor_from
-from scripts.realengine.comparison import compare
+from scripts.realengine.comparison import compare, comparison_settings
 from scripts.record.atomic import write_json_atomic
 from scripts.record.cli import run_cleanly
 from scripts.record.inputs import read_json
 
 
-def main(calibrations, results, anchor_path, out):
+def main(calibrations, results, anchor_path, config_path, out):
     # The simulated engine's memory is unbounded (predict.py): the anchor only fills the simulator's bookkeeping.
     anchor = anchor_from(read_json(Path(anchor_path)))
-    write_json_atomic(out, compare([Path(p) for p in calibrations], [Path(p) for p in results], anchor))
+    settings = comparison_settings(read_json(Path(config_path)), Path(config_path).as_posix())
+    write_json_atomic(out, compare([Path(p) for p in calibrations], [Path(p) for p in results], anchor, settings))
 
 
 if "snakemake" in globals():
     sm = snakemake  # noqa: F821
-    run_cleanly(lambda: main(sm.input.calibrations, sm.input.results, sm.input.anchor, sm.output.json),
+    run_cleanly(lambda: main(sm.input.calibrations, sm.input.results, sm.input.anchor, sm.input.config,
+                             sm.output.json),
                 log=sm.log[0])

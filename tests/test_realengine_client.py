@@ -2,13 +2,18 @@
 back by the kit's vLLM reader), and the step model and prediction on known inputs."""
 import asyncio
 import json
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from scripts.realengine import client, predict
+from scripts.realengine.comparison import comparison_settings
 from scripts.serving import engine, metrics, results, stepmodel
 from scripts.serving.stepmodel import StepModel
+
+ROOT = Path(__file__).resolve().parent.parent
 
 TTFT_S, GAP_S = 0.060, 0.020
 
@@ -139,12 +144,14 @@ def test_iterations_read_off_token_times_recover_the_step_model(anchor):
     is timed exactly, and the fit gives back D and the prompt costs."""
     truth = _known_model()
     doc = _doc_from_simulation(anchor, truth)
-    steps = stepmodel.iterations(doc)
+    settings = comparison_settings(json.loads((ROOT / "config" / "real_engine.json").read_text(encoding="utf-8")))
+    steps = stepmodel.iterations(doc, settings["iteration_gap_s"])
     assert len(steps) > 500
     for s in steps:
         chunks = [(0, n) for n in s["prompts"]]
         assert s["seconds"] == pytest.approx(truth.seconds(s["decoders"], s["context_sum"], chunks), abs=2e-9)
-    fitted, quality = stepmodel.fit(steps, truth.attention_s_per_token, truth.request_overhead_s)
+    fitted, quality = stepmodel.fit(steps, truth.attention_s_per_token, truth.request_overhead_s,
+                                    settings["min_iterations_per_knot"])
     for b, sec in zip(fitted.decode_batch, fitted.decode_seconds, strict=True):
         assert sec == pytest.approx(float(truth.decode(b)), rel=1e-6)
     assert fitted.prompt_chunk_s == pytest.approx(0.006, rel=1e-4)
@@ -162,7 +169,7 @@ def test_simulator_on_a_step_model_and_the_comparison(anchor):
     assert t.first_token_s[0] == pytest.approx(0.002 + 0.006 + 0.0007 * 64)
     assert np.diff(t.token_times(0)) == pytest.approx([0.005 + 2e-6 * 65, 0.005 + 2e-6 * 66])
     doc = _doc_from_simulation(a, step, n=60, rate=2.0)
-    cell = predict.compare_cell(a, doc, step, server, {"ttft": 200, "tpot": 40})
+    cell = predict.compare_cell(a, doc, step, server, {"ttft": 200, "tpot": 40}, saturated_below=0.9)
     errors = predict.cell_errors(cell)
     assert all(abs(v) < 1e-9 for v in errors.values()), errors
     assert not cell["saturated"]
@@ -202,3 +209,22 @@ def test_committed_comparison_reads_as_page_records():
     errors = sorted(abs(c["error"][k]) for c in below for k in ("median_ttft_ms", "mean_tpot_ms", "median_e2el_ms"))
     assert s["central_median_abs_error"] == pytest.approx(float(np.median(errors)))
     assert s["meets"]["central"] == (s["central_median_abs_error"] <= 0.10)
+
+
+@pytest.mark.parametrize("field, value, says", [
+    ("saturated_below", 1.5, "comparison.saturated_below.value must be a number in (0, 1]"),
+    ("min_iterations_per_knot", 2.5, "comparison.min_iterations_per_knot.value must be an integer"),
+    ("iteration_gap_ms", None, "comparison.iteration_gap_ms must be an object with a value and an assumption")])
+def test_the_comparisons_choices_are_checked_config_fields(field, value, says):
+    """The comparison's modelling choices live in config/real_engine.json, each with its assumption; a bad one
+    stops with the file and field named."""
+    from scripts.record.inputs import InputError
+    config = json.loads((ROOT / "config" / "real_engine.json").read_text(encoding="utf-8"))
+    good = comparison_settings(config)
+    assert good == {"saturated_below": 0.9, "iteration_gap_s": 0.0015, "min_iterations_per_knot": 5}
+    if value is None:
+        del config["comparison"][field]
+    else:
+        config["comparison"][field]["value"] = value
+    with pytest.raises(InputError, match=re.escape(says)):
+        comparison_settings(config)

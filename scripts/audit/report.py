@@ -151,9 +151,10 @@ def check_calibrated(records: dict, root: Path, anchor_path: Path | None = None,
     cal = {rid: rec for rid, rec in records.items() if rec.get("kind") == "calibrated"}
     if not cal:
         return []
-    from scripts.realengine.comparison import compare
+    from scripts.realengine.comparison import compare, comparison_settings
     from scripts.realengine.records import page_block
     from scripts.record.anchor_file import load
+    from scripts.record.inputs import read_json
 
     named = sorted({f for rec in cal.values() for f in rec.get("data", [])})  # files and glob patterns
     files = sorted({p.relative_to(root).as_posix() for f in named for p in root.glob(f)})
@@ -165,7 +166,9 @@ def check_calibrated(records: dict, root: Path, anchor_path: Path | None = None,
     calibrations = [root / f for f in files if "/calibration/" in f]
     runs = [root / f for f in files if "/calibration/" not in f]
     anchor = load(anchor_path or root / "anchor-model.json")[0]
-    rebuilt = page_block(compare(calibrations, runs, anchor))["provenance"]
+    config = root / "config" / "real_engine.json"
+    settings = comparison_settings(read_json(config), "config/real_engine.json")
+    rebuilt = page_block(compare(calibrations, runs, anchor, settings))["provenance"]
     problems = []
     for rid, rec in cal.items():
         again = rebuilt.get(rid)

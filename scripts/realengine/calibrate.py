@@ -54,9 +54,10 @@ def measure(port: int, c: dict, vocab: int, eot: int) -> dict:
     return {"decode": decode, "prefill": prefill, "settings": c}
 
 
-def fit(cal: dict, load_docs: list[dict]) -> tuple[stepmodel.StepModel, dict]:
+def fit(cal: dict, load_docs: list[dict], settings: dict) -> tuple[stepmodel.StepModel, dict]:
     """The step model from the lone steps (`cal`, the calibration record's `calibration`) and the calibration load
-    runs' result documents; with the fit's quality on the iterations it was fitted on."""
+    runs' result documents; with the fit's quality on the iterations it was fitted on. `settings`:
+    comparison.comparison_settings (the iteration gap, the iterations a knot needs)."""
     s = cal["settings"]
     short_len, long_len, out = s["decode_prompt_tokens"], s["long_context_prompt_tokens"], s["decode_output_tokens"]
     short = {d["batch"]: d["median_s"] for d in cal["decode"] if d["prompt_tokens"] == short_len}
@@ -64,5 +65,5 @@ def fit(cal: dict, load_docs: list[dict]) -> tuple[stepmodel.StepModel, dict]:
     prompt_1 = next(p["median_s"] for p in cal["prefill"] if p["prompt_tokens"] == 1)
     attention, overhead = stepmodel.lone_attention_and_overhead(short, long, short_len + out / 2, long_len + out / 2,
                                                                  prompt_1)
-    steps = [it for doc in load_docs for it in stepmodel.iterations(doc)]
-    return stepmodel.fit(steps, attention, overhead)
+    steps = [it for doc in load_docs for it in stepmodel.iterations(doc, settings["iteration_gap_s"])]
+    return stepmodel.fit(steps, attention, overhead, settings["min_iterations_per_knot"])

@@ -64,8 +64,35 @@ def _cells(docs: list[tuple[str, dict]], predicted: dict) -> list[dict]:
     return rows
 
 
-def compare(calibration_paths: list[Path], result_paths: list[Path], anchor) -> dict:
-    engines = []
+SETTINGS = {"saturated_below": (float, 0.0, 1.0), "iteration_gap_ms": (float, 0.0, 100.0),
+            "min_iterations_per_knot": (int, 1, 10_000)}  # config/real_engine.json comparison: type, (low, high]
+
+
+def comparison_settings(config: dict, where: str = "config/real_engine.json") -> dict:
+    """The comparison's modelling choices from the real-engine config (each a value with its assumption), checked:
+    a missing or out-of-range field stops with the file and field named."""
+    block = config.get("comparison")
+    if not isinstance(block, dict):
+        raise InputError(f"{where}: field comparison is missing")
+    out = {}
+    for name, (kind, low, high) in SETTINGS.items():
+        field = block.get(name)
+        if not isinstance(field, dict) or not str(field.get("assumption", "")).strip():
+            raise InputError(f"{where}: field comparison.{name} must be an object with a value and an assumption")
+        value = field.get("value")
+        wrong_type = isinstance(value, bool) or not isinstance(value, int if kind is int else int | float)
+        if wrong_type or not low < value <= high:
+            what = "an integer" if kind is int else "a number"
+            raise InputError(f"{where}: field comparison.{name}.value must be {what} in ({low:g}, {high:g}], "
+                             f"not {value!r}")
+        out[name] = value
+    return {"saturated_below": float(out["saturated_below"]), "iteration_gap_s": out["iteration_gap_ms"] / 1000,
+            "min_iterations_per_knot": out["min_iterations_per_knot"]}
+
+
+def compare(calibration_paths: list[Path], result_paths: list[Path], anchor, settings: dict) -> dict:
+    """Every real engine's runs predicted (module docstring); `settings`: comparison_settings."""
+    engines, saturated_below = [], settings["saturated_below"]
     load_paths = sorted(p for p in calibration_paths if is_load_calibration(p))
     for cpath in sorted(p for p in calibration_paths if not is_load_calibration(p)):
         cal = json.loads(Path(cpath).read_text())
@@ -89,17 +116,19 @@ def compare(calibration_paths: list[Path], result_paths: list[Path], anchor) -> 
         models, quality = {}, {}
         for f in range(FOLDS):
             fitted_on = [d for _, d in docs if fold[(d["workload"], float(d["request_rate"]))] == f]
-            models[f], quality[f] = calibrate.fit(cal["calibration"], fitted_on)
+            models[f], quality[f] = calibrate.fit(cal["calibration"], fitted_on, settings)
         cross = {}
         for path, doc in docs:  # each run predicted by the half it is not in
             other = 1 - fold[(doc["workload"], float(doc["request_rate"]))]
-            cross[path] = predict.compare_cell(anchor, doc, models[other], cal["server"], cal["slo_ms"])
+            cross[path] = predict.compare_cell(anchor, doc, models[other], cal["server"], cal["slo_ms"],
+                                               saturated_below)
         rows = _cells(docs, cross)
         mine = [p for p in load_paths if Path(p).name.startswith(f"{eid}-{mid}-calibration-")]
         separate = None
         if mine:
-            step, q = calibrate.fit(cal["calibration"], [results.load_result(p) for p in mine])
-            sep = {path: predict.compare_cell(anchor, doc, step, cal["server"], cal["slo_ms"]) for path, doc in docs}
+            step, q = calibrate.fit(cal["calibration"], [results.load_result(p) for p in mine], settings)
+            sep = {path: predict.compare_cell(anchor, doc, step, cal["server"], cal["slo_ms"], saturated_below)
+                   for path, doc in docs}
             separate = {"files": [Path(p).as_posix() for p in mine], "step_model": step.as_dict(), "fit_quality": q,
                         "summary": summary(_cells(docs, sep))}
         load = {"requests": max(d["num_prompts"] for _, d in docs), "runs": max(len(c["runs"]) for c in rows)}

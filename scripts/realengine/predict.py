@@ -25,7 +25,6 @@ COMPARED = ("median_ttft_ms", "p90_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "p99
             "p99_itl_ms", "median_e2el_ms", "p99_e2el_ms", "request_throughput", "slo_attainment")
 CENTRAL = ("median_ttft_ms", "mean_tpot_ms", "median_e2el_ms")  # goal: median |error| <= 10 % below saturation
 TAIL = ("p99_ttft_ms", "p99_tpot_ms", "p99_itl_ms", "p99_e2el_ms")  # goal: <= 20 %
-SATURATED_BELOW = 0.9  # a cell is saturated when it completes < 90 % of the rate its requests were sent at
 
 
 def requests_of(doc: dict) -> Requests:
@@ -44,12 +43,14 @@ def simulate_cell(a, doc: dict, step: StepModel, server: dict):
     return dataclasses.replace(trace, requests=sent)
 
 
-def compare_cell(a, doc: dict, step: StepModel, server: dict, slo_ms: dict) -> dict:
+def compare_cell(a, doc: dict, step: StepModel, server: dict, slo_ms: dict, saturated_below: float) -> dict:
+    """A run measured and predicted; `saturated` when it completed fewer than `saturated_below` times the requests
+    per second it was sent (config/real_engine.json comparison.saturated_below)."""
     measured = results.metrics_of(doc, slo_ms)
     predicted = metrics.from_trace(simulate_cell(a, doc, step, server), slo_ms)
     sent_rate = len(doc["send_times"]) / max(doc["send_times"])
     return {"measured": {k: measured[k] for k in COMPARED}, "predicted": {k: predicted[k] for k in COMPARED},
-            "sent_rate": sent_rate, "saturated": measured["request_throughput"] < SATURATED_BELOW * sent_rate}
+            "sent_rate": sent_rate, "saturated": measured["request_throughput"] < saturated_below * sent_rate}
 
 
 def relative_error(predicted: float, measured: float) -> float:

@@ -14,7 +14,8 @@ Fitted from calibration runs that the predicted runs never include (scripts/real
   attention and the round trip from lone requests (decode steps at a short and a long context; a 1-token prompt's
   TTFT less a lone decode step);
   D, a, b and c from Poisson load runs at rates of their own, read off the client's streamed token times by
-  `iterations`: tokens that reach the client within `CLUSTER_S` of each other left the engine in one iteration; an
+  `iterations`: tokens that reach the client within a small gap of each other (config/real_engine.json
+  comparison.iteration_gap_ms) left the engine in one iteration; an
   iteration's duration is known when a request had tokens in it and in the one before (the engine ran back to back);
   its decoders are the requests with an earlier token, its prompt chunks the requests whose first token it is.
 D(m) is the median of decode-only iterations with m decoders (their attention removed); a, b and c a least-squares
@@ -25,9 +26,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-
-CLUSTER_S = 0.0015  # tokens of one iteration reach the client within this; iterations here last >= 4 ms
-MIN_SAMPLES = 5  # a decode batch size becomes a knot of D with at least this many iterations
 
 
 @dataclass(frozen=True)
@@ -91,9 +89,10 @@ def lone_attention_and_overhead(decode_short: dict[int, float], decode_long: dic
     return max(attn, 0.0), max(prompt_1_s - decode_short[1], 0.0)
 
 
-def iterations(doc: dict) -> list[dict]:
+def iterations(doc: dict, gap_s: float) -> list[dict]:
     """The engine's iterations as the client saw them (module docstring), from a result file with `send_times`:
-    [{"decoders", "context_sum", "prompts" (their lengths), "seconds"}] for each iteration of known duration."""
+    [{"decoders", "context_sum", "prompts" (their lengths), "seconds"}] for each iteration of known duration.
+    Tokens that reach the client within `gap_s` of each other count as one iteration's."""
     events = []
     for i, (sent, ttft, gaps) in enumerate(zip(doc["send_times"], doc["ttfts"], doc["itls"], strict=True)):
         if not doc.get("success", [True] * len(doc["ttfts"]))[i]:
@@ -103,7 +102,7 @@ def iterations(doc: dict) -> list[dict]:
     events.sort()
     clusters, current = [], []
     for e in events:
-        if current and e[0] - current[-1][0] > CLUSTER_S:
+        if current and e[0] - current[-1][0] > gap_s:
             clusters.append(current)
             current = []
         current.append(e)
@@ -122,17 +121,18 @@ def iterations(doc: dict) -> list[dict]:
     return out
 
 
-def fit(steps: list[dict], attention: float, overhead: float) -> tuple[StepModel, dict]:
+def fit(steps: list[dict], attention: float, overhead: float, min_samples: int) -> tuple[StepModel, dict]:
     """The step model from calibration iterations (`iterations` of the load runs), with the lone-request
-    attention and round trip; and the fit's own quality (how well it times the iterations it was fitted on)."""
+    attention and round trip; and the fit's own quality (how well it times the iterations it was fitted on). A
+    decode batch size becomes a knot of D with at least `min_samples` decode-only iterations."""
     pure: dict[int, list[float]] = {}
     for s in steps:
         if s["decoders"] and not s["prompts"]:
             pure.setdefault(s["decoders"], []).append(s["seconds"] - attention * s["context_sum"])
-    knots = sorted(b for b, v in pure.items() if len(v) >= MIN_SAMPLES)
+    knots = sorted(b for b, v in pure.items() if len(v) >= min_samples)
     if len(knots) < 2 or knots[0] != 1:
         raise ValueError(f"step model: decode-only iterations for batches {sorted(pure)} (with at least "
-                         f"{MIN_SAMPLES} each: {knots}); need batch 1 and one more")
+                         f"{min_samples} each: {knots}); need batch 1 and one more")
     seconds = np.maximum.accumulate([float(np.median(pure[b])) for b in knots])
     d = StepModel(tuple(float(b) for b in knots), tuple(float(x) for x in seconds), 0.0, 0.0, 0.0, attention,
                   overhead)
