@@ -180,7 +180,6 @@ class _Gpu:
         self.a, self.schedule, self.chunk, self.step_cost = a, schedule, chunk_tokens, step_cost
         self.max_batch, self.capacity, self.budget, self.overhead = max_batch, capacity, token_budget, overhead_s
         self.memory, self.cap = memory, max_concurrency or (1 << 62)
-        self.n_iters = 0  # after run(): how many iterations gave every running decode a token
         self.peak = 0.0
 
     def run(self, arrival, prompt, output, out, handoff=None):
@@ -238,11 +237,8 @@ class _Gpu:
         no_decode = []  # the iterations that gave no running decode a token (none ran, or vllm-v0's prefills)
         ends_append, alone_append = ends.append, dec_alone.append
         n_iters = 0
-        outs = {k: out[k] for k in ("finish_s", "dec_last", "dec_first", "seg_start", "join_s", "admitted_s",
-                                    "send_s", "first_token_s", "own_prefill_s", "preempt_dec_s", "preempt_pre_s",
-                                    "transfer_end_s", "preemptions")}
-        o_finish, o_dec_last, o_dec_first, o_seg_start = (outs["finish_s"], outs["dec_last"], outs["dec_first"],
-                                                          outs["seg_start"])
+        o_finish, o_dec_last, o_dec_first, o_seg_start = (out["finish_s"], out["dec_last"], out["dec_first"],
+                                                          out["seg_start"])
 
         def finish(ids, when, last_iter):
             nonlocal reserved, admitted, finished, slot_free_at
@@ -259,8 +255,8 @@ class _Gpu:
 
         def start_decoding(i, context, tokens):
             o_dec_first[i] = o_seg_start[i] = n_iters  # its next token: the next decode iteration
-            if np.isnan(outs["join_s"][i]):
-                outs["join_s"][i] = t
+            if np.isnan(out["join_s"][i]):
+                out["join_s"][i] = t
             joining.append((i, context, tokens))
 
         def join_batch():
@@ -319,7 +315,7 @@ class _Gpu:
             """vLLM's preemption by recompute: free the request's blocks and put it first in the queue; all its
             tokens so far are prefilled again on readmission."""
             nonlocal admitted, pending_first
-            outs["preemptions"][i] += 1
+            out["preemptions"][i] += 1
             preempted_at[i] = t
             if i in prefilling:
                 prefilling.remove(i)
@@ -355,14 +351,14 @@ class _Gpu:
             if pending_first:
                 for i in dec_ids:
                     if first_pending[i]:
-                        outs["first_token_s"][i] = when
+                        out["first_token_s"][i] = when
                         o_dec_first[i] += 1
                         first_pending[i] = False
                         pending_first -= 1
 
         while finished < n:
             while nxt < n and arrival[nxt] <= t and nxt - finished < self.cap:
-                outs["send_s"][nxt] = max(arrival[nxt], slot_free_at)  # vllm bench serve's semaphore
+                out["send_s"][nxt] = max(arrival[nxt], slot_free_at)  # vllm bench serve's semaphore
                 queue.append(nxt)
                 nxt += 1
             used, preempted = 0.0, False
@@ -382,15 +378,15 @@ class _Gpu:
                 admitted += 1
                 seq += 1
                 admit_seq[i] = seq
-                if np.isnan(outs["admitted_s"][i]):
-                    outs["admitted_s"][i] = t
+                if np.isnan(out["admitted_s"][i]):
+                    out["admitted_s"][i] = t
                 if preempted_at[i] is not None:
-                    outs["preempt_dec_s" if resume[i] else "preempt_pre_s"][i] += t - preempted_at[i]
+                    out["preempt_dec_s" if resume[i] else "preempt_pre_s"][i] += t - preempted_at[i]
                     preempted_at[i] = None
                     prefilling.append(i)
                 elif pd_decode:  # P/D decode GPU: pull the KV cache, then decode
                     link_free = max(link_free, t) + transfer_s[i]
-                    outs["transfer_end_s"][i] = link_free
+                    out["transfer_end_s"][i] = link_free
                     transfers.append((link_free, i))
                 else:
                     prefilling.append(i)
@@ -497,9 +493,9 @@ class _Gpu:
                     no_decode.append(len(ends) - 1)
                 for i, s, ln in chunks:
                     if resume[i] or pd_decode:  # recomputing what preemption threw away
-                        outs["preempt_dec_s"][i] += d
+                        out["preempt_dec_s"][i] += d
                     else:
-                        outs["own_prefill_s"][i] += d
+                        out["own_prefill_s"][i] += d
                     done_prefill[i] = s + ln
                     if done_prefill[i] == pf_len[i]:
                         prefilling.remove(i)
@@ -508,7 +504,7 @@ class _Gpu:
                             out["pieces"].setdefault(i, []).append(("t", t))
                             resume[i] = False
                         else:
-                            outs["first_token_s"][i] = t
+                            out["first_token_s"][i] = t
                         if left <= 0:
                             finish([i], t, -1)
                             o_dec_first[i] = -1
@@ -520,14 +516,10 @@ class _Gpu:
                 done, k = [], end_at.index(n_iters)
                 while k >= 0:
                     done.append(dec_ids[k])
-                    base_sum -= ctx_base[k]
-                    if mem is not None:
-                        count_blocks(ctx_base[k], -1)
-                    del dec_ids[k], ctx_base[k], end_at[k]
+                    remove_at(k)
                     k = end_at.index(n_iters, k) if n_iters in end_at[k:] else -1
                 finish(done, t, n_iters - 1)
-                min_end = None
-        self.peak, self.n_iters = peak, n_iters
+        self.peak = peak
         all_ends = np.array(ends, dtype=float)
         return all_ends, np.delete(all_ends, no_decode), np.array(dec_alone, dtype=float)
 
