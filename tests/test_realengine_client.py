@@ -212,9 +212,12 @@ def test_committed_comparison_reads_as_page_records():
 
 
 @pytest.mark.parametrize("field, value, says", [
-    ("saturated_below", 1.5, "comparison.saturated_below.value must be a number in (0, 1]"),
-    ("min_iterations_per_knot", 2.5, "comparison.min_iterations_per_knot.value must be an integer"),
-    ("iteration_gap_ms", None, "comparison.iteration_gap_ms must be an object with a value and an assumption")])
+    ("saturated_below", 1.5, "config/real_engine.json: field comparison.saturated_below.value must be <= 1"),
+    ("min_iterations_per_knot", 2.5,
+     "config/real_engine.json: field comparison.min_iterations_per_knot.value must be of type integer"),
+    ("iteration_gap_ms", None, "config/real_engine.json: field comparison.iteration_gap_ms is missing"),
+    ("iteration_gap_ms", "",
+     "config/real_engine.json: field comparison.iteration_gap_ms.assumption must have at least 1 characters")])
 def test_the_comparisons_choices_are_checked_config_fields(field, value, says):
     """The comparison's modelling choices live in config/real_engine.json, each with its assumption; a bad one
     stops with the file and field named."""
@@ -224,6 +227,8 @@ def test_the_comparisons_choices_are_checked_config_fields(field, value, says):
     assert good == {"saturated_below": 0.9, "iteration_gap_s": 0.0015, "min_iterations_per_knot": 5}
     if value is None:
         del config["comparison"][field]
+    elif value == "":
+        config["comparison"][field]["assumption"] = value
     else:
         config["comparison"][field]["value"] = value
     with pytest.raises(InputError, match=re.escape(says)):

@@ -420,7 +420,7 @@ def test_every_schema_is_valid_and_every_shipped_input_satisfies_it():
                schema.GPUS: ["config/gpus.json"], schema.CITED: ["precomputed/cited.json"],
                schema.TOKENIZERS: ["config/tokenizers.json"], schema.PASSAGES: ["config/passages.json"],
                schema.VENDOR: ["config/vendor.json"], schema.BENCH_RECORD: [str(p) for p in BENCH],
-               schema.COURSE: ["config/course.json"],
+               schema.COURSE: ["config/course.json"], schema.REAL_ENGINE: ["config/real_engine.json"],
                schema.ANCHOR: ["anchor-model.json", *map(str, (ROOT / "anchors").glob("*.json"))]}
     for name in schema.ALL:
         schema.validator(name)

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from scripts.realengine import calibrate, predict
+from scripts.record import schema
 from scripts.record.inputs import InputError
 from scripts.serving import results
 
@@ -64,30 +65,13 @@ def _cells(docs: list[tuple[str, dict]], predicted: dict) -> list[dict]:
     return rows
 
 
-SETTINGS = {"saturated_below": (float, 0.0, 1.0), "iteration_gap_ms": (float, 0.0, 100.0),
-            "min_iterations_per_knot": (int, 1, 10_000)}  # config/real_engine.json comparison: type, (low, high]
-
-
 def comparison_settings(config: dict, where: str = "config/real_engine.json") -> dict:
-    """The comparison's modelling choices from the real-engine config (each a value with its assumption), checked:
-    a missing or out-of-range field stops with the file and field named."""
-    block = config.get("comparison")
-    if not isinstance(block, dict):
-        raise InputError(f"{where}: field comparison is missing")
-    out = {}
-    for name, (kind, low, high) in SETTINGS.items():
-        field = block.get(name)
-        if not isinstance(field, dict) or not str(field.get("assumption", "")).strip():
-            raise InputError(f"{where}: field comparison.{name} must be an object with a value and an assumption")
-        value = field.get("value")
-        wrong_type = isinstance(value, bool) or not isinstance(value, int if kind is int else int | float)
-        if wrong_type or not low < value <= high:
-            what = "an integer" if kind is int else "a number"
-            raise InputError(f"{where}: field comparison.{name}.value must be {what} in ({low:g}, {high:g}], "
-                             f"not {value!r}")
-        out[name] = value
-    return {"saturated_below": float(out["saturated_below"]), "iteration_gap_s": out["iteration_gap_ms"] / 1000,
-            "min_iterations_per_knot": out["min_iterations_per_knot"]}
+    """The comparison's modelling choices from the real-engine config (each a value with its assumption), checked by
+    its schema (scripts/record/schemas/real-engine.schema.json): a bad one stops with the file and field named."""
+    block = schema.validate(config, schema.REAL_ENGINE, where)["comparison"]
+    return {"saturated_below": float(block["saturated_below"]["value"]),
+            "iteration_gap_s": block["iteration_gap_ms"]["value"] / 1000,
+            "min_iterations_per_knot": block["min_iterations_per_knot"]["value"]}
 
 
 def compare(calibration_paths: list[Path], result_paths: list[Path], anchor, settings: dict) -> dict:
