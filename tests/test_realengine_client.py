@@ -139,6 +139,21 @@ def test_step_model_times_iterations_as_documented():
     assert attn == pytest.approx(2e-6) and trip == pytest.approx(0.004)
 
 
+def test_the_prompt_cost_fit_is_exact_and_machine_independent():
+    """The least squares behind a, b and c is solved in rational arithmetic: an exactly representable answer comes
+    back bit for bit, a noisy one agrees with LAPACK to its rounding, and dependent columns are one clear error."""
+    rng = np.random.default_rng(7)
+    rows = [[1.0, float(n), n * n / 2] for n in rng.integers(1, 900, size=200)]
+    exact = [0.0078125, 0.0006103515625, 2.384185791015625e-07]  # powers of two: every product is exact
+    y = [sum(c * x for c, x in zip(exact, row, strict=True)) for row in rows]
+    assert stepmodel.least_squares(rows, y) == exact
+    noisy = [v + e for v, e in zip(y, rng.normal(0, 1e-4, size=len(y)), strict=True)]
+    lapack = np.linalg.lstsq(np.array(rows), np.array(noisy), rcond=None)[0]
+    assert stepmodel.least_squares(rows, noisy) == pytest.approx(lapack, rel=1e-9)
+    with pytest.raises(ValueError, match="not independent"):
+        stepmodel.least_squares([[1.0, 2.0], [2.0, 4.0]], [1.0, 2.0])
+
+
 def test_iterations_read_off_token_times_recover_the_step_model(anchor):
     """The simulator's trace on a known step model, seen as the client sees it: every iteration of known duration
     is timed exactly, and the fit gives back D and the prompt costs."""

@@ -19,11 +19,14 @@ Fitted from calibration runs that the predicted runs never include (scripts/real
   iteration's duration is known when a request had tokens in it and in the one before (the engine ran back to back);
   its decoders are the requests with an earlier token, its prompt chunks the requests whose first token it is.
 D(m) is the median of decode-only iterations with m decoders (their attention removed); a, b and c a least-squares
-fit, kept non-negative, of what the mixed iterations took beyond D and attention. The object has IterationCost's
+fit, kept non-negative, of what the mixed iterations took beyond D and attention, solved exactly in rational
+arithmetic (`least_squares`): a BLAS solver's last digits depend on the CPU's vector unit, and the committed
+data must rebuild byte for byte on any machine. The object has IterationCost's
 `seconds` and `decode_run`, so engine.simulate(step_cost=...) runs on it unchanged."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
@@ -121,6 +124,26 @@ def iterations(doc: dict, gap_s: float) -> list[dict]:
     return out
 
 
+def least_squares(rows: list[list[float]], y: list[float]) -> list[float]:
+    """The exact least-squares solution (normal equations in Fractions, Gauss-Jordan), each coefficient rounded
+    once to a float: the same bits on every machine. Columns must be linearly independent."""
+    a = [[Fraction(v) for v in row] for row in rows]
+    b = [Fraction(v) for v in y]
+    n = len(a[0])
+    m = [[sum((r[i] * r[j] for r in a), Fraction(0)) for j in range(n)]
+         + [sum((r[i] * t for r, t in zip(a, b, strict=True)), Fraction(0))] for i in range(n)]
+    for col in range(n):
+        pivot = next((r for r in range(col, n) if m[r][col] != 0), None)
+        if pivot is None:
+            raise ValueError(f"step model: the prompt terms are not independent (column {col} of {n})")
+        m[col], m[pivot] = m[pivot], m[col]
+        for r in range(n):
+            if r != col and m[r][col] != 0:
+                factor = m[r][col] / m[col][col]
+                m[r] = [x - factor * p for x, p in zip(m[r], m[col], strict=True)]
+    return [float(m[i][n] / m[i][i]) for i in range(n)]
+
+
 def fit(steps: list[dict], attention: float, overhead: float, min_samples: int) -> tuple[StepModel, dict]:
     """The step model from calibration iterations (`iterations` of the load runs), with the lone-request
     attention and round trip; and the fit's own quality (how well it times the iterations it was fitted on). A
@@ -139,11 +162,11 @@ def fit(steps: list[dict], attention: float, overhead: float, min_samples: int) 
     mixed = [s for s in steps if s["prompts"]]
     if not mixed:
         raise ValueError("step model: no iteration carried a prompt")
-    rows = np.array([[len(s["prompts"]), sum(s["prompts"]), sum(n * n / 2 for n in s["prompts"])] for s in mixed])
-    y = np.array([s["seconds"] - float(d.decode(s["decoders"])) - attention * s["context_sum"] for s in mixed])
+    rows = [[len(s["prompts"]), sum(s["prompts"]), sum(n * n / 2 for n in s["prompts"])] for s in mixed]
+    y = [s["seconds"] - float(d.decode(s["decoders"])) - attention * s["context_sum"] for s in mixed]
     active = [0, 1, 2]
     while True:  # least squares, dropping a term that would come out negative
-        coef = np.linalg.lstsq(rows[:, active], y, rcond=None)[0]
+        coef = np.array(least_squares([[row[k] for k in active] for row in rows], y))
         if (coef >= 0).all() or len(active) == 1:
             break
         active.pop(int(np.argmin(coef)))
