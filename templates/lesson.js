@@ -384,16 +384,31 @@ function lesson(loadScript, files) {
     return {[`load_${metric}_curve`]: curve, [`load_${metric}_stats`]: stats};
   }
   const insideLabel = (p, s) => (p.ttft_ms <= s.ttft_slo_ms && p.tpot_ms <= s.load_tpot_slo_ms ? "都达标" : "未达标");
-  function scatterRows(s, r) {  // one schedule's requests at the chosen rate; the box starts at the axes' corner
-    const unit = twin().quantum_ms, c = r._now[s.scatter], points = [];
-    for (let i = 0; c && i < c.ttft.length; i++) {
+  function scatterRows(s, r, withPoints = true) {  // one schedule's requests at the chosen rate; the box starts
+    const unit = twin().quantum_ms, c = r._now[s.scatter], points = [];  // at the axes' corner
+    for (let i = 0; withPoints && c && i < c.ttft.length; i++) {
       if (c.tpot[i] <= 0) continue;  // a one-token answer has no TPOT (and no place on a log axis)
-      const p = {ttft_ms: c.ttft[i] * unit, tpot_ms: c.tpot[i] * unit, inside: ""};
+      const p = {i, ttft_ms: c.ttft[i] * unit, tpot_ms: c.tpot[i] * unit, inside: ""};  // i: the request's index
       p.inside = insideLabel(p, s);
       points.push(p);
     }
     const dom = scatterDomains(r);
     return {load_points: points, load_box: dom ? [{x1: dom.scatter_x[0], y1: dom.scatter_y[0]}] : [], domains: dom};
+  }
+  // A rate or schedule move keeps the workload, so the scatter's points are the same requests (field i): their
+  // numbers change in place through three predicate modifications, not a new object and three changes per point
+  // (the garbage of 2,000 points per move set the slider's slowest frames). False when the points are other requests.
+  function scatterPointsInPlace(v, s, r) {
+    const c = r._now[s.scatter], old = v.data("load_points");
+    if (!c || !old.length) return false;
+    let n = 0;
+    for (let k = 0; k < c.tpot.length; k++) if (c.tpot[k] > 0) n++;
+    if (n !== old.length || old.some((t) => !(c.tpot[t.i] > 0))) return false;
+    const unit = twin().quantum_ms, every = () => true;
+    const inside = (t) => (c.ttft[t.i] * unit <= s.ttft_slo_ms && c.tpot[t.i] * unit <= s.load_tpot_slo_ms ? "都达标" : "未达标");
+    v.change("load_points", window.vega.changeset().modify(every, "ttft_ms", (t) => c.ttft[t.i] * unit)
+      .modify(every, "tpot_ms", (t) => c.tpot[t.i] * unit).modify(every, "inside", inside));
+    return true;
   }
   function scatterDomains(r) {  // one pair of axes per cell set (all schedules at one rate): the cloud fills the
     const cells = SCHEDULES.map((sch) => r._now[sch]).filter(Boolean);  // plot, a schedule switch keeps the axes,
@@ -584,7 +599,10 @@ function lesson(loadScript, files) {
         if (drawn[`${id}:data`] !== dataKey) {
           drawn[`${id}:data`] = dataKey;
           const series = new Set();  // what sets the layout: the schedules the rows draw (the legend's entries)
-          for (const [name, values] of Object.entries(rows())) {
+          const pointsInPlace = id === "load_scatter" && scatterPointsInPlace(v, state, load);
+          const built = pointsInPlace ? scatterRows(state, load, false) : rows();
+          for (const [name, values] of Object.entries(built)) {
+            if (name === "load_points" && pointsInPlace) continue;
             if (name !== "domains") {
               replaceInPlace(v, name, values);
               for (const row of values) if (row.schedule !== undefined) series.add(row.schedule);
@@ -831,8 +849,6 @@ function lesson(loadScript, files) {
     load_tpot: () => distRows(state, "tpot", loadReadouts(state)),
     load_scatter: () => scatterRows(state, loadReadouts(state)),
   });
-  // Canvas for the charts whose marks a slider moves (the scatter: 2,000 points, re-coloured in place).
-  const CANVAS = new Set(["frontier", "timeline", "load_attain", "load_ttft", "load_tpot", "load_scatter"]);
   let servingRequested = null;  // serving-data.js and the simulator load only when their section comes near
   const servingData = () => (servingRequested = servingRequested ||
     (twin() ? Promise.resolve() : Promise.all([loadScript(files.serving), loadScript(files.sim)])).then(() => {
@@ -853,7 +869,8 @@ function lesson(loadScript, files) {
     const values = initial[id] ? initial[id]() : {};
     for (const d of spec.data || []) if (values[d.name]) d.values = values[d.name];
     el.classList.add("vega-embed");  // the class vega-embed gives its charts: the page's tests and CSS know it
-    const view = new window.vega.View(window.vega.parse(spec), {renderer: CANVAS.has(id) ? "canvas" : "svg",
+    // The renderer is the spec's (scripts/page/charts.py): canvas for the charts whose marks a slider moves.
+    const view = new window.vega.View(window.vega.parse(spec), {renderer: (spec.usermeta || {}).renderer || "svg",
       container: el, hover: id !== "load_scatter"});  // the scatter has no hover marks: skip the hover pass
     if (id === "load_scatter") for (const [name, value] of Object.entries(values.domains || {})) view.signal(name, value);
     drawing[id] = view.runAsync().then(() => { window.lessonViews[id] = view; drawn[id] = undefined; return update(); })

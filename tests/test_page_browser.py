@@ -49,6 +49,15 @@ def test_every_chart_renders_without_errors_or_requests(lesson):
     assert sorted(views) == sorted(CHARTS)
     for chart in CHARTS:
         assert page.locator(f"#chart-{chart} svg, #chart-{chart} canvas").count() >= 1, chart
+    # The renderer is the spec's (charts.py); a canvas chart's marks carry no ARIA description, which a canvas
+    # never shows but Vega would re-format for every point at every redraw.
+    renderers = page.evaluate("""() => Object.fromEntries(Object.entries(window.C13_SPECS).map(([id, spec]) =>
+        [id, [(spec.usermeta || {}).renderer, document.querySelector(`#chart-${id} canvas`) ? 'canvas' : 'svg',
+              JSON.stringify(spec.marks).includes('"description"')]]))""")
+    assert renderers["load_scatter"][0] == "canvas" and renderers["tokens"][0] == "svg", renderers
+    for chart, (wanted, drawn, described) in renderers.items():
+        assert drawn == wanted, (chart, wanted, drawn)
+        assert described == (wanted == "svg"), (chart, wanted, described)
     assert watch.errors == []
     assert [u for u in watch.requests if not u.startswith(("file://", "blob:"))] == []  # blob: the sim's worker
 

@@ -146,11 +146,19 @@ def test_real_controls_move_the_readouts(page, serving, probes):
     pg.locator('input[data-show="disagg"]').check()
     pg.locator('input[data-choice="scatter"][value="disagg"]').check()
     pg.evaluate("window.lessonPending()")
-    points = pg.evaluate("lessonViews.load_scatter.data('load_points').map(d => [d.ttft_ms, d.tpot_ms])")
-    state = pg.evaluate("window.lessonState()")
-    ttft, tpot = decode_cell(exp["cells"][f"chat_long/disagg/{state['request_rate']:g}"])
     unit = exp["unit_ms"]
-    assert sorted(map(tuple, points)) == sorted((a * unit, b * unit) for a, b in zip(ttft, tpot, strict=True) if b > 0)
+    for rate in (None, 2.0, 1.5):  # a rate move keeps the workload: the points' numbers change in place
+        if rate is not None:
+            pg.evaluate(f"window.lessonSet({{request_rate: {rate}}})")
+        state = pg.evaluate("window.lessonState()")
+        ttft, tpot = decode_cell(exp["cells"][f"chat_long/disagg/{state['request_rate']:g}"])  # sorted by TTFT
+        points = pg.evaluate("lessonViews.load_scatter.data('load_points').map(d => [d.i, d.ttft_ms, d.tpot_ms, "
+                             "d.inside])")
+        slo_t, slo_p = state["ttft_slo_ms"], state["load_tpot_slo_ms"]
+        assert sorted(tuple(p[1:]) for p in points) == sorted(
+            (a * unit, b * unit, "都达标" if a * unit <= slo_t and b * unit <= slo_p else "未达标")
+            for a, b in zip(ttft, tpot, strict=True) if b > 0), rate
+        assert len({p[0] for p in points}) == len(points)  # one point per request
     pg.evaluate("window.lessonSet({ttft_slo_ms: 900, load_tpot_slo_ms: 24})")  # re-coloured in place
     state = pg.evaluate("window.lessonState()")
     outside = pg.evaluate("lessonViews.load_scatter.data('load_points').filter(d => d.inside === '未达标').length")

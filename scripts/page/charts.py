@@ -8,11 +8,16 @@ from scripts.common import names
 
 FONT = "Noto Sans CJK SC, PingFang SC, Microsoft YaHei, sans-serif"
 LEGEND = alt.Legend(orient="bottom", columns=2)  # two columns fit a 390 px phone
+SVG, CANVAS = "svg", "canvas"  # the renderer a chart's page view uses (spec usermeta.renderer, read by lesson.js)
 
 
-def _config(chart: alt.TopLevelMixin, width: int = 560) -> dict:
-    spec = chart.properties(width="container" if width == 0 else width).configure(
-        font=FONT).configure_view(stroke=None).to_dict()
+def _config(chart: alt.TopLevelMixin, width: int = 560, renderer: str = SVG) -> dict:
+    """The page's spec. A chart whose marks a slider moves draws on a canvas; a canvas has no accessibility tree,
+    so its per-mark ARIA descriptions (a formatted string per point, rebuilt at every re-encode: the scatter's
+    2,000 per rate move) are not generated: the chart's box carries its role and label instead."""
+    config = {"font": FONT, **({"aria": False} if renderer == CANVAS else {})}
+    spec = chart.properties(width="container" if width == 0 else width, usermeta={"renderer": renderer}).configure(
+        **config).configure_view(stroke=None).to_dict()
     spec.pop("$schema", None)
     return spec
 
@@ -38,7 +43,7 @@ def frontier(batch: int, context_tokens: int, tpot_slo_ms: float) -> dict:
         label="'显存上限 B=' + datum.batch")
     chart = alt.layer(curve, slo, current, cap).add_params(batch_p, ctx_p, slo_p).properties(
         height=320, title="延迟–吞吐前沿(每点一个 batch)")
-    return _config(chart, width=0)
+    return _config(chart, width=0, renderer=CANVAS)
 
 
 def timeline(prompt_tokens: int, chunk_tokens: int) -> dict:
@@ -57,7 +62,7 @@ def timeline(prompt_tokens: int, chunk_tokens: int) -> dict:
     )
     chart = bars.add_params(prompt_p, chunk_p).properties(
         height=200, title="长 prompt 到来时的三条泳道")
-    return _config(chart, width=0)
+    return _config(chart, width=0, renderer=CANVAS)
 
 
 def tokens(counts: dict) -> dict:
@@ -133,7 +138,7 @@ def load_attainment(target: float, rate: float) -> dict:
         n="count()").transform_calculate(r="request_rate")
     chart = alt.layer(lines, rule, now, marks).add_params(target_p, rate_p).properties(
         height=260, title=alt.TitleParams("达标率与每卡请求率", subtitle="菱形:goodput(二分搜索);竖线:当前请求率"))
-    return _config(chart, width=0)
+    return _config(chart, width=0, renderer=CANVAS)
 
 
 def load_distribution(metric: str, slo_param: str, slo: float) -> dict:
@@ -156,7 +161,7 @@ def load_distribution(metric: str, slo_param: str, slo: float) -> dict:
         x="slo:Q").transform_aggregate(n="count()").transform_calculate(slo=slo_param)
     chart = alt.layer(curve, stats, rule).add_params(slo_p).properties(
         height=230, title=f"{name} 的分布(红虚线:目标)")
-    return _config(chart, width=0)
+    return _config(chart, width=0, renderer=CANVAS)
 
 
 def load_scatter(ttft_slo: float, tpot_slo: float) -> dict:
@@ -171,7 +176,7 @@ def load_scatter(ttft_slo: float, tpot_slo: float) -> dict:
         fill="#4c78a8", opacity=0.08, stroke="#4c78a8", clip=True).encode(
         x=alt.X("x1:Q", scale=x_scale), x2="x2:Q", y=alt.Y("y1:Q", scale=y_scale), y2="y2:Q").transform_calculate(
         x2="max(ttft_slo_ms, datum.x1)", y2="max(load_tpot_slo_ms, datum.y1)")  # below the data: no box
-    points = alt.Chart(alt.Data(name="load_points")).mark_point(size=14, filled=True, opacity=0.6).encode(
+    points = alt.Chart(alt.Data(name="load_points")).mark_point(size=14, filled=True, opacity=0.6, invalid=None).encode(
         x=alt.X("ttft_ms:Q", title="TTFT(ms,对数刻度)", scale=x_scale, axis=LOG_AXIS),
         y=alt.Y("tpot_ms:Q", title="TPOT(ms,对数刻度)", scale=y_scale, axis=LOG_AXIS),
         color=alt.Color("inside:N", title="两个目标", scale=alt.Scale(domain=["都达标", "未达标"],
@@ -179,4 +184,4 @@ def load_scatter(ttft_slo: float, tpot_slo: float) -> dict:
     # no tooltip: 2,000 tooltip objects per rate change cost a fifth of the chart's update
     chart = alt.layer(box, points).add_params(*params).properties(
         height=300, title="所选调度的每个请求一个点(蓝框内:两个目标都达标)")
-    return _config(chart, width=0)
+    return _config(chart, width=0, renderer=CANVAS)
