@@ -474,6 +474,9 @@ function lesson(loadScript, files) {
   });
   state.show = {};
   document.querySelectorAll("input[data-show]").forEach((el) => { state.show[el.dataset.show] = el.checked; });
+  // The batch the reader chose: a longer context caps the slider at what fits, and a shorter one gives their batch
+  // back (it was left at the cap: step ③ at 32K, then back to 4K, stayed at 10 requests).
+  let batchWish = state.batch;
 
   function setText(el, text) { if (el.textContent !== text) el.textContent = text; }
 
@@ -498,7 +501,8 @@ function lesson(loadScript, files) {
     const cap = maxBatchByMemory(state.context_tokens);
     if (batchEl) {
       batchEl.max = String(Math.max(1, cap));
-      if (state.batch > Math.max(1, cap)) { state.batch = Math.max(1, cap); batchEl.value = String(state.batch); }
+      const batch = Math.min(batchWish, Math.max(1, cap));
+      if (state.batch !== batch) { state.batch = batch; batchEl.value = String(batch); }
     }
     for (const el of sliders) {  // a value can be shown in several places (beside its slider and in the prose)
       for (const out of document.querySelectorAll(`[data-slider-value="${el.dataset.param}"]`)) {
@@ -685,6 +689,7 @@ function lesson(loadScript, files) {
         continue;
       }
       state[name] = v;
+      if (name === "batch") batchWish = v;
       const el = document.querySelector(`input[data-param="${name}"]`);
       if (el) el.value = String(toSlider(el, v));
     }
@@ -704,7 +709,11 @@ function lesson(loadScript, files) {
     });
     check();
   });
-  sliders.forEach((el) => el.addEventListener("input", () => { state[el.dataset.param] = fromSlider(el); update(); }));
+  sliders.forEach((el) => el.addEventListener("input", () => {
+    state[el.dataset.param] = fromSlider(el);
+    if (el.dataset.param === "batch") batchWish = state.batch;
+    update();
+  }));
   document.querySelectorAll("input[data-choice], select[data-choice]").forEach((el) => el.addEventListener("change", () => {
     if (el.tagName === "SELECT" || el.checked) { state[el.dataset.choice] = el.value; update(); }
   }));

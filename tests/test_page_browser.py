@@ -124,6 +124,14 @@ def test_batch_slider_is_clamped_to_the_memory_cap(lesson):
     set_sliders(page, context_tokens=131072, batch=512)
     assert page.locator('input[data-param="batch"]').get_attribute("max") == "2"
     assert shown(page)["effective_batch"]["value"] == 2
+    # the reader's batch comes back when the context allows it again (it used to stay at the cap)
+    set_sliders(page, context_tokens=4096, batch=58)
+    set_sliders(page, context_tokens=32768)
+    assert page.locator('input[data-param="batch"]').input_value() == "10"
+    set_sliders(page, context_tokens=4096)
+    assert page.locator('input[data-param="batch"]').input_value() == "58"
+    assert page.locator('[data-slider-value="batch"]').first.inner_text() == "58"
+    assert shown(page)["effective_batch"]["value"] == 58
 
 
 def test_real_slider_input_updates_readouts(lesson):
