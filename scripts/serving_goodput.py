@@ -10,17 +10,18 @@ from pathlib import Path
 
 from scripts.record.atomic import write_json_atomic
 from scripts.record.cli import run_cleanly
-from scripts.serving.config import sweep_inputs, sweep_settings, workloads_for
+from scripts.serving.config import sweep_doc
 from scripts.serving.sweep import goodput_of, page_search_probes, page_searches
 
 if "snakemake" in globals():
     sm = snakemake  # noqa: F821
 
     def goodput() -> None:
-        a, workloads, settings = sweep_inputs(Path(sm.input.anchor), Path(sm.input.workloads))
+        a, doc, settings = sweep_doc(Path(sm.input.anchor), Path(sm.input.workloads))
+        workloads = doc["workloads"]
         cells = [json.loads(Path(p).read_text(encoding="utf-8")) for p in sm.input.cells]
         w = sm.wildcards
-        searches = page_searches(doc := workloads_for(Path(sm.input.workloads), a), sweep_settings(doc))
+        searches = page_searches(doc, settings)
         write_json_atomic(sm.output.json, goodput_of(a, workloads, settings, w.workload, w.schedule, cells) | {
             "page_searches": page_search_probes(a, workloads, settings, w.workload, w.schedule, cells, searches)})
 

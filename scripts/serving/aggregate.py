@@ -9,7 +9,7 @@ import numpy as np
 from scripts.common.names import PRESET_LABELS, SCHEDULE_LABELS, STEP_TIME_LABELS, TAIL_PARTS, TRY_LABELS, metric_label
 from scripts.record import provenance as pv
 from scripts.record.claims import settle as settle_claims
-from scripts.serving.sweep import per_request_metrics, workload_seed
+from scripts.serving.sweep import page_states, per_request_metrics, search_of, workload_seed
 
 SCRIPT = "scripts/serving_cells.py"
 # The goodput_<part> records: the replications' mean and the ends of their interval (at the sweep's confidence).
@@ -355,16 +355,14 @@ def add_page_opening(doc: dict, workloads_doc: dict, settings: dict, anchor_doc:
     from scripts.serving.load_page import claims, experiment_data, readouts_at
 
     page, sweep = workloads_doc["page"], workloads_doc["sweep"]
-    opening = {"workload": page["workload"]["value"], "request_rate": page["request_rate"]["value"],
-               "ttft_slo_ms": settings["slo_ms"]["ttft"], "load_tpot_slo_ms": settings["slo_ms"]["tpot"],
-               "attainment_target": settings["attainment_target"]}
+    opening, steps = page_states(workloads_doc, settings)
     doc["page_opening"] = opening
     doc["page_ranges"] = {"ttft_slo_ms": page["ttft_slo_ms"]["value"], "load_tpot_slo_ms": page["tpot_slo_ms"]["value"],
                           "attainment_target": page["attainment_target"]["value"],
                           "engine_controls": page["engine_controls"]["value"]}
     wid, workloads = opening["workload"], workloads_doc["workloads"]
     exp = experiment_data(doc)  # every cell's requests, encoded as the page gets them: built once for all readouts
-    slo = {"ttft": opening["ttft_slo_ms"], "tpot": opening["load_tpot_slo_ms"]}
+    slo = search_of(opening)["slo_ms"]
     runs = {}  # one simulation per (workload, schedule, rate) for the opening's and every "try this" search
     known = probes.get(search_key(wid, slo, opening["attainment_target"]))
     for name, value in readouts_at(exp, opening, attainment_probe(anchor_doc, workloads, settings, wid, slo, runs,
@@ -388,8 +386,8 @@ def add_page_opening(doc: dict, workloads_doc: dict, settings: dict, anchor_doc:
                 rid = f"load.{tid}.{key}"
                 doc["provenance"][rid] = pv.assumed(rid, f"试一试「{TRY_LABELS.get(tid, tid)}」的目标", value, "ms",
                                                     "int", assumption=page["try"]["assumption"])
-        args = {**opening, **setting}
-        slo = {"ttft": args["ttft_slo_ms"], "tpot": args["load_tpot_slo_ms"]}
+        args = steps[tid]
+        slo = search_of(args)["slo_ms"]
         probe = attainment_probe(anchor_doc, workloads, settings, args["workload"], slo, runs,
                                  probes.get(search_key(args["workload"], slo, args["attainment_target"])))
         for name, value in readouts_at(exp, args, probe).items():

@@ -148,11 +148,18 @@ def workloads_for(path: Path, anchor) -> dict:
     return {**doc, "workloads": fitted, "adapted": adapted}
 
 
-def sweep_inputs(anchor_path: Path, workloads_path: Path):
-    """What every sweep rule starts from: the anchor, the named workloads (fitted to its context) and the sweep's
-    settings (with the anchor's GPU name, which vLLM's default token budget depends on)."""
+def sweep_doc(anchor_path: Path, workloads_path: Path):
+    """The anchor, config/workloads.json as it serves it (workloads_for) and the sweep's settings (with the anchor's
+    GPU name, which vLLM's default token budget depends on), each file read once."""
     from scripts.record.anchor_file import load
 
     anchor, anchor_doc = load(anchor_path)
     doc = workloads_for(workloads_path, anchor)
-    return anchor, doc["workloads"], {**sweep_settings(doc), "gpu_name": anchor_doc["hardware"]["name"]["value"]}
+    return anchor, doc, {**sweep_settings(doc), "gpu_name": anchor_doc["hardware"]["name"]["value"]}
+
+
+def sweep_inputs(anchor_path: Path, workloads_path: Path):
+    """What every sweep rule starts from: the anchor, the named workloads (fitted to its context) and the sweep's
+    settings (sweep_doc)."""
+    anchor, doc, settings = sweep_doc(anchor_path, workloads_path)
+    return anchor, doc["workloads"], settings

@@ -211,19 +211,27 @@ def goodput_of(a: Anchor, workloads: dict, settings: dict, wid: str, schedule: s
     return out
 
 
-def page_searches(workloads_doc: dict, settings: dict) -> list[dict]:
-    """The goodput searches the page's opening and its "try this" steps show (aggregate.add_page_opening): each
-    one's workload and targets."""
+def page_states(workloads_doc: dict, settings: dict) -> tuple[dict, dict[str, dict]]:
+    """The page's opening state (workload, rate and targets) and each "try this" step's state: the opening with
+    the step's changes. Read by the goodput rule (the searches to probe) and aggregate.add_page_opening (the
+    records): one construction for both."""
     page = workloads_doc["page"]
-    opening = {"workload": page["workload"]["value"], "slo_ms": dict(settings["slo_ms"]),
+    opening = {"workload": page["workload"]["value"], "request_rate": page["request_rate"]["value"],
+               "ttft_slo_ms": settings["slo_ms"]["ttft"], "load_tpot_slo_ms": settings["slo_ms"]["tpot"],
                "attainment_target": settings["attainment_target"]}
-    out = [opening]
-    for setting in page["try"]["value"].values():
-        slo = {"ttft": setting.get("ttft_slo_ms", opening["slo_ms"]["ttft"]),
-               "tpot": setting.get("load_tpot_slo_ms", opening["slo_ms"]["tpot"])}
-        out.append({"workload": setting.get("workload", opening["workload"]), "slo_ms": slo,
-                    "attainment_target": setting.get("attainment_target", opening["attainment_target"])})
-    return out
+    return opening, {tid: {**opening, **step} for tid, step in page["try"]["value"].items()}
+
+
+def search_of(state: dict) -> dict:
+    """A page state's goodput search: its workload and targets."""
+    return {"workload": state["workload"], "slo_ms": {"ttft": state["ttft_slo_ms"], "tpot": state["load_tpot_slo_ms"]},
+            "attainment_target": state["attainment_target"]}
+
+
+def page_searches(workloads_doc: dict, settings: dict) -> list[dict]:
+    """The goodput searches the page's opening and its "try this" steps show."""
+    opening, steps = page_states(workloads_doc, settings)
+    return [search_of(opening), *(search_of(state) for state in steps.values())]
 
 
 def page_search_probes(a: Anchor, workloads: dict, settings: dict, wid: str, schedule: str, cells: list[dict],
