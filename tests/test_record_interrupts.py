@@ -99,11 +99,13 @@ def stop_group(work, proc, sig, seconds=60):
 # `make test` kills one data rule (Ctrl-C) and the render (SIGKILL); `make test-all` every rule.
 KILLS = [
     ("fetch_tokenizer", signal.SIGKILL), ("convert_qwen35", signal.SIGTERM), ("verify_qwen35", signal.SIGKILL),
-    ("precomputed", signal.SIGKILL), ("tokenizer_counts", signal.SIGTERM), ("bench_medians", signal.SIGKILL),
-    ("serving_cells", signal.SIGINT), ("serving_goodput", signal.SIGKILL), ("serving_sweep", signal.SIGKILL),
+    ("precomputed", signal.SIGKILL), ("tokenizer_counts", signal.SIGINT), ("bench_medians", signal.SIGKILL),
+    ("serving_cells", signal.SIGTERM), ("serving_goodput", signal.SIGKILL), ("serving_sweep", signal.SIGKILL),
     ("serve_results", signal.SIGTERM), ("manifest", signal.SIGTERM), ("render_site", signal.SIGKILL),
     ("render_site", signal.SIGINT)]
-IN_MAKE_TEST = {("serving_cells", signal.SIGINT), ("render_site", signal.SIGKILL)}
+# The data rule is one whose heal is cheap: a serving_cells job stopped mid-way makes the heal re-run the goodput
+# searches and engine comparisons behind it (13 s to 142 s under make test, by where the signal lands).
+IN_MAKE_TEST = {("tokenizer_counts", signal.SIGINT), ("render_site", signal.SIGKILL)}
 
 
 @pytest.mark.parametrize(("rule", "sig"), [
