@@ -404,8 +404,8 @@ function lesson(loadScript, files) {
     let n = 0;
     for (let k = 0; k < c.tpot.length; k++) if (c.tpot[k] > 0) n++;
     if (n !== old.length || old.some((t) => !(c.tpot[t.i] > 0))) return false;
-    const unit = twin().quantum_ms, every = () => true;
-    const inside = (t) => (c.ttft[t.i] * unit <= s.ttft_slo_ms && c.tpot[t.i] * unit <= s.load_tpot_slo_ms ? "都达标" : "未达标");
+    const unit = twin().quantum_ms, every = () => true, at = {ttft_ms: 0, tpot_ms: 0};  // one scratch point
+    const inside = (t) => { at.ttft_ms = c.ttft[t.i] * unit; at.tpot_ms = c.tpot[t.i] * unit; return insideLabel(at, s); };
     v.change("load_points", window.vega.changeset().modify(every, "ttft_ms", (t) => c.ttft[t.i] * unit)
       .modify(every, "tpot_ms", (t) => c.tpot[t.i] * unit).modify(every, "inside", inside));
     return true;
