@@ -384,16 +384,19 @@ function lesson(loadScript, files) {
     return {[`load_${metric}_curve`]: curve, [`load_${metric}_stats`]: stats};
   }
   const insideLabel = (p, s) => (p.ttft_ms <= s.ttft_slo_ms && p.tpot_ms <= s.load_tpot_slo_ms ? "都达标" : "未达标");
-  function scatterRows(s, r, withPoints = true) {  // one schedule's requests at the chosen rate; the box starts
-    const unit = twin().quantum_ms, c = r._now[s.scatter], points = [];  // at the axes' corner
-    for (let i = 0; withPoints && c && i < c.ttft.length; i++) {
+  function scatterRows(s, r) {  // one schedule's requests at the chosen rate, and the frame around them
+    const unit = twin().quantum_ms, c = r._now[s.scatter], points = [];
+    for (let i = 0; c && i < c.ttft.length; i++) {
       if (c.tpot[i] <= 0) continue;  // a one-token answer has no TPOT (and no place on a log axis)
       const p = {i, ttft_ms: c.ttft[i] * unit, tpot_ms: c.tpot[i] * unit, inside: ""};  // i: the request's index
       p.inside = insideLabel(p, s);
       points.push(p);
     }
+    return {load_points: points, ...scatterFrame(r)};
+  }
+  function scatterFrame(r) {  // the axes' domains and the SLO box, which starts at their corner
     const dom = scatterDomains(r);
-    return {load_points: points, load_box: dom ? [{x1: dom.scatter_x[0], y1: dom.scatter_y[0]}] : [], domains: dom};
+    return {load_box: dom ? [{x1: dom.scatter_x[0], y1: dom.scatter_y[0]}] : [], domains: dom};
   }
   // A rate or schedule move keeps the workload, so the scatter's points are the same requests (field i): their
   // numbers change in place through three predicate modifications, not a new object and three changes per point
@@ -604,9 +607,7 @@ function lesson(loadScript, files) {
           drawn[`${id}:data`] = dataKey;
           const series = new Set();  // what sets the layout: the schedules the rows draw (the legend's entries)
           const pointsInPlace = id === "load_scatter" && scatterPointsInPlace(v, state, load);
-          const built = pointsInPlace ? scatterRows(state, load, false) : rows();
-          for (const [name, values] of Object.entries(built)) {
-            if (name === "load_points" && pointsInPlace) continue;
+          for (const [name, values] of Object.entries(pointsInPlace ? scatterFrame(load) : rows())) {
             if (name !== "domains") {
               replaceInPlace(v, name, values);
               for (const row of values) if (row.schedule !== undefined) series.add(row.schedule);

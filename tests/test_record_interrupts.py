@@ -16,18 +16,23 @@ from pathlib import Path
 import pytest
 
 from scripts.record import publish as pub
+from scripts.record.lock import LOCK
 from tests.conftest import ROOT, copy_of_built_kit, publishing_build
 
 pytestmark = pytest.mark.slow
 LOCKED = [sys.executable, "-m", "scripts.record.build_lock", "--", "--cores", "2", "--rerun-incomplete"]
 
 
-def build_and_publish(work):
-    run = subprocess.run([*LOCKED, "all"], cwd=work, capture_output=True, text=True, timeout=900)
-    assert run.returncode == 0, run.stderr[-3000:]
+def publish(work):
     run = subprocess.run([sys.executable, "-m", "scripts.record.publish"], cwd=work, capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     return run
+
+
+def build_and_publish(work):
+    run = subprocess.run([*LOCKED, "all"], cwd=work, capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stderr[-3000:]
+    return publish(work)
 
 
 def snapshot(work):
@@ -82,10 +87,10 @@ def stop_group(work, proc, sig, seconds=60):
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
     deadline = time.time() + seconds
-    while live_members(proc.pid) and time.time() < deadline:
+    while (alive := live_members(proc.pid)) and time.time() < deadline:
         time.sleep(0.05)
-    assert not live_members(proc.pid), f"processes of the stopped build still alive: {live_members(proc.pid)}"
-    with open(work / ".snakemake" / "c13-build.lock", "a+") as fh:
+    assert not alive, f"processes of the stopped build still alive: {alive}"
+    with open(work / LOCK, "a+") as fh:
         while True:
             try:
                 fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -141,8 +146,7 @@ def test_a_dead_builds_snakemake_lock_is_cleared_with_a_note(kit):
     run = subprocess.run([*LOCKED, "all"], cwd=work, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stderr[-2000:]
     assert "stale Snakemake lock" in run.stderr
-    run = subprocess.run([sys.executable, "-m", "scripts.record.publish"], cwd=work, capture_output=True, text=True)
-    assert run.returncode == 0, run.stderr
+    publish(work)
     assert snapshot(work) == before
 
 
