@@ -30,7 +30,8 @@ rule render_site:
         vendor="config/vendor.json",
         serving=f"{PRE}/serving.json",
         templates=["templates/index.html.j2", "templates/bench_section.html.j2", "templates/lesson.js",
-                   "templates/lesson.css", "templates/provenance.html.j2", "templates/serving_sim.js",
+                   "templates/lesson.css", "templates/provenance.html.j2",
+                   *sorted(glob.glob("templates/serving_sim/*.js")),  # the simulator's twin, joined by render
                    "templates/serve_real_section.html.j2", "templates/serve_real_reading.html.j2"],
         code=code("scripts/render_site.py"),
     output:

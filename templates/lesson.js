@@ -123,7 +123,7 @@ function lesson(loadScript, files) {
 
   // ---- serving/load_page.py: the under-load experiment, simulated here (serving-sim.js) ------------------
   // Every cell (workload, schedule, rate, and the engine settings: GPU, step times, chunk budget, P/D split) is
-  // simulated in a Web Worker by serving-sim.js, the twin of scripts/serving/engine.py, from the workloads'
+  // simulated in a Web Worker by serving-sim.js, the twin of scripts/serving/engine/, from the workloads'
   // requests and the constants in serving-data.js. At the build's settings its requests equal serving.json's
   // per_request exactly (tests/test_sim_parity.py), so the opening numbers are the build's records.
   const SCHEDULES = Object.keys(DATA.names.schedules), SCHEDULE_LABELS = labelsOf("schedules");
@@ -776,7 +776,7 @@ function lesson(loadScript, files) {
     return {main, detail};
   }
   // A readout of the under-load experiment away from the build's settings: the inputs and engine settings the
-  // browser simulated it with (serving-sim.js, the twin of scripts/serving/engine.py).
+  // browser simulated it with (serving-sim.js, the twin of scripts/serving/engine/).
   function simulatedHere(schedule) {
     const e = engineOf(state), T = twin(), S = window.C13_SERVING;
     const settings = [`${GPUS[e.gpu].label}`, e.step_time === "bound" ? "屋顶线上界" : "现实步时"];

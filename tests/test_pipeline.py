@@ -164,8 +164,8 @@ EDITS = {
     "scripts/common/names.py": ({"serving_cells", "serving_goodput", "serving_engines", "serving_sweep", "render_site",
                                  "manifest", "serve_comparison", "precomputed"},
                                 {"all", "bench_medians", "shared_data"}),
-    "scripts/serving/engine.py": ({"serving_cells", "serving_goodput", "serving_engines", "serving_sweep", "manifest",
-                                   "serve_comparison"}, PAGE | {"bench_medians", "shared_data"}),
+    "scripts/serving/engine/loop.py": ({"serving_cells", "serving_goodput", "serving_engines", "serving_sweep",
+                                        "manifest", "serve_comparison"}, PAGE | {"bench_medians", "shared_data"}),
     "scripts/audit/report.py": (set(), set()),
 }
 
@@ -175,7 +175,8 @@ def directly_scheduled(log: str) -> set[str]:
     return set(re.findall(r"rule (\w+):\n(?:    (?!reason:).*\n)*    reason: [^\n]*Updated input files", log))
 
 
-IN_MAKE_TEST = {"scripts/common/display.py", "scripts/serving/engine.py", "scripts/audit/report.py"}  # many, some, none
+# many, some, none
+IN_MAKE_TEST = {"scripts/common/display.py", "scripts/serving/engine/loop.py", "scripts/audit/report.py"}
 
 
 @pytest.mark.parametrize("module", [m if m in IN_MAKE_TEST else pytest.param(m, marks=pytest.mark.exhaustive)

@@ -1,4 +1,4 @@
-"""The browser's simulator (site/serving-sim.js, from templates/serving_sim.js) against scripts/serving/engine.py, in
+"""The browser's simulator (site/serving-sim.js, joined from templates/serving_sim/) against scripts/serving/engine/, in
 Chromium: on 60 generated configurations (scripts/serving/parity.py: every schedule and engine preset, both step-time
 sets, P/D splits and first-token conventions, paged memory with small pools so that requests are preempted, GPUs of
 config/gpus.json) every request's admission, first-token and finish time agrees within 1e-9 relative, its

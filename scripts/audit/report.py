@@ -401,6 +401,7 @@ def check_serving_data(site: Path, serving: dict) -> list[str]:
         SIM_SOURCE,
         json_for_script,
         read_data_script,
+        sim_script,
     )
     from scripts.serving.load_page import page_experiment
 
@@ -415,8 +416,9 @@ def check_serving_data(site: Path, serving: dict) -> list[str]:
     problems += [f"{path}: record {rid} differs from precomputed/serving.json" for rid, rec in shown.items()
                  if serving["provenance"].get(rid) != rec]
     sim, source = site / SIM_SCRIPT, REPO / "templates" / SIM_SOURCE  # the simulator that computes every readout
-    if not sim.exists() or sim.read_bytes() != source.read_bytes():
-        problems.append(f"{sim}: differs from {source.relative_to(REPO)} (the browser's simulator, edited by hand?)")
+    if not sim.exists() or sim.read_text(encoding="utf-8") != sim_script(source):
+        problems.append(f"{sim}: differs from {source.relative_to(REPO)}/ joined (the browser's simulator, edited "
+                        "by hand?)")
     return problems
 
 

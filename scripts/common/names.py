@@ -13,7 +13,8 @@ NAMES: dict = json.loads((Path(__file__).parent / "names.json").read_text(encodi
 SCHEDULES: tuple[str, ...] = tuple(NAMES["schedules"])  # the one word for a schedule, everywhere: "schedule"
 SCHEDULE_LABELS: dict[str, str] = {s: v["label"] for s, v in NAMES["schedules"].items()}
 SCHEDULE_COLORS: dict[str, str] = {s: v["color"] for s, v in NAMES["schedules"].items()}
-PRESETS: tuple[str, ...] = tuple(NAMES["presets"])  # the serving model's engine presets (scripts/serving/engine.py)
+# the serving model's engine presets (scripts/serving/engine/schedulers.py)
+PRESETS: tuple[str, ...] = tuple(NAMES["presets"])
 PRESET_LABELS: dict[str, str] = {s: v["label"] for s, v in NAMES["presets"].items()}
 STEP_TIMES: tuple[str, ...] = tuple(NAMES["step_times"])  # the roofline bound, the anchor's realistic step times
 STEP_TIME_LABELS: dict[str, str] = {s: v["label"] for s, v in NAMES["step_times"].items()}

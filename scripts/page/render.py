@@ -25,6 +25,7 @@ from markupsafe import Markup
 
 from scripts.common import names
 from scripts.page import charts
+from scripts.record.inputs import InputError
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -40,7 +41,8 @@ def json_for_script(obj: object) -> Markup:
 
 
 RUNTIME, SCRIPT, DATA_SCRIPT, SERVING_SCRIPT = "vega.min.js", "lesson.js", "lesson-data.js", "serving-data.js"
-SIM_SCRIPT, SIM_SOURCE = "serving-sim.js", "serving_sim.js"  # the browser's twin of scripts/serving/engine.py
+SIM_SCRIPT, SIM_SOURCE = "serving-sim.js", "serving_sim"  # the browser's twin of scripts/serving/engine/ (a folder)
+SIM_INCLUDE = re.compile(r"^  // @include ((?:[a-z_]+\.js ?)+)$", re.M)  # twin.js names its parts, in order
 DATA_PREFIX, SPECS_PREFIX = "window.C13_DATA=", "window.C13_SPECS="
 SERVING_PREFIX, SERVING_PROV_PREFIX = "window.C13_SERVING=", "window.C13_SERVING_PROV="
 
@@ -260,8 +262,25 @@ def _render(data: dict, tokens: dict | None, bench: dict | None, questions_md: s
              DATA_SCRIPT: data_script(page_data(data, tokens, bench), compiled)}
     if serving:
         files[SERVING_SCRIPT] = serving_script(load["experiment"], serving_records_on_page(html, serving))
-        files[SIM_SCRIPT] = (templates / SIM_SOURCE).read_text(encoding="utf-8")
+        files[SIM_SCRIPT] = sim_script(templates / SIM_SOURCE)
     return files
+
+
+def sim_script(folder: Path) -> str:
+    """site/serving-sim.js: the twin's wrapper (twin.js) with its `// @include` line replaced by the parts it names,
+    in that order, so that the page (and its worker, from the function's source) gets one function. A part named but
+    missing, or a file of the folder that is not named, is an error naming both."""
+    wrapper = (folder / "twin.js").read_text(encoding="utf-8")
+    found = SIM_INCLUDE.findall(wrapper)
+    if len(found) != 1:
+        raise InputError(f"{(folder / 'twin.js').as_posix()}: needs exactly one '  // @include a.js b.js ...' line")
+    parts = found[0].split()
+    present = sorted(p.name for p in folder.glob("*.js") if p.name != "twin.js")
+    if sorted(parts) != present:
+        raise InputError(f"{(folder / 'twin.js').as_posix()}: its @include names {', '.join(parts)} but "
+                         f"{folder.as_posix()} holds {', '.join(present)}")
+    body = "\n".join((folder / p).read_text(encoding="utf-8").rstrip("\n") for p in parts)
+    return SIM_INCLUDE.sub(lambda _: body, wrapper)
 
 
 def chart_boxes(compiled: dict[str, dict], samples: dict[str, dict[str, list]]) -> dict[str, int]:

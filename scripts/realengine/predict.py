@@ -1,15 +1,19 @@
-"""The simulator's prediction of each measured load run, and its error. Pure apart from reading the records.
+"""The simulator's prediction of each measured load run, and its error. Pure apart from reading the records (and
+the command below).
 
 For a measured cell the simulator gets the same requests (each one's send time, prompt and requested output
-tokens from the result file), llama.cpp's scheduling as a preset of the serving model and a step model fitted on
-runs it does not predict (scripts/realengine/comparison.py: the other half of the rates):
-  llama.cpp (tools/server/server-context.cpp of the vendored tree, update_slots, read for this kit: generating
-  slots' tokens are added first, then prompt tokens while the batch is below n_batch): each iteration carries one token
-  for every generating slot, then fills the batch with waiting prompt tokens up to `-b` (n_batch), a longer prompt
-  continuing in later iterations; at most `-np` requests hold a slot, the rest queue FIFO. That is the serving
-  model's `vllm-v1` rule with max_num_batched_tokens = -b and max_num_seqs = -np; each slot's context (-c / -np
-  tokens) holds any request of these workloads, so memory never limits (capacity unbounded).
-Metrics on both sides are scripts/serving/metrics.py (vLLM's definitions)."""
+tokens from the result file), llama.cpp's scheduling (scripts/serving/engine/schedulers.py `llama.cpp`: generating
+slots first, then prompt tokens up to `-b`, at most `-np` slots; its docstring names the source it follows) and a
+step model fitted on runs it does not predict (scripts/realengine/comparison.py: the other half of the rates). Each
+slot's context holds any request of these workloads, so memory never limits (capacity unbounded).
+Metrics on both sides are scripts/serving/metrics.py (vLLM's definitions).
+
+As a command, one result file (vLLM's --save-result --save-detailed layout with `send_times`) against the step model
+fitted from a calibration record (by default on the calibration load runs beside it, or `--fit-on` runs):
+    python -m scripts.realengine.predict RESULT.json --calibration FILE [--fit-on RUN.json ...]
+        [--max-concurrency N] [--out OUT.json]
+prints measured, predicted and the error per metric (JSON with --out). The serve_comparison rule predicts every run
+through the same `compare_cell`."""
 from __future__ import annotations
 
 import dataclasses
@@ -20,7 +24,7 @@ from scripts.serving import engine, metrics, results
 from scripts.serving.stepmodel import StepModel
 from scripts.serving.workload import Requests
 
-PRESET_RULE = "vllm-v1"  # llama.cpp's iteration rule in the serving model (see the docstring)
+PRESET_RULE = "llama.cpp"  # llama.cpp's iteration rule in the serving model (scripts/serving/engine/schedulers.py)
 COMPARED = ("median_ttft_ms", "p90_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "p99_tpot_ms", "median_itl_ms",
             "p99_itl_ms", "median_e2el_ms", "p99_e2el_ms", "request_throughput", "slo_attainment")
 CENTRAL = ("median_ttft_ms", "mean_tpot_ms", "median_e2el_ms")  # goal: median |error| <= 10 % below saturation
@@ -33,21 +37,27 @@ def requests_of(doc: dict) -> Requests:
     return Requests(np.asarray(doc["send_times"], float)[order], np.asarray(doc["input_lens"])[order], out[order])
 
 
-def simulate_cell(a, doc: dict, step: StepModel, server: dict):
+def simulate_cell(a, doc: dict, step: StepModel, server: dict, max_concurrency: int | None = None):
     """The engine sees each request `step.request_overhead_s` after the client sent it (the round trip inside a
-    lone TTFT); TTFT and E2EL are then measured from the send, as the client does."""
+    lone TTFT); TTFT and E2EL are then measured from the send, as the client does. With `max_concurrency` the
+    simulated client holds a request back while that many are in flight (vllm bench serve --max-concurrency), and
+    its own send times are the ones measured from."""
     sent = requests_of(doc)
     seen = Requests(sent.arrival_s + step.request_overhead_s, sent.prompt_tokens, sent.output_tokens)
     trace = engine.simulate(a, seen, PRESET_RULE, max_num_batched_tokens=server["batch_tokens"],
-                            max_batch=server["slots"], paged=False, capacity_bytes=float("inf"), step_cost=step)
+                            max_batch=server["slots"], capacity_bytes=float("inf"), step_cost=step,
+                            max_concurrency=max_concurrency)
+    if max_concurrency is not None:
+        sent = Requests(trace.requests.arrival_s - step.request_overhead_s, sent.prompt_tokens, sent.output_tokens)
     return dataclasses.replace(trace, requests=sent)
 
 
-def compare_cell(a, doc: dict, step: StepModel, server: dict, slo_ms: dict, saturated_below: float) -> dict:
+def compare_cell(a, doc: dict, step: StepModel, server: dict, slo_ms: dict, saturated_below: float,
+                 max_concurrency: int | None = None) -> dict:
     """A run measured and predicted; `saturated` when it completed fewer than `saturated_below` times the requests
     per second it was sent (config/real_engine.json comparison.saturated_below)."""
     measured = results.metrics_of(doc, slo_ms)
-    predicted = metrics.from_trace(simulate_cell(a, doc, step, server), slo_ms)
+    predicted = metrics.from_trace(simulate_cell(a, doc, step, server, max_concurrency), slo_ms)
     sent_rate = len(doc["send_times"]) / max(doc["send_times"])
     return {"measured": {k: measured[k] for k in COMPARED}, "predicted": {k: predicted[k] for k in COMPARED},
             "sent_rate": sent_rate, "saturated": measured["request_throughput"] < saturated_below * sent_rate}
@@ -74,3 +84,73 @@ def run_spread(a: dict, b: dict) -> dict:
             mean = (a[k] + b[k]) / 2
             out[k] = abs(a[k] - b[k]) / mean if mean else 0.0
     return out
+
+
+def main(argv=None) -> int:
+    """The command (module docstring): one result file predicted, measured vs predicted with errors."""
+    import argparse
+    import sys
+    from pathlib import Path
+
+    from scripts.model.anchor import anchor_from
+    from scripts.realengine import calibrate, comparison
+    from scripts.record.atomic import write_json_atomic
+    from scripts.record.inputs import InputError, read_json
+
+    ap = argparse.ArgumentParser(prog="python -m scripts.realengine.predict",
+                                 description="Predict a measured load run with the serving simulator and a fitted "
+                                             "step model; print measured vs predicted and the error per metric.")
+    ap.add_argument("result", type=Path, help="a result file (vLLM --save-result --save-detailed, with send_times)")
+    ap.add_argument("--calibration", type=Path, required=True,
+                    help="the engine's calibration record (precomputed/serve/calibration/<engine>-<machine>.json)")
+    ap.add_argument("--fit-on", type=Path, nargs="+", metavar="RUN",
+                    help="load runs to fit the step model on (default: the calibration load runs beside the record)")
+    ap.add_argument("--max-concurrency", type=int, help="the client's in-flight cap (vllm bench serve's flag)")
+    ap.add_argument("--config", type=Path, default=Path("config/real_engine.json"),
+                    help="the comparison's settings (default: config/real_engine.json)")
+    ap.add_argument("--anchor", type=Path, default=Path("anchor-model.json"))
+    ap.add_argument("--out", type=Path, help="also write the prediction as JSON here")
+    args = ap.parse_args(argv)
+    try:
+        if args.max_concurrency is not None and args.max_concurrency < 1:
+            raise InputError(f"--max-concurrency must be at least 1, not {args.max_concurrency}")
+        cal = read_json(args.calibration)
+        for key in ("server", "calibration", "slo_ms", "engine", "machine"):
+            if key not in cal:
+                raise InputError(f"{args.calibration.as_posix()}: field {key} is missing (a calibration record has it)")
+        fit_on = args.fit_on or sorted(args.calibration.parent.glob(
+            f"{cal['engine']['id']}-{cal['machine']['id']}-calibration-*.json"))
+        if not fit_on:
+            raise InputError(f"{args.calibration.as_posix()}: no calibration load runs beside it; name some with "
+                             "--fit-on")
+        if args.result.resolve() in {p.resolve() for p in fit_on}:
+            raise InputError(f"{args.result.as_posix()}: is one of the runs the step model is fitted on (a "
+                             "prediction must not see the run it predicts)")
+        settings = comparison.comparison_settings(read_json(args.config), args.config.as_posix())
+        doc = results.load_result(args.result)
+        if "send_times" not in doc:
+            raise InputError(f"{args.result.as_posix()}: field send_times is missing (a real-engine run records it)")
+        step, quality = calibrate.fit(cal["calibration"], [results.load_result(p) for p in fit_on], settings)
+        cell = compare_cell(anchor_from(read_json(args.anchor)), doc, step, cal["server"], cal["slo_ms"],
+                            settings["saturated_below"], args.max_concurrency)
+    except (InputError, ValueError, OSError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    report = {"result": args.result.as_posix(), "calibration": args.calibration.as_posix(),
+              "fitted_on": [p.as_posix() for p in fit_on], "max_concurrency": args.max_concurrency,
+              "slo_ms": cal["slo_ms"], "step_model": step.as_dict(), "fit_quality": quality, **cell,
+              "error": cell_errors(cell)}
+    print(f"{args.result.name}: sent {cell['sent_rate']:.2f} req/s{' (saturated)' if cell['saturated'] else ''}; "
+          f"step model fitted on {len(fit_on)} run(s)")
+    print(f"{'metric':<20}{'measured':>12}{'predicted':>12}{'error':>10}")
+    for k in COMPARED:
+        err = report["error"][k]
+        shown = f"{err:+.3f}" if k == "slo_attainment" else f"{err:+.1%}"
+        print(f"{k:<20}{cell['measured'][k]:>12.4g}{cell['predicted'][k]:>12.4g}{shown:>10}")
+    if args.out:
+        write_json_atomic(args.out, report)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -7,8 +7,9 @@
         [--slo ttft:2000,tpot:50] [--percentiles 50,90,99] [--anchor anchor-model.json] [--save-detailed]
 
 --schedule is one of the lesson's schedules (whole, chunked, disagg) or an engine preset (orca, sarathi, vllm-v1,
-vllm-v0, disagg; scripts/serving/engine.py says which engine's rule each follows; --preset is the same flag). For
-vllm-v1 and vllm-v0, --max-num-batched-tokens and --max-num-seqs default as that vLLM sets them for the anchor's GPU.
+vllm-v0, disagg, llama.cpp; scripts/serving/engine/schedulers.py says which engine's rule each follows; --preset is
+the same flag). For vllm-v1 and vllm-v0, --max-num-batched-tokens and --max-num-seqs default as that vLLM sets them
+for the anchor's GPU; llama.cpp needs both (its -b and -np).
 --first-token says where a P/D request's first token counts (decode: as vLLM's P/D proxy streams it, the default;
 prefill: DistServe's). --efficiency sets the step times: bound (the roofline, the default), realistic (the anchor's
 achieved_* fields and iteration_overhead_s) or given shares of peak FLOP/s and bandwidth and a per-iteration overhead.
@@ -206,8 +207,7 @@ def check_out(args: argparse.Namespace) -> None:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m scripts.serving", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--schedule", "--preset", dest="schedule", choices=list(dict.fromkeys(engine.SCHEDULES
-                                                                                         + engine.PRESETS)))
+    ap.add_argument("--schedule", "--preset", dest="schedule", choices=engine.engines())
     ap.add_argument("--trace", type=Path)
     ap.add_argument("--workload", help="generate the requests: a workload id of --workloads (instead of --trace)")
     ap.add_argument("--workloads", type=Path, default=Path("config/workloads.json"))

@@ -119,7 +119,7 @@ def aggregate(anchor_doc: dict, workloads_doc: dict, settings: dict, cells: list
 
 
 def twin_block(anchor_doc: dict, workloads: dict, settings: dict) -> dict:
-    """What the browser's simulator (templates/serving_sim.js) needs to re-run any cell: the model's constants, the
+    """What the browser's simulator (templates/serving_sim/) needs to re-run any cell: the model's constants, the
     step-time sets, the sweep's engine settings and each workload's requests (replication 0's seed), the GPUs being
     the page's own switch (precomputed.json `gpus`)."""
     from scripts.model.anchor import anchor_from
@@ -210,7 +210,7 @@ def engines_block(anchor_doc: dict, settings: dict, workloads: dict, engines: li
         "serving.engines.vllm_v1_budget", "vLLM V1 在这张卡上的默认 max_num_batched_tokens", budget, "token", "int",
         work="vLLM engine arguments (vllm/engine/arg_utils.py EngineArgs._set_default_args, the v0.11 line): 8,192 "
              "for `vllm serve` on a GPU of at least 70 GiB that is not an A100, else 2,048",
-        version="vLLM v0.11", locator="scripts/serving/engine.py vllm_v1_defaults", self_reported=False)
+        version="vLLM v0.11", locator="scripts/serving/engine/schedulers.py vllm_v1_defaults", self_reported=False)
     for key, unit, fmt, label in (("chunk_tokens", "token", "int", "分块 prefill 每步的 prefill 预算"),
                                   ("block_size", "token", "int", "KV 块的大小"),
                                   ("gpu_memory_utilization", "", "f2", "vLLM 可用的显存比例")):

@@ -4,7 +4,8 @@ bound: `python -m scripts.serving.compare [--anchor anchor-model.json] [--worklo
 Each cell is the sweep's (same requests, seeds, rates, SLOs, attainment target); goodput is the last swept rate
 whose attainment meets the target, refined by the sweep's bisection (scripts/serving/sweep.distserve_goodput).
 The lesson's schedules are the presets orca (whole), sarathi (chunked) and disagg; vllm-v1 and vllm-v0 run with
-the token budget and sequence cap that vLLM's engine arguments give the anchor's GPU (scripts/serving/engine.py).
+the token budget and sequence cap that vLLM's engine arguments give the anchor's GPU
+(scripts/serving/engine/schedulers.py).
 """
 from __future__ import annotations
 

@@ -121,7 +121,7 @@ def experiment_data(serving: dict) -> dict:
 
 def page_experiment(serving: dict) -> dict:
     """What serving-data.js carries: experiment_data without the per-request cells, plus the simulator's inputs
-    (serving.json `twin`): the browser re-simulates every cell (templates/serving_sim.js, the engine's twin), the
+    (serving.json `twin`): the browser re-simulates every cell (templates/serving_sim/, the engine's twin), the
     opening state's included, whose requests then equal serving.json's per_request exactly."""
     out = {k: v for k, v in experiment_data(serving).items() if k != "cells"}
     return {**out, "twin": serving["twin"]}

@@ -1,4 +1,4 @@
-"""Fixtures that hold the browser's simulator (templates/serving_sim.js) to scripts/serving/engine.py: generated
+"""Fixtures that hold the browser's simulator (templates/serving_sim/) to scripts/serving/engine/: generated
 configurations, each with what the Python engine gives for it. Pure: no I/O (tests/test_sim_parity.py writes them
 and runs them in Chromium).
 

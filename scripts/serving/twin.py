@@ -1,4 +1,4 @@
-"""What the browser's twin of the serving simulator (templates/serving_sim.js) reads. Pure: no I/O.
+"""What the browser's twin of the serving simulator (templates/serving_sim/) reads. Pure: no I/O.
 
 - `model_constants(a)` and `gpu_constants(a, name)`: the numbers the twin's roofline uses, as the Python computes
   them (integers where roofline.py has integers), so both sides do the same float operations.

@@ -1,0 +1,82 @@
+  // ---- kv.py: KV managers (reserved contexts; vLLM's paged blocks, which preempt; a prefix cache's hook) ---------
+  function tooBig(biggest, capacity) {
+    if (biggest > capacity) throw new Error(`a request needs ${(biggest / 1e9).toFixed(1)} GB, more than the ${(capacity / 1e9).toFixed(1)} GB free for requests on one GPU`);
+  }
+  class KVManager {
+    constructor(model, capacity) { this.model = model; this.capacity = capacity; }
+    bind(loop) { this.loop = loop; }
+    prefixHit() { return 0; }  // prompt tokens of a newly admitted request already held (a prefix cache's hits)
+  }
+  KVManager.prototype.preempts = false;
+  class ReservedKV extends KVManager {  // each request's full context reserved at admission, freed at its finish
+    start(prompt, output) {
+      const n = prompt.length;
+      this.need = new Float64Array(n);
+      let biggest = 0;
+      for (let i = 0; i < n; i++) {
+        this.need[i] = bytesPerRequest(this.model, prompt[i] + output[i]);
+        if (this.need[i] > biggest) biggest = this.need[i];
+      }
+      tooBig(biggest, this.capacity);
+      this.reserved = 0;
+    }
+    inUse() { return this.reserved; }
+    roomUsed() { return 0; }
+    fits(i) { return this.reserved + this.need[i] <= this.capacity; }
+    admit(i) { this.reserved += this.need[i]; }
+    release(i) { this.reserved -= this.need[i]; }
+    join() {}
+    leave() {}
+  }
+  register("kv", "reserved", ReservedKV);
+  // Paged blocks allocated as tokens arrive; the decode batch's blocks counted per residue of its context base
+  // modulo the block size, as kv.py does (whole numbers: exact in any order).
+  class PagedKV extends KVManager {
+    constructor(model, capacity, memory) { super(model, capacity); this.memory = memory; }
+    start(prompt, output) {
+      const bs = this.memory.block_size;
+      this.bs = bs;
+      this.block_bytes = bs * this.model.kv_bytes_per_token;
+      this.state = this.model.state_bytes_per_request;
+      let longest = -Infinity;
+      for (let i = 0; i < prompt.length; i++) longest = Math.max(longest, prompt[i] + output[i]);
+      tooBig(prompt.length ? Math.ceil(longest / bs) * this.block_bytes + this.state : 0, this.capacity);
+      this.q_sum = 0;
+      this.residues = new Float64Array(bs);
+      this.live = new Set();
+    }
+    inUse() { return this.after(0); }
+    roomUsed() { return this.after(0); }
+    fits(i, used) { return used + Math.ceil(this.loop.pf_len[i] / this.bs) * this.block_bytes + this.state <= this.capacity; }
+    admit() {}
+    release() {}
+    count(base, sign) {
+      const q = Math.floor(base / this.bs), r = base - q * this.bs;
+      this.q_sum += sign * q;
+      this.residues[r] += sign;
+      if (this.residues[r] === 0) this.live.delete(r);
+      else if (sign > 0) this.live.add(r);
+    }
+    join(base) { this.count(base, 1); }
+    leave(base) { this.count(base, -1); }
+    after(extra) {  // blocks every admitted request holds in the next iteration (+ extra decode tokens), as bytes
+      const loop = this.loop, bs = this.bs, shift = loop.n_iters + extra + bs - 1;
+      let blocks = this.q_sum;
+      for (const r of this.live) blocks += this.residues[r] * Math.floor((r + shift) / bs);
+      for (const i of loop.prefilling) blocks += Math.ceil(loop.pf_len[i] / bs);
+      for (let k = 0; k < loop.transfers.length; k++) blocks += Math.ceil(loop.prompt[loop.transfers.at(k)[1]] / bs);
+      return blocks * this.block_bytes + this.state * loop.admitted;
+    }
+    stepsThatFit(k) {  // of the next k pure-decode iterations, how many run before the first that does not fit
+      if (this.after(k - 1) <= this.capacity) return k;
+      let lo = 0, hi = k - 1;
+      while (hi - lo > 1) {
+        const mid = Math.floor((lo + hi) / 2);
+        if (this.after(mid) <= this.capacity) lo = mid; else hi = mid;
+      }
+      return lo + 1;
+    }
+  }
+  PagedKV.prototype.preempts = true;
+  register("kv", "paged", PagedKV);
+  const kvManager = (model, capacity, memory) => (memory ? new PagedKV(model, capacity, memory) : new ReservedKV(model, capacity));

@@ -1,0 +1,60 @@
+  // ---- simulation.py: simulate(), the components wired for one run ---------------------------------------------
+  const LESSON_PRESETS = {whole: "orca", chunked: "sarathi", disagg: "disagg"};
+  const SCHEDULES = ["whole", "chunked", "disagg"], PRESETS = ["orca", "sarathi", "vllm-v1", "vllm-v0", "disagg"];
+  const PAGED_PRESETS = PRESETS.filter((p) => p !== "disagg" && lookup("scheduler", p).paged_by_default);
+  function engines() {
+    const others = Object.keys(REGISTRIES.scheduler).filter((s) => !s.startsWith("disagg."));
+    return [...new Set(SCHEDULES.concat(PRESETS, others))];
+  }
+  // reqs: {arrival_s, prompt_tokens, output_tokens} (arrays, sorted by arrival). opts as simulate()'s keywords:
+  // chunk_tokens, max_batch, prefill_gpus, decode_gpus, capacity_bytes, max_num_batched_tokens, first_token,
+  // efficiency {flops_fraction, bandwidth_fraction, overhead_s}, paged, memory {block_size,
+  // gpu_memory_utilization}, max_concurrency.
+  function simulate(model, gpu, reqs, schedule, opts = {}) {
+    const o = {chunk_tokens: 512, max_batch: null, prefill_gpus: 1, decode_gpus: 1, capacity_bytes: null,
+      max_num_batched_tokens: null, first_token: "decode", efficiency: {flops_fraction: 1, bandwidth_fraction: 1, overhead_s: 0},
+      paged: null, memory: {block_size: 16, gpu_memory_utilization: 0.9}, max_concurrency: null, ...opts};
+    const names = engines();
+    if (!names.includes(schedule)) throw new Error(`schedule must be one of ${names.join(", ")}`);
+    if (!["decode", "prefill"].includes(o.first_token)) throw new Error("first_token must be one of decode, prefill");
+    const preset = LESSON_PRESETS[schedule] || schedule, colocated = preset !== "disagg";
+    const rule = lookup("scheduler", colocated ? preset : "disagg.decode");
+    const paged = o.paged === null ? rule.paged_by_default : o.paged;
+    const arrivalIn = Array.from(reqs.arrival_s), prompt = Array.from(reqs.prompt_tokens), output = Array.from(reqs.output_tokens);
+    const n = arrivalIn.length;
+    const scheduler = rule.configure(model, gpu, {prompt, output}, {...o, paged});
+    if (o.max_concurrency !== null && (o.max_concurrency < 1 || !colocated)) throw new Error("max_concurrency must be at least 1 and applies to the colocated schedules");
+    if (o.chunk_tokens < 1 || scheduler.max_batch < 1 || o.prefill_gpus < 1 || o.decode_gpus < 1 || scheduler.token_budget < 1) {
+      throw new Error("chunk_tokens, max_batch, max_num_batched_tokens and the GPU counts must be at least 1");
+    }
+    const mem = paged ? o.memory : null;
+    let capacity;
+    if (o.capacity_bytes !== null) capacity = o.capacity_bytes;
+    else if (paged) capacity = o.memory.gpu_memory_utilization * gpu.hbm_bytes - model.weight_bytes_total - model.runtime_reserve_bytes;
+    else capacity = gpu.hbm_bytes - model.weight_bytes_total - model.runtime_reserve_bytes;
+    if (capacity <= 0) throw new Error(`no memory is left for requests (${(capacity / 1e9).toFixed(1)} GB after the weights and reserve)`);
+    const step = stepCostFor(model, gpu, o.efficiency);
+    const nan = () => new Float64Array(n).fill(NaN), neg = () => new Float64Array(n).fill(-1);
+    const out = {admitted_s: nan(), first_token_s: nan(), finish_s: nan(), dec_first: neg(), dec_last: neg(),
+      seg_start: neg(), own_prefill_s: new Float64Array(n), transfer_end_s: nan(), join_s: nan(),
+      preemptions: new Float64Array(n), preempt_pre_s: new Float64Array(n), preempt_dec_s: new Float64Array(n),
+      send_s: Float64Array.from(arrivalIn), pieces: {}};
+    let gpuOf, runs, peak, heldPeakBytes = 0, ready, arrival = arrivalIn;
+    if (colocated) {
+      const loop = new GpuLoop(step, scheduler, kvManager(model, capacity, mem), o.max_concurrency);
+      runs = [loop.run(arrivalIn, prompt, output, out, null)];
+      arrival = Array.from(out.send_s);
+      gpuOf = new Float64Array(n);
+      peak = loop.peak;
+      ready = out.admitted_s;
+    } else {
+      [gpuOf, runs, peak, heldPeakBytes, ready] = runDisagg(model, step, arrivalIn, prompt, output, out,
+        {...o, capacity, memory: mem, max_batch: scheduler.max_batch});
+    }
+    const workTo = Float64Array.from(out.dec_last);
+    for (let i = 0; i < n; i++) if (out.dec_last[i] < out.dec_first[i]) { out.dec_first[i] = -1; out.dec_last[i] = -1; }
+    const parts = breakdown(arrival, ready, out, workTo, gpuOf, runs, !colocated);
+    return {arrival_s: arrival, prompt_tokens: prompt, output_tokens: output, admitted_s: out.admitted_s,
+      first_token_s: out.first_token_s, finish_s: out.finish_s, preemptions: out.preemptions, breakdown: parts,
+      peak_reserved_bytes: peak, capacity_bytes: capacity, prefill_held_peak_bytes: heldPeakBytes};
+  }
