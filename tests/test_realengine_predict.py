@@ -1,0 +1,79 @@
+"""The prediction command (python -m scripts.realengine.predict): one committed run predicted with a step model fitted
+on the other half's runs gives exactly the cross-prediction rule serve_comparison committed for it (the command and
+the rule share predict.compare_cell), the table names every compared metric, --out writes the same numbers, and bad
+calls are refused in one line naming what is wrong."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import ROOT
+
+SERVE = ROOT / "precomputed" / "serve"
+CALIBRATION = SERVE / "calibration" / "llamacpp-cpu-amd-epyc-2c-1t.json"
+
+
+def predict(*args):
+    return subprocess.run([sys.executable, "-m", "scripts.realengine.predict", *map(str, args)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def committed():
+    doc = json.loads((ROOT / "precomputed" / "serve_comparison.json").read_text(encoding="utf-8"))
+    return doc["engines"][0]
+
+
+def test_a_run_predicted_from_the_other_half_equals_the_committed_comparison(committed, tmp_path):
+    cell = next(c for c in committed["cells"] if c["workload"] == "short" and c["rate"] == 6.0)
+    run = cell["runs"][0]
+    half = next(h for h in committed["halves"].values() if ["short", 6.0] in h["cells"])
+    other = next(h for h in committed["halves"].values() if h is not half)
+    fit_on = sorted(str(ROOT / r["file"]) for c in committed["cells"] if [c["workload"], c["rate"]] in other["cells"]
+                    for r in c["runs"])
+    assert len(fit_on) == 12
+    out = tmp_path / "prediction.json"
+    r = predict(ROOT / run["file"], "--calibration", CALIBRATION, "--fit-on", *fit_on, "--out", out)
+    assert r.returncode == 0, r.stderr
+    got = json.loads(out.read_text(encoding="utf-8"))
+    assert got["step_model"] == other["step_model"]
+    assert got["predicted"] == run["predicted"] and got["measured"] == run["measured"]
+    assert got["saturated"] == run["saturated"]
+    for metric in run["predicted"]:  # the printed table: one row per metric, its measured value first
+        row = next(line for line in r.stdout.splitlines() if line.startswith(metric + " "))
+        assert float(row.split()[1]) == pytest.approx(run["measured"][metric], rel=1e-3)
+
+
+def test_the_default_fit_is_the_separate_calibration_and_a_cap_changes_the_prediction(committed, tmp_path):
+    path = SERVE / "llamacpp-cpu-amd-epyc-2c-1t-short-r10-run1.json"
+    base, capped = tmp_path / "base.json", tmp_path / "capped.json"
+    assert predict(path, "--calibration", CALIBRATION, "--out", base).returncode == 0
+    assert predict(path, "--calibration", CALIBRATION, "--max-concurrency", "1", "--out", capped).returncode == 0
+    b, c = (json.loads(p.read_text(encoding="utf-8")) for p in (base, capped))
+    assert b["step_model"] == committed["separate_calibration"]["step_model"]
+    assert [p.split("/")[-1] for p in b["fitted_on"]] == [p.split("/")[-1] for p in
+                                                         committed["separate_calibration"]["files"]]
+    # one request in flight at a time: none waits inside the engine, so each one's TTFT is about a lone prompt's
+    assert c["predicted"]["p99_ttft_ms"] < b["predicted"]["p99_ttft_ms"]
+    assert c["max_concurrency"] == 1 and c["measured"] == b["measured"]
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--max-concurrency", "0"], "--max-concurrency must be at least 1"),
+    (["--fit-on", "RESULT"], "is one of the runs the step model is fitted on"),
+    (["--calibration-missing"], "field server is missing"),
+])
+def test_bad_calls_are_refused_in_one_line(tmp_path, args, says):
+    result = SERVE / "llamacpp-cpu-amd-epyc-2c-1t-short-r2-run1.json"
+    calibration = CALIBRATION
+    if args == ["--calibration-missing"]:
+        calibration = tmp_path / "cal.json"
+        doc = json.loads(CALIBRATION.read_text(encoding="utf-8"))
+        del doc["server"]
+        calibration.write_text(json.dumps(doc), encoding="utf-8")
+        args = []
+    args = [str(result) if a == "RESULT" else a for a in args]
+    r = predict(result, "--calibration", calibration, *args)
+    assert r.returncode == 2
+    assert r.stderr.count("\n") == 1 and r.stderr.startswith("error: ") and says in r.stderr, r.stderr
