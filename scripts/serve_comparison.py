@@ -8,7 +8,8 @@ if "snakemake" in globals():  # run by Snakemake from scripts/: make the repo ro
 from pathlib import Path
 
 from scripts.model.anchor import anchor_from
-from scripts.realengine.comparison import compare, comparison_settings
+from scripts.realengine.comparison import compare
+from scripts.realengine.settings import comparison_settings
 from scripts.record.atomic import write_json_atomic
 from scripts.record.cli import run_cleanly
 from scripts.record.inputs import read_json

@@ -175,7 +175,7 @@ def test_a_claim_made_false_by_an_edited_record_fails(copy):
 
 def test_hand_edited_simulator_fails(copy):
     path = copy / "site" / "serving-sim.js"
-    path.write_text(path.read_text(encoding="utf-8").replace("const GIB = 2 ** 30;", "const GIB = 2 ** 29;"),
+    path.write_text(path.read_text(encoding="utf-8").replace("const NO_CAP = 2 ** 62;", "const NO_CAP = 2 ** 61;"),
                     encoding="utf-8")
     assert any("serving-sim.js" in p for p in failures(run(copy))["embedded"])
 

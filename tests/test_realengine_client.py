@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from scripts.realengine import client, predict
-from scripts.realengine.comparison import comparison_settings
+from scripts.realengine.settings import comparison_settings
 from scripts.serving import engine, metrics, results, stepmodel
 from scripts.serving.stepmodel import StepModel
 

@@ -151,8 +151,9 @@ def check_calibrated(records: dict, root: Path, anchor_path: Path | None = None,
     cal = {rid: rec for rid, rec in records.items() if rec.get("kind") == "calibrated"}
     if not cal:
         return []
-    from scripts.realengine.comparison import compare, comparison_settings
+    from scripts.realengine.comparison import compare
     from scripts.realengine.records import page_block
+    from scripts.realengine.settings import comparison_settings
     from scripts.record.anchor_file import load
     from scripts.record.inputs import read_json
 

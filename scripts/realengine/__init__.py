@@ -4,5 +4,5 @@ PyPI sdist (`build`), a seeded random-weight llama model written as GGUF (`model
 (`calibrate`), the simulator's prediction of one run (`predict`), the comparison over every run, calibrating on one
 half of the rates and predicting the other (`comparison`), and the page's records of it (`records`). Everything
 here reads config/real_engine.json; nothing is downloaded but the pinned sdist.
-May import: common, record, serving, tokens, bench.
+May import: common, model, record, serving, tokens, bench.
 """

@@ -57,7 +57,7 @@ def measure(port: int, c: dict, vocab: int, eot: int) -> dict:
 def fit(cal: dict, load_docs: list[dict], settings: dict) -> tuple[stepmodel.StepModel, dict]:
     """The step model from the lone steps (`cal`, the calibration record's `calibration`) and the calibration load
     runs' result documents; with the fit's quality on the iterations it was fitted on. `settings`:
-    comparison.comparison_settings (the iteration gap, the iterations a knot needs)."""
+    settings.comparison_settings (the iteration gap, the iterations a knot needs)."""
     s = cal["settings"]
     short_len, long_len, out = s["decode_prompt_tokens"], s["long_context_prompt_tokens"], s["decode_output_tokens"]
     short = {d["batch"]: d["median_s"] for d in cal["decode"] if d["prompt_tokens"] == short_len}

@@ -19,7 +19,6 @@ from pathlib import Path
 import numpy as np
 
 from scripts.realengine import calibrate, predict
-from scripts.record import schema
 from scripts.record.inputs import InputError
 from scripts.serving import results
 
@@ -63,15 +62,6 @@ def _cells(docs: list[tuple[str, dict]], predicted: dict) -> list[dict]:
         cell["saturated"] = any(r["saturated"] for r in runs)
         rows.append(cell)
     return rows
-
-
-def comparison_settings(config: dict, where: str = "config/real_engine.json") -> dict:
-    """The comparison's modelling choices from the real-engine config (each a value with its assumption), checked by
-    its schema (scripts/record/schemas/real-engine.schema.json): a bad one stops with the file and field named."""
-    block = schema.validate(config, schema.REAL_ENGINE, where)["comparison"]
-    return {"saturated_below": float(block["saturated_below"]["value"]),
-            "iteration_gap_s": block["iteration_gap_ms"]["value"] / 1000,
-            "min_iterations_per_knot": block["min_iterations_per_knot"]["value"]}
 
 
 def compare(calibration_paths: list[Path], result_paths: list[Path], anchor, settings: dict) -> dict:

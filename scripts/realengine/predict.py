@@ -93,7 +93,8 @@ def main(argv=None) -> int:
     from pathlib import Path
 
     from scripts.model.anchor import anchor_from
-    from scripts.realengine import calibrate, comparison
+    from scripts.realengine import calibrate
+    from scripts.realengine.settings import comparison_settings
     from scripts.record.atomic import write_json_atomic
     from scripts.record.inputs import InputError, read_json
 
@@ -126,7 +127,7 @@ def main(argv=None) -> int:
         if args.result.resolve() in {p.resolve() for p in fit_on}:
             raise InputError(f"{args.result.as_posix()}: is one of the runs the step model is fitted on (a "
                              "prediction must not see the run it predicts)")
-        settings = comparison.comparison_settings(read_json(args.config), args.config.as_posix())
+        settings = comparison_settings(read_json(args.config), args.config.as_posix())
         doc = results.load_result(args.result)
         if "send_times" not in doc:
             raise InputError(f"{args.result.as_posix()}: field send_times is missing (a real-engine run records it)")

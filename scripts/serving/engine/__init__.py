@@ -13,7 +13,7 @@ twin (templates/serving_sim/<same name>.js):
   breakdown.py   where each request's time went (parts summing to its E2EL).
   result.py      the Trace a run returns.
   simulation.py  simulate(): the keywords checked and the components wired.
-  registry.py    the registries by name: a new engine, KV policy or cost model is a class registered there.
+  registry.py    the registries by name: a new engine, KV manager or cost model is a class registered there.
 """
 from __future__ import annotations
 

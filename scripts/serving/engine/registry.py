@@ -1,5 +1,5 @@
 """Registries of the engine's components by name: schedulers (schedulers.py), KV managers (kv.py) and step-cost
-models (stepcost.py). A new engine rule, KV policy or cost model is a class with `register(KIND, name)` on it; the
+models (stepcost.py). A new engine rule, KV manager or cost model is a class with `register(KIND, name)` on it; the
 simulator and the config read it by that name. Pure."""
 from __future__ import annotations
 

@@ -1,0 +1,15 @@
+"""The real-engine comparison's modelling choices, read from config/real_engine.json `comparison` (each a value with
+its assumption) and checked by its schema. Pure apart from the validation; used by the comparison (comparison.py),
+the prediction command (predict.py) and the audit."""
+from __future__ import annotations
+
+from scripts.record import schema
+
+
+def comparison_settings(config: dict, where: str = "config/real_engine.json") -> dict:
+    """The comparison's modelling choices from the real-engine config (each a value with its assumption), checked by
+    its schema (scripts/record/schemas/real-engine.schema.json): a bad one stops with the file and field named."""
+    block = schema.validate(config, schema.REAL_ENGINE, where)["comparison"]
+    return {"saturated_below": float(block["saturated_below"]["value"]),
+            "iteration_gap_s": block["iteration_gap_ms"]["value"] / 1000,
+            "min_iterations_per_knot": block["min_iterations_per_knot"]["value"]}
