@@ -12,5 +12,6 @@ from scripts.tokens.counts import count
 
 if "snakemake" in globals():
     sm = snakemake  # noqa: F821
-    run_cleanly(lambda: write_json_atomic(sm.output.json, count(Path(sm.input.config), Path(sm.input.passages))),
+    run_cleanly(lambda: write_json_atomic(sm.output.json, count(Path(sm.input.config), Path(sm.input.passages),
+                                                                     Path(sm.input.proof))),
                 log=sm.log[0])

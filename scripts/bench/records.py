@@ -26,9 +26,13 @@ def check_record(rec: object, name: str) -> dict:
     if not m["id"].startswith(m["device"] + "-"):
         fail("machine.device", f"is {m['device']!r} but machine.id is {m['id']!r}: they must agree")
     try:
-        dt.date.fromisoformat(m["date"])
+        day = dt.date.fromisoformat(m["date"])
     except ValueError:
         fail("machine.date", f"must be an ISO date (YYYY-MM-DD), got {m['date'][:30]!r}")
+    latest = dt.datetime.now(dt.UTC).date() + dt.timedelta(days=1)  # a day's slack: a record made east of UTC
+    if day > latest:
+        fail("machine.date", f"is {m['date']}, in the future (today is {latest - dt.timedelta(days=1)} UTC): a "
+             "measurement is dated when it ran")
     seen = set()
     for i, r in enumerate(rec["results"]):
         if not r["min_s"] <= r["q1_s"] <= r["median_s"] <= r["q3_s"] <= r["max_s"]:
@@ -56,8 +60,20 @@ def check_record(rec: object, name: str) -> dict:
 
 def load_cluster_config(path: Path) -> dict:
     """config/cluster.yaml, read here before Snakemake sees it: plain YAML (no anchors or aliases, so a small file
-    cannot expand into gigabytes), at most 64 KB, under schemas/cluster."""
+    cannot expand into gigabytes; no key given twice in one mapping, where YAML's last-wins would drop a setting
+    silently), at most 64 KB, under schemas/cluster."""
     import yaml
+
+    class UniqueKeys(yaml.SafeLoader):
+        def construct_mapping(self, node, deep=False):
+            seen = set()
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=True)
+                if key in seen:
+                    raise InputError(f"{name}: line {key_node.start_mark.line + 1}: key {key!r} is given twice in one "
+                                     "mapping (YAML would keep the last silently); give it once")
+                seen.add(key)
+            return super().construct_mapping(node, deep)
 
     name = Path(path).as_posix()
     text = read_text(path, max_bytes=64 * 1024)
@@ -66,7 +82,7 @@ def load_cluster_config(path: Path) -> dict:
             if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
                 line = event.start_mark.line + 1
                 raise InputError(f"{name}: line {line}: YAML anchors and aliases are not allowed in this file")
-        doc = yaml.safe_load(text)
+        doc = yaml.load(text, Loader=UniqueKeys)  # a SafeLoader that refuses repeated keys
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}: " if mark else ""

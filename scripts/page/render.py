@@ -359,6 +359,9 @@ def site_files(data_path: str, tokens_path: str | None, bench_path: str | None, 
     from jinja2 import TemplateError
 
     files = render(data, tokens, bench, questions_md, templates, runtime, load, course)
+    if "<html" not in files["index.html"][:4096].lower():  # an emptied or cut template renders no page at all
+        raise TemplateProblem(f"templates/index.html.j2: renders no page ({len(files['index.html'])} characters, no "
+                              "<html> element): restore the template")
     prov = merged_provenance(data, tokens, bench, load["serving"] if load else None)
     try:
         page, sources = render_provenance(files["index.html"], prov, templates, report=True)

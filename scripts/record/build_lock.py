@@ -18,8 +18,9 @@ report, the completeness check and the publish. In that order:
 2. A publish cut short is finished (or its staging discarded): scripts/record/publish.recover.
 3. Every input is checked (scripts/audit/inputs.check_all) before Snakemake starts: a bad one is one line naming
    the file and field, printed here, not inside Snakemake's error block.
-4. Snakemake's own locks (.snakemake/locks/) are removed only when no Snakemake process is running in this
-   directory (a plain `snakemake` started by hand holds them without our lock): their owner must be dead.
+4. No Snakemake process may be running in this directory (a plain `snakemake` started by hand holds its own locks
+   without ours): the build stops with one line naming its PID. Snakemake's own locks (.snakemake/locks/) left
+   behind are then a dead run's, and are removed.
 5. With --publish: `snakemake --dry-run` must find nothing left to do for the same targets (every expected output
    made and current: a rule Snakemake skipped never lets old data through), then publish swaps precomputed/ and
    site/ (scripts/record/publish.py). A failed check publishes nothing.
@@ -60,10 +61,12 @@ def live_snakemakes(root: Path = Path("."), exclude: set[int] | None = None) -> 
 
 
 def clear_stale_locks(snakemake: list[str]) -> None:
-    if not (stale := stale_snakemake_locks()):
-        return
+    """Refuse while any Snakemake runs here (one started by hand holds, or is about to take, its own locks: ours
+    would stop inside Snakemake with its LockException block); else remove the locks a dead one left."""
     if live := live_snakemakes():
         raise Busy(f"a Snakemake run (PID {live[0]}) is working in this directory; wait for it to finish, or stop it")
+    if not (stale := stale_snakemake_locks()):
+        return
     print(f"note: removing {len(stale)} stale Snakemake lock(s) left by a build that is gone "
           "(snakemake --unlock)", file=sys.stderr)
     subprocess.run([*snakemake, "--unlock", "--quiet", "all"], check=False, capture_output=True)

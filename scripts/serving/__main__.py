@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -50,9 +51,10 @@ from scripts.record.atomic import write_json_atomic
 from scripts.record.inputs import InputError
 from scripts.serving import engine, metrics, results, sweep
 from scripts.serving.config import sweep_settings, workloads_for
+from scripts.serving.progress import PROBE, QUIET_BELOW, Progress
 from scripts.serving.trace import read_trace
 from scripts.serving.uncertainty import CONFIDENCE
-from scripts.serving.workload import RAMPS, generate
+from scripts.serving.workload import RAMPS, Requests, generate
 
 
 def parse_slo(text: str | None) -> dict | None:
@@ -67,6 +69,8 @@ def parse_slo(text: str | None) -> dict | None:
             ms = -1.0
         if key.strip() not in ("ttft", "tpot", "e2el") or not 0 < ms < 1e9:
             raise InputError(f"--slo: {part!r} is not ttft|tpot|e2el:<milliseconds>")
+        if key.strip() in slo:  # last-wins would drop a target the user typed
+            raise InputError(f"--slo: {key.strip()} is given twice ({text!r}); give each target once")
         slo[key.strip()] = ms
     return slo
 
@@ -101,6 +105,9 @@ def parse_percentiles(text: str) -> list[float]:
         values = [-1.0]
     if not all(0 <= p <= 100 for p in values):
         raise InputError(f"--percentiles: {text!r} is not a comma-separated list of numbers in [0, 100]")
+    if len(set(values)) < len(values):
+        twice = next(p for p in values if values.count(p) > 1)
+        raise InputError(f"--percentiles: {twice:g} is given twice ({text!r}); give each percentile once")
     return values
 
 
@@ -121,7 +128,10 @@ def run(args: argparse.Namespace) -> dict:
     else:
         samples = generated(args, a)
 
-    def simulate(reqs):
+    total = sum(len(reqs) for _, reqs in samples)
+    progress = Progress(total, args.max_seconds)
+
+    def simulate(reqs, report=progress):
         try:
             return engine.simulate(a, reqs, args.schedule, chunk_tokens=args.chunk_tokens, max_batch=args.max_batch,
                                    prefill_gpus=args.prefill_gpus, decode_gpus=args.decode_gpus,
@@ -130,10 +140,16 @@ def run(args: argparse.Namespace) -> dict:
                                    efficiency=efficiency,
                                    paged=None if args.memory is None else args.memory == "paged",
                                    memory=engine.Memory(args.block_size, args.gpu_memory_utilization),
-                                   max_concurrency=args.max_concurrency)
+                                   max_concurrency=args.max_concurrency, progress=report)
         except ValueError as exc:
             raise InputError(f"{source}: {exc}") from None
 
+    if progress.loud:  # a big input: time the engine on its first requests, then say what the whole will take
+        first = samples[0][1]
+        probe = Requests(first.arrival_s[:PROBE], first.prompt_tokens[:PROBE], first.output_tokens[:PROBE])
+        began = time.monotonic()
+        simulate(probe, report=None)
+        progress.expect(time.monotonic() - began, len(probe))
     trace = simulate(samples[0][1])
     result = metrics.from_trace(trace, slo, percentiles)
     extra = {}
@@ -238,6 +254,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--block-size", type=int, default=16, help="tokens per KV block (paged memory)")
     ap.add_argument("--gpu-memory-utilization", type=float, default=0.9,
                     help="share of HBM the paged pool may use, before the weights and reserve")
+    ap.add_argument("--max-seconds", type=float, default=3600.0,
+                    help="stop (writing nothing) once the simulation has run this long (default 3600; a run of "
+                         f"{QUIET_BELOW:,} requests or more prints its expected time and progress)")
     ap.add_argument("--max-concurrency", type=int, default=None,
                     help="requests in flight at most, as vllm bench serve --max-concurrency (colocated schedules)")
     ap.add_argument("--slo")
@@ -250,6 +269,8 @@ def main(argv: list[str] | None = None) -> int:
             ap.error(f"--{flag.replace('_', '-')} must be a whole number in [1, {hi}]")
     if not 0 < args.gpu_memory_utilization <= 1:
         ap.error("--gpu-memory-utilization must be a share in (0, 1]")
+    if not 0 < args.max_seconds <= 7 * 86400:
+        ap.error("--max-seconds must be in (0, 604800] (a week)")
     try:
         check_out(args)
         result = run(args)

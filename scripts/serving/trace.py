@@ -7,8 +7,10 @@ Two column sets are accepted:
                                                  "2023-11-16 18:15:46.6805900"; 2024: "...00:00:00.009930+00:00");
                                                  zones are honoured (a stamp without one is UTC), and arrivals are
                                                  the differences from the earliest stamp, in seconds
-Arrivals need not be sorted (they are sorted, stably); token counts must be positive integers, each request's
-prompt + output must fit the model's context, and the file stays under MAX_ROWS rows and MAX_BYTES bytes.
+Arrivals need not be sorted (they are sorted, stably) and lie within MAX_ARRIVAL_S of the run's start (past that a
+float64 second no longer holds the microseconds an iteration's time needs, and the simulated times would collapse:
+give arrivals relative to the trace's start); token counts must be positive integers, each request's prompt + output
+must fit the model's context, each column is named once, and the file stays under MAX_ROWS rows and MAX_BYTES bytes.
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from scripts.record.inputs import InputError, read_bytes
 from scripts.serving.workload import Requests
 
 MAX_ROWS = 1_000_000
+MAX_ARRIVAL_S = 1e9  # about 31.7 years: a float64 near it still resolves 0.12 microseconds
 MAX_BYTES = 200 * 1024 * 1024
 OURS = ("arrival_s", "prompt_tokens", "output_tokens")
 AZURE = ("TIMESTAMP", "ContextTokens", "GeneratedTokens")
@@ -33,6 +36,11 @@ def read_trace(path: Path, max_context: int) -> Requests:
         text = read_bytes(path, MAX_BYTES).decode("utf-8-sig")  # regular files only, capped while reading
     except UnicodeDecodeError as exc:
         raise InputError(f"{name}: not UTF-8 (byte {exc.start})") from None
+    header = next(iter(text.splitlines()), "")
+    names = [c.strip().strip('"') for c in header.split(",")]
+    twice = sorted({c for c in names if names.count(c) > 1 and c})
+    if twice:  # pandas would read the second as "<name>.1" and use the first silently
+        raise InputError(f"{name}: header names column {twice[0]} twice; name each column once")
     try:
         df = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, skipinitialspace=True)
     except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
@@ -68,11 +76,16 @@ def _arrivals(col: pd.Series, name: str, col_name: str, azure: bool) -> np.ndarr
         if len(bad):
             _fail(name, bad[0], col_name, col.iloc[bad[0]], "an ISO 8601 date-time such as 2023-11-16 "
                   "18:15:46.6805900 or 2024-05-10 00:00:00.009930+00:00")
-        return (stamps - stamps.min()).dt.total_seconds().to_numpy(dtype=float)
+        seconds = (stamps - stamps.min()).dt.total_seconds().to_numpy(dtype=float)
+        far = np.flatnonzero(seconds > MAX_ARRIVAL_S)
+        if len(far):
+            _fail(name, far[0], col_name, col.iloc[far[0]], f"within {MAX_ARRIVAL_S:g} s of the earliest stamp")
+        return seconds
     values = pd.to_numeric(col, errors="coerce").to_numpy(dtype=float)
-    bad = np.flatnonzero(~np.isfinite(values) | (values < 0))
+    bad = np.flatnonzero(~np.isfinite(values) | (values < 0) | (values > MAX_ARRIVAL_S))
     if len(bad):
-        _fail(name, bad[0], col_name, col.iloc[bad[0]], "a finite number of seconds >= 0")
+        _fail(name, bad[0], col_name, col.iloc[bad[0]], f"a number of seconds in [0, {MAX_ARRIVAL_S:g}] (arrivals "
+              "are seconds from the run's start; past 1e9 s a float64 cannot hold an iteration's microseconds)")
     return values
 
 

@@ -5,17 +5,25 @@ from pathlib import Path
 
 from scripts.record import provenance as pv
 from scripts.record import schema
-from scripts.record.inputs import InputError
+from scripts.record.inputs import InputError, read_json
 from scripts.record.schema import read_input
-from scripts.tokens.files import cached_file, load_config, load_tokenizer
+from scripts.tokens.files import CONVERTED, cached_file, load_config, load_tokenizer, sha256_file
 
 SCRIPT = "scripts/tokenizer_counts.py"
 CHARS_PASSAGE = "zh"  # the tok/s -> chars/s slider converts at the Chinese paragraph's chars per token
 
 
 def load_passages(path: Path) -> dict:
-    """config/passages.json (schemas/passages), the slider's default within its range."""
+    """config/passages.json (schemas/passages), the slider's default within its range, each title used once (the
+    page's table tells passages apart by title)."""
     doc = read_input(path, schema.PASSAGES)
+    seen: dict[str, str] = {}
+    for pid, p in doc["passages"].items():
+        title = p["title"].strip()
+        if title in seen:
+            raise InputError(f"{Path(path).as_posix()}: field passages.{pid}.title repeats {title!r}, the title of "
+                             f"passages.{seen[title]}: give each passage its own title")
+        seen[title] = pid
     slider = doc["tok_s_slider"]
     if not slider["min"] <= slider["value"] <= slider["max"]:
         raise InputError(f"{Path(path).as_posix()}: field tok_s_slider.value must lie within [min, max] = "
@@ -30,9 +38,20 @@ def record(rid, value, unit, fmt, label, inputs, formula="scripts.tokens.counts:
                       script=SCRIPT, args={}, scale=1.0)
 
 
-def count(cfg_path: Path, passages_path: Path) -> dict:
+def count(cfg_path: Path, passages_path: Path, proof_path: Path | None = None) -> dict:
+    """Every passage under every tokenizer. `proof_path`: the conversion proof (rule verify_qwen35), whose
+    converted_sha256 the converted tokenizer in build/tokenizers/ must still have: that file is a cache, and a
+    truncated or edited one would count wrong or fail deep inside `tokenizers`."""
     cfg, doc = load_config(cfg_path), load_passages(passages_path)
     anchor_tid, passages = cfg["anchor_tokenizer"], doc["passages"]
+    if proof_path is not None:
+        proof = read_json(proof_path)
+        if not isinstance(proof, dict) or not isinstance(proof.get("converted_sha256"), str):
+            raise InputError(f"{Path(proof_path).as_posix()}: field converted_sha256 is missing")
+        if CONVERTED.is_file() and sha256_file(CONVERTED) != proof["converted_sha256"]:
+            raise InputError(f"{CONVERTED.as_posix()}: its sha256 differs from the one its proof recorded "
+                             f"({Path(proof_path).as_posix()} converted_sha256): the cached conversion was changed "
+                             "or cut short; delete it and rebuild (make site)")
     toks = {tid: load_tokenizer(tid, entry) for tid, entry in cfg["tokenizers"].items()}
     rows, prov = [], {}
     for pid, p in passages.items():

@@ -70,7 +70,7 @@ def held_peak(a: Anchor, prompt, start, release, where) -> float:
 
 
 def run(a: Anchor, step, reqs: Requests, out: dict, *, prefill_gpus: int, decode_gpus: int, capacity: float,
-        max_batch: int, chunk_tokens: int, memory, first_token: str):
+        max_batch: int, chunk_tokens: int, memory, first_token: str, progress=None):
     """Both sides on `reqs`, filling `out`; returns (each request's decode GPU, the decode GPUs' runs, their peak
     memory, the prefill GPUs' held peak, when each request's own work started)."""
     n = len(reqs)
@@ -85,8 +85,8 @@ def run(a: Anchor, step, reqs: Requests, out: dict, *, prefill_gpus: int, decode
         ids = np.flatnonzero((gpu == g) & (decode_tokens > 0))
         ids = ids[np.argsort(pf_end[ids], kind="stable")]
         sub = {k: v[ids].copy() for k, v in out.items() if k != "pieces"} | {"pieces": {}}
-        loop = GpuLoop(step, DisaggDecode(max_batch, chunk_tokens=chunk_tokens), kv_manager(step.anchor, capacity,
-                                                                                           memory))
+        loop = GpuLoop(step, DisaggDecode(max_batch, chunk_tokens=chunk_tokens),
+                       kv_manager(step.anchor, capacity, memory), progress=progress)
         handoff = {"transfer_s": rl.transfer_seconds(a, prompt[ids].astype(float)),
                    "decode_tokens": decode_tokens[ids]}
         runs.append(loop.run(pf_end[ids], prompt[ids], output[ids], sub, handoff))

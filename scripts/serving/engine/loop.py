@@ -32,16 +32,18 @@ NO_CAP = 1 << 62  # the client's in-flight cap when it has none
 class GpuLoop:
     """One GPU serving a request stream: `scheduler` (schedulers.py), `kv` (kv.py), `step` (stepcost.py: its `cost`
     and `overhead_s`). `max_concurrency`: the client sends a request only while fewer are in flight (vllm bench
-    serve's semaphore)."""
+    serve's semaphore). `progress`: called with the count of requests each time some finish (a long run's
+    reporter, scripts/serving/progress.py; it may raise to stop the run)."""
     # attribute reads are much of the loop's overhead: slots make them cheaper
     __slots__ = ("admit_seq", "admitted", "arrival", "base_sum", "cap", "ctx_base", "dec_alone", "dec_ids",
                  "decode_tokens", "done_prefill", "end_at", "ends", "finished", "first_pending", "joining", "kv",
                  "link_free", "min_end", "n", "n_iters", "no_decode", "nxt", "out", "output", "pd_decode", "peak",
-                 "pending_first", "pf_len", "preempted_at", "prefilling", "prompt", "queue", "resume", "scalar_run",
+                 "pending_first", "pf_len", "preempted_at", "prefilling", "progress", "prompt", "queue", "resume",
+                 "scalar_run",
                  "scheduler", "seq", "slot_free_at", "step", "t", "transfer_s", "transfers")
 
-    def __init__(self, step, scheduler, kv, max_concurrency: int | None = None):
-        self.step, self.scheduler, self.kv = step, scheduler, kv
+    def __init__(self, step, scheduler, kv, max_concurrency: int | None = None, progress=None):
+        self.step, self.scheduler, self.kv, self.progress = step, scheduler, kv, progress
         self.cap = max_concurrency or NO_CAP
         self.peak = 0.0
         kv.bind(self)
@@ -218,6 +220,8 @@ class GpuLoop:
             self.kv.release(i)
         self.admitted -= len(ids)
         self.finished += len(ids)
+        if self.progress is not None:
+            self.progress(len(ids))
 
     def _retire(self):
         """Those whose last token this was leave the batch, in batch order."""

@@ -33,7 +33,7 @@ def simulate(a: Anchor, reqs: Requests, schedule: str, *, chunk_tokens: int = 51
              prefill_gpus: int = 1, decode_gpus: int = 1, capacity_bytes: float | None = None,
              max_num_batched_tokens: int | None = None, gpu_name: str = "", first_token: str = "decode",
              efficiency: rl.Efficiency = rl.BOUND, paged: bool | None = None, memory: Memory = DEFAULT_MEMORY,
-             max_concurrency: int | None = None, step_cost=None) -> Trace:
+             max_concurrency: int | None = None, step_cost=None, progress=None) -> Trace:
     """`schedule`: one of the lesson's SCHEDULES, an engine preset (PRESETS) or another registered scheduler
     (`engines()`). For `vllm-v1` and `vllm-v0`, `max_num_batched_tokens` and `max_batch` (max_num_seqs) default as
     that vLLM sets them (`gpu_name` is what vLLM checks for "a100"); `llama.cpp` needs both (-b and -np); the other
@@ -44,7 +44,8 @@ def simulate(a: Anchor, reqs: Requests, schedule: str, *, chunk_tokens: int = 51
     --max-concurrency`, a request is sent at its arrival or, when that many are in flight, when one finishes; the
     trace's arrival times are then the send times, from which vLLM measures TTFT and E2EL. `step_cost` (colocated
     schedules): an object with IterationCost's `seconds` and `decode_run` that times every iteration instead of the
-    anchor's roofline (stepcost.py `measured`); `efficiency` then does not apply."""
+    anchor's roofline (stepcost.py `measured`); `efficiency` then does not apply. `progress`: called with the count
+    of requests each time some finish on a GPU (loop.py)."""
     names = engines()
     if schedule not in names:
         raise ValueError(f"schedule must be one of {', '.join(names)}")
@@ -75,7 +76,7 @@ def simulate(a: Anchor, reqs: Requests, schedule: str, *, chunk_tokens: int = 51
     held_peak = 0.0
     mem = memory if paged else None
     if colocated:
-        loop = GpuLoop(step, scheduler, kv_manager(step.anchor, capacity, mem), max_concurrency)
+        loop = GpuLoop(step, scheduler, kv_manager(step.anchor, capacity, mem), max_concurrency, progress)
         prompt, output = reqs.prompt_tokens.astype(np.int64), reqs.output_tokens.astype(np.int64)
         runs = [loop.run(reqs.arrival_s, prompt, output, out)]
         reqs = Requests(out["send_s"], reqs.prompt_tokens, reqs.output_tokens)
@@ -84,7 +85,8 @@ def simulate(a: Anchor, reqs: Requests, schedule: str, *, chunk_tokens: int = 51
     else:
         gpu, runs, peak, held_peak, ready = disagg.run(
             a, step, reqs, out, prefill_gpus=prefill_gpus, decode_gpus=decode_gpus, capacity=capacity,
-            max_batch=scheduler.max_batch, chunk_tokens=chunk_tokens, memory=mem, first_token=first_token)
+            max_batch=scheduler.max_batch, chunk_tokens=chunk_tokens, memory=mem, first_token=first_token,
+            progress=progress)
     work_to = out["dec_last"].copy()
     gone = out["dec_last"] < out["dec_first"]  # P/D decode convention, one token: no token after its first
     out["dec_first"][gone], out["dec_last"][gone] = -1, -1
