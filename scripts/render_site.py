@@ -1,54 +1,11 @@
-"""Rule render_site: the JSON + templates -> site/index.html, provenance.html, source/ (scripts/page/render.py)."""
+"""Rule render_site: the JSON + templates -> site/index.html, provenance.html, source/ (scripts/page/site.py, render.py)."""
 if "snakemake" in globals():  # run by Snakemake from scripts/: make the repo root importable
     import sys
 
     sys.path.insert(0, str(__import__("pathlib").Path(snakemake.scriptdir).parent))  # noqa: F821
 
-import os
-import signal
-from pathlib import Path
-
-from scripts.page.render import TemplateProblem, course_links, site_files
-from scripts.record.atomic import write_bytes_atomic
+from scripts.page.site import render
 from scripts.record.cli import run_cleanly
-from scripts.record.inputs import InputError, check_questions, read_json
-from scripts.record.vendor import verified_runtime
-from scripts.serving.load_page import page_bundle
-
-
-def render_seconds() -> int:
-    """The render's time limit: a normal render takes ~5 s; a template loop (a `range(10**9)`) would otherwise run
-    until killed. C13_RENDER_SECONDS sets it (the test of the limit uses 2)."""
-    return int(os.environ.get("C13_RENDER_SECONDS", "300"))
-
-
-def _too_long(signum, frame):
-    raise InputError(f"templates: the render ran past {render_seconds()} s (a template loops too long? "
-                     "C13_RENDER_SECONDS sets the limit)")
-
-
-def render(inp, out) -> None:
-    """The site from the rule's inputs into its outputs (every declared output made, or one line saying which is
-    not; the whole render within render_seconds())."""
-    verified_runtime(Path(inp.runtime), Path(inp.vendor))  # the cache is checked again: only the pinned bytes ship
-    signal.signal(signal.SIGALRM, _too_long)
-    signal.alarm(render_seconds())
-    try:
-        files = site_files(inp.data, inp.get("tokens"), inp.get("bench"), check_questions(Path(inp.questions)),
-                           Path(inp.templates[0]).parent, runtime=Path(inp.runtime),
-                           load=page_bundle(read_json(Path(inp.serving))), course=course_links(Path(inp.course)))
-    except TemplateProblem as exc:
-        raise InputError(str(exc)) from None
-    finally:
-        signal.alarm(0)
-    site = Path(out.html).parent
-    missing = [p for p in out if Path(p).parent == site and Path(p).name not in files and Path(p).suffix]
-    if missing:  # what Snakemake would report as MissingOutputException, said as the kit says it
-        raise InputError(f"templates: the render made no {Path(missing[0]).name} (a template or the serving data "
-                         "lacks what makes it)")
-    for name, data in files.items():
-        write_bytes_atomic(site / name, data)
-
 
 if "snakemake" in globals():
     sm = snakemake  # noqa: F821

@@ -199,7 +199,7 @@ def templates_copy(tmp_path: Path) -> Path:
 
 
 def test_an_empty_page_template_is_one_line_and_writes_nothing(tmp_path):
-    from scripts.render_site import render
+    from scripts.page.site import render
 
     t = templates_copy(tmp_path)
     (t / "index.html.j2").write_text("", encoding="utf-8")
@@ -211,7 +211,7 @@ def test_an_empty_page_template_is_one_line_and_writes_nothing(tmp_path):
 
 
 def test_a_template_that_loops_for_ever_is_stopped(tmp_path, monkeypatch):
-    from scripts.render_site import render
+    from scripts.page.site import render
 
     t = templates_copy(tmp_path)
     page = (t / "index.html.j2").read_text(encoding="utf-8")
