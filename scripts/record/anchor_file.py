@@ -58,6 +58,12 @@ def _check_cross_fields(data: dict, filename: str) -> None:
     for key in ("value", "min", "max"):
         if scenario["batch"][key] != int(scenario["batch"][key]):
             fail(f"scenario.batch.{key}", "must be a whole number of requests")
+    default, tries = scenario["context_tokens"]["value"], scenario.get("try_context_tokens", {}).get("value", [])
+    for i, ctx in enumerate(tries):  # the frontier's "a longer context costs" step compares it with the default
+        if not default < ctx <= scenario["context_tokens"]["max"]:
+            fail(f"scenario.try_context_tokens.value[{i}]", f"({ctx}) must be longer than scenario.context_tokens."
+                 f"value ({default}) and at most scenario.context_tokens.max ({scenario['context_tokens']['max']}): "
+                 "the long-context try compares a longer context with the default")
 
 
 def load(path: Path) -> tuple[Anchor, dict]:

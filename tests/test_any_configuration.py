@@ -1,0 +1,87 @@
+"""The page follows any valid configuration (issue 44): configurations the schemas allow but the page once assumed
+away. In `make test`, at the render: the committed data with one workload left (its records and cells dropped, as a
+one-workload build has none), and with every whole-prefill goodput at zero (no "chunked is N x whole" ratio exists);
+each renders a page whose sentences follow (no workload named that is not there, no ratio stated that does not
+exist). In `make test-all`, end to end: a scratch copy with the configuration edited builds, publishes and audits
+clean, or stops in one line naming the field (a long-context try no longer than the default)."""
+import copy
+import json
+import re
+import subprocess
+
+import pytest
+
+from scripts.page.site import render
+from tests.conftest import ROOT, copy_of_built_kit, publishing_build
+from tests.test_record_reliability3 import render_inputs, templates_copy
+
+SERVING = json.loads((ROOT / "precomputed" / "serving.json").read_text(encoding="utf-8"))
+
+
+def page_text(html: str) -> str:
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", html))
+
+
+def rendered(tmp_path, serving: dict) -> str:
+    path = tmp_path / "serving.json"
+    path.write_text(json.dumps(serving, ensure_ascii=False), encoding="utf-8")
+    inp, out = render_inputs(templates_copy(tmp_path), tmp_path)
+    inp["serving"] = str(path)
+    render(inp, out)
+    return (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+
+
+def test_the_workloads_sentence_names_the_workloads_there_are(tmp_path):
+    text = page_text(rendered(tmp_path, SERVING))
+    labels = [w["label"] for w in SERVING["workloads"].values()]
+    assert f"两种负载:「{labels[0]}」和「{labels[1]}」" in text
+    assert "有少量超长 prompt" in text  # the one with a long-prompt share is named as such, from its records
+
+
+def test_zero_whole_goodput_says_there_is_no_ratio(tmp_path):
+    serving = copy.deepcopy(SERVING)
+    for rid in [r for r in serving["provenance"] if r.endswith(".goodput_vs_whole")]:
+        del serving["provenance"][rid]
+    text = page_text(rendered(tmp_path, serving))
+    assert "没有「分块是整段的几倍」可说" in text
+    assert "倍 (二分法得到的值)" not in text
+
+
+@pytest.mark.exhaustive
+@pytest.mark.parametrize("case", ["one workload", "one-token outputs", "burstiness 0.001", "short context"])
+def test_a_configuration_builds_and_audits_clean_or_stops_in_one_line(built_kit, tmp_path, case):
+    built, python = built_kit
+    work = copy_of_built_kit(built, tmp_path)
+    workloads = json.loads((work / "config" / "workloads.json").read_text(encoding="utf-8"))
+    anchor = json.loads((work / "anchor-model.json").read_text(encoding="utf-8"))
+    if case == "one workload":
+        first = next(iter(workloads["workloads"]))
+        workloads["workloads"] = {first: workloads["workloads"][first]}
+        for t in workloads["page"]["try"]["value"].values():
+            t["workload"] = first
+        workloads["page"]["workload"]["value"] = first
+    elif case == "one-token outputs":
+        for w in workloads["workloads"].values():
+            w["output_tokens"].update(median=1, min=1, max=1)
+    elif case == "burstiness 0.001":
+        workloads["sweep"]["burstiness"]["value"] = 0.001
+    else:
+        for k in ("context_tokens", "prompt_tokens"):
+            anchor["scenario"][k].update(value=4096, max=4096, min=1024)
+    (work / "config" / "workloads.json").write_text(json.dumps(workloads, ensure_ascii=False), encoding="utf-8")
+    (work / "anchor-model.json").write_text(json.dumps(anchor, ensure_ascii=False), encoding="utf-8")
+    run = subprocess.run(publishing_build(python), cwd=work, capture_output=True, text=True, timeout=1200)
+    if case == "short context":
+        errors = [ln for ln in run.stderr.splitlines() if ln.startswith("error:")]
+        assert run.returncode != 0 and len(errors) == 1, run.stderr[-2000:]
+        assert "scenario.try_context_tokens.value[0] (32768) must be longer" in errors[0]
+        return
+    assert run.returncode == 0, run.stderr[-3000:]
+    audit = subprocess.run([python, "-m", "scripts.audit", "--no-resimulate"], cwd=work, capture_output=True,
+                           text=True, timeout=600)
+    assert audit.returncode == 0, audit.stdout[-3000:] + audit.stderr[-2000:]
+    text = page_text((work / "site" / "index.html").read_text(encoding="utf-8"))
+    for bad in ("NaN", "Infinity", "undefined"):
+        assert bad not in text, case
+    if case == "one workload":
+        assert "一种负载" in text
