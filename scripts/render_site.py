@@ -1,4 +1,4 @@
-"""Rule render_site: the JSON + templates -> site/index.html, provenance.html, source/ (scripts/page/site.py, render.py)."""
+"""Rule render_site: the JSON + templates -> site/ (index.html, provenance.html, source/): scripts/page/site.py."""
 if "snakemake" in globals():  # run by Snakemake from scripts/: make the repo root importable
     import sys
 

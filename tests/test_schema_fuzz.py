@@ -308,3 +308,51 @@ def assume_refusal(root: Path, name: str, text: bytes, what: str) -> None:
     note(f"{CHECKED[name]}: {what}: {info.value}")
     refused_in_one_line(info.value, root, name)
     TALLY[(name, "mutated: refused")] += 1
+
+
+BUILT_EXAMPLES = 2  # per schema: each is a whole build (about 90 s on 2 cores)
+
+
+@pytest.mark.exhaustive
+@pytest.mark.parametrize("name", [schema.WORKLOADS, schema.GPUS])
+def test_accepted_instances_build_a_page_that_audits_clean(root, built_kit, tmp_path, name):
+    """The first BUILT_EXAMPLES generated instances that the input check accepts (workloads field by field, GPU
+    tables whole) are built end to end in a copy of the kit: each publishes a page that audits clean, or stops in
+    one line naming the file."""
+    import subprocess
+
+    from tests.conftest import copy_of_built_kit, publishing_build
+
+    accepted = []
+
+    @settings(FUZZ, max_examples=200)
+    @given(st.data())
+    def collect(data):
+        if len(accepted) >= BUILT_EXAMPLES:
+            return
+        if name in LEAVES:
+            index = data.draw(st.integers(0, len(LEAVES[name]) - 1))
+            doc = replaced(name, LEAVES[name][index][0], data.draw(leaf_strategy(name, index)))
+        else:
+            doc = data.draw(from_schema(schema_doc(name)).map(printable))
+        try:
+            check(root, name, encode(name, doc))
+        except InputError:
+            return
+        accepted.append(doc)
+    collect()
+    assert len(accepted) == BUILT_EXAMPLES
+    built, python = built_kit
+    for k, doc in enumerate(accepted):
+        work = copy_of_built_kit(built, tmp_path / f"build{k}")
+        (work / CHECKED[name]).write_bytes(encode(name, doc))
+        run = subprocess.run(publishing_build(python), cwd=work, capture_output=True, text=True, timeout=1800)
+        errors = [ln for ln in run.stderr.splitlines() if ln.startswith("error:")]
+        if run.returncode:
+            assert len(errors) == 1 and CHECKED[name].split("/")[-1] in errors[0], run.stderr[-3000:]
+            TALLY[(name, "accepted by the check: stopped in the build, one line")] += 1
+            continue
+        audit = subprocess.run([python, "-m", "scripts.audit", "--no-resimulate"], cwd=work, capture_output=True,
+                               text=True, timeout=600)
+        assert audit.returncode == 0, (json.dumps(doc)[:2000], audit.stdout[-3000:])
+        TALLY[(name, "accepted by the check: built, audited clean")] += 1
