@@ -281,3 +281,14 @@ def test_a_big_trace_prints_its_estimate_and_max_seconds_stops_it_cleanly(tmp_pa
 
 def test_check_all_still_passes_on_the_committed_inputs(root):  # noqa: F811
     check_all(root)
+
+
+@pytest.mark.parametrize(("kind", "where"), [("gpus", ("gpus", None, "label")), ("workloads", ("workloads", None,
+                                                                                               "label"))])
+def test_a_label_that_reads_as_a_number_is_refused(root, kind, where):  # noqa: F811
+    """Found by the end-to-end fuzzing (test_schema_fuzz, make test-all): a GPU or workload labelled "0" built a
+    page whose audit failed ("number '0' is not inside a [data-prov] element")."""
+    def change(d):
+        d[where[0]][next(iter(d[where[0]]))][where[2]] = "0"
+    edit(root, INPUTS[kind], change)
+    refused(root, kind, INPUTS[kind], ".label must match", "reads as a number")

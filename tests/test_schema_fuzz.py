@@ -21,7 +21,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, note, settings
+from hypothesis import HealthCheck, find, given, note, settings
 from hypothesis import strategies as st
 from hypothesis_jsonschema import from_schema
 
@@ -323,24 +323,22 @@ def test_accepted_instances_build_a_page_that_audits_clean(root, built_kit, tmp_
 
     from tests.conftest import copy_of_built_kit, publishing_build
 
-    accepted = []
+    if name in LEAVES:
+        docs = st.integers(0, len(LEAVES[name]) - 1).flatmap(
+            lambda i: leaf_strategy(name, i).map(lambda v, i=i: replaced(name, LEAVES[name][i][0], v)))
+    else:
+        docs = from_schema(schema_doc(name)).map(printable)
 
-    @settings(FUZZ, max_examples=200)
-    @given(st.data())
-    def collect(data):
-        if len(accepted) >= BUILT_EXAMPLES:
-            return
-        if name in LEAVES:
-            index = data.draw(st.integers(0, len(LEAVES[name]) - 1))
-            doc = replaced(name, LEAVES[name][index][0], data.draw(leaf_strategy(name, index)))
-        else:
-            doc = data.draw(from_schema(schema_doc(name)).map(printable))
+    def passes_the_check(doc) -> bool:
         try:
             check(root, name, encode(name, doc))
         except InputError:
-            return
-        accepted.append(doc)
-    collect()
+            return False
+        return doc not in accepted
+
+    accepted = []
+    for _ in range(BUILT_EXAMPLES):  # hypothesis.find: the simplest instance the check accepts, then another
+        accepted.append(find(docs, passes_the_check, settings=settings(FUZZ, max_examples=300)))
     assert len(accepted) == BUILT_EXAMPLES
     built, python = built_kit
     for k, doc in enumerate(accepted):
