@@ -13,12 +13,12 @@ prediction against the runs' mean, the run-to-run spread (the floor no model can
 issue's goals."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 
 from scripts.realengine import calibrate, predict
+from scripts.realengine.settings import read_calibration
 from scripts.record.inputs import InputError
 from scripts.serving import results
 
@@ -69,10 +69,7 @@ def compare(calibration_paths: list[Path], result_paths: list[Path], anchor, set
     engines, saturated_below = [], settings["saturated_below"]
     load_paths = sorted(p for p in calibration_paths if is_load_calibration(p))
     for cpath in sorted(p for p in calibration_paths if not is_load_calibration(p)):
-        cal = json.loads(Path(cpath).read_text())
-        for key in ("machine", "engine", "model", "server", "calibration", "slo_ms"):
-            if key not in cal:
-                raise InputError(f"{Path(cpath).as_posix()}: field {key} is missing")
+        cal = read_calibration(cpath)
         mid, eid = cal["machine"]["id"], cal["engine"]["id"]
         docs = []
         for path in sorted(result_paths):

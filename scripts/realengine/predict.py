@@ -94,7 +94,7 @@ def main(argv=None) -> int:
 
     from scripts.model.anchor import anchor_from
     from scripts.realengine import calibrate
-    from scripts.realengine.settings import comparison_settings
+    from scripts.realengine.settings import comparison_settings, read_calibration
     from scripts.record.atomic import write_json_atomic
     from scripts.record.inputs import InputError, read_json
 
@@ -115,10 +115,7 @@ def main(argv=None) -> int:
     try:
         if args.max_concurrency is not None and args.max_concurrency < 1:
             raise InputError(f"--max-concurrency must be at least 1, not {args.max_concurrency}")
-        cal = read_json(args.calibration)
-        for key in ("server", "calibration", "slo_ms", "engine", "machine"):
-            if key not in cal:
-                raise InputError(f"{args.calibration.as_posix()}: field {key} is missing (a calibration record has it)")
+        cal = read_calibration(args.calibration)
         fit_on = args.fit_on or sorted(args.calibration.parent.glob(
             f"{cal['engine']['id']}-{cal['machine']['id']}-calibration-*.json"))
         if not fit_on:

@@ -3,7 +3,22 @@ its assumption) and checked by its schema. Pure apart from the validation; used 
 the prediction command (predict.py) and the audit."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from scripts.record import schema
+from scripts.record.inputs import InputError, read_json
+
+CALIBRATION_FIELDS = ("machine", "engine", "model", "server", "calibration", "slo_ms")
+
+
+def read_calibration(path: Path) -> dict:
+    """An engine + machine calibration record (precomputed/serve/calibration/<engine>-<machine>.json), with the fields
+    the comparison and the prediction command read."""
+    cal = read_json(Path(path))
+    for key in CALIBRATION_FIELDS:
+        if not isinstance(cal, dict) or key not in cal:
+            raise InputError(f"{Path(path).as_posix()}: field {key} is missing")
+    return cal
 
 
 def comparison_settings(config: dict, where: str = "config/real_engine.json") -> dict:

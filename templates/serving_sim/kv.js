@@ -21,7 +21,6 @@
       this.reserved = 0;
     }
     inUse() { return this.reserved; }
-    roomUsed() { return 0; }
     fits(i) { return this.reserved + this.need[i] <= this.capacity; }
     admit(i) { this.reserved += this.need[i]; }
     release(i) { this.reserved -= this.need[i]; }
@@ -46,7 +45,6 @@
       this.live = new Set();
     }
     inUse() { return this.after(0); }
-    roomUsed() { return this.after(0); }
     fits(i, used) { return used + Math.ceil(this.loop.pf_len[i] / this.bs) * this.block_bytes + this.state <= this.capacity; }
     admit() {}
     release() {}

@@ -74,7 +74,7 @@
     }
     _makeRoom() {  // room for every running request's next token, or preempt the scheduler's victim until there is
       const kv = this.kv;
-      let used = kv.roomUsed(), preempted = false;
+      let used = kv.after(0), preempted = false;
       while (used > kv.capacity) {
         const running = this.dec_ids.concat(this.prefilling);
         if (!running.length) throw new Error("the KV blocks of requests waiting for their transfer exceed the pool");

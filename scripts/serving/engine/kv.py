@@ -76,10 +76,6 @@ class ReservedKV(KVManager):
         """Bytes held now (the loop's peak)."""
         return self.reserved
 
-    def room_used(self) -> float:
-        """What admission starts from: reservations are checked against `reserved` itself."""
-        return 0.0
-
     def fits(self, i: int, used: float) -> bool:
         return self.reserved + self.need[i] <= self.capacity
 
@@ -114,8 +110,6 @@ class PagedKV(KVManager):
 
     def in_use(self) -> float:
         return self.after(0)
-
-    room_used = in_use
 
     def fits(self, i: int, used: float) -> bool:
         return used + -(-self.loop.pf_len[i] // self.bs) * self.block_bytes + self.state <= self.capacity

@@ -124,7 +124,7 @@ class GpuLoop:
         """Room for every running request's next token (a KV manager that preempts), or preempt the scheduler's
         victim until there is."""
         kv = self.kv
-        used, preempted = kv.room_used(), False
+        used, preempted = kv.after(0), False
         while used > kv.capacity:
             running = self.dec_ids + self.prefilling
             if not running:
