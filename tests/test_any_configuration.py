@@ -35,7 +35,9 @@ def test_the_workloads_sentence_names_the_workloads_there_are(tmp_path):
     text = page_text(rendered(tmp_path, SERVING))
     labels = [w["label"] for w in SERVING["workloads"].values()]
     assert f"两种负载:「{labels[0]}」和「{labels[1]}」" in text
-    assert "有少量超长 prompt" in text  # the one with a long-prompt share is named as such, from its records
+    long = next(wid for wid in SERVING["workloads"] if f"serving.workload.{wid}.long.fraction" in SERVING["provenance"])
+    share = SERVING["provenance"][f"serving.workload.{long}.long.fraction"]["display"]
+    assert f"「{SERVING['workloads'][long]['label']}」里 {share}% 的 prompt 长达" in text  # from its records
 
 
 def test_zero_whole_goodput_says_there_is_no_ratio(tmp_path):
