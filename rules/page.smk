@@ -29,13 +29,15 @@ rule render_site:
         runtime=".cache/vendor/vega.min.js",
         vendor="config/vendor.json",
         serving=f"{PRE}/serving.json",
-        templates=["templates/index.html.j2", "templates/bench_section.html.j2", "templates/lesson.js",
+        templates=["templates/index.html.j2", "templates/lab.html.j2", "templates/page_base.html.j2",
+                   "templates/bench_section.html.j2", "templates/lesson.js",
                    "templates/lesson.css", "templates/provenance.html.j2",
                    *sorted(glob.glob("templates/serving_sim/*.js")),  # the simulator's twin, joined by render
                    "templates/serve_real_section.html.j2", "templates/serve_real_reading.html.j2"],
         code=code("scripts/render_site.py"),
     output:
         html=f"{PAGE}/index.html",
+        lab=f"{PAGE}/lab.html",
         runtime=f"{PAGE}/vega.min.js",
         script=f"{PAGE}/lesson.js",
         data_script=f"{PAGE}/lesson-data.js",

@@ -7,7 +7,7 @@ function lesson(loadScript, files) {
   const K = {...DATA.constants};  // the GPU switch overwrites the hardware constants in place
   const GPUS = Object.fromEntries((DATA.gpus || []).map((g) => [g.id, g]));
   const DEFAULT_GPU = (DATA.gpus || []).find((g) => g.default);
-  const PROV = DATA.provenance;
+  const PROV = Object.assign({}, DATA.provenance, window.C13_PAGE_PROV || {});  // + the pages' own counts
 
   // ---- roofline.py -------------------------------------------------------------------------
   const stepSeconds = (bytes, flops) => Math.max(bytes / K.hbm_bandwidth_bytes_per_s, flops / K.peak_bf16_flops);
@@ -901,6 +901,7 @@ function lesson(loadScript, files) {
   window.lessonReady = Promise.all(ids.map((id) => new Promise((resolve) => { waiting[id] = resolve; })))
     .then(update).then(() => { markScrolling(); document.body.dataset.ready = "1"; });
   window.lessonDraw = draw;
+  if (files.page === "lab" && files.serving) servingData();  // the lab's numbers open serving.json's records too
   update();
   markScrolling();
 }
@@ -918,6 +919,6 @@ function lesson(loadScript, files) {
   });
   const afterFirstFrame = new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
   afterFirstFrame.then(() => Promise.all([load(me.dataset.data), load(me.dataset.runtime)]))
-    .then(() => lesson(load, {serving: me.dataset.serving, sim: me.dataset.sim}))
+    .then(() => lesson(load, {serving: me.dataset.serving, sim: me.dataset.sim, page: me.dataset.page}))
     .catch((err) => { document.body.dataset.ready = "error"; console.error(err); });
 })();

@@ -3,7 +3,8 @@
   python -m scripts.audit [--site site] [--data precomputed]        (what `make audit` and CI run)
 
 Regenerates nothing. Checks, each reported with what failed and where:
-  1. numbers   every number in the page's text and chart titles sits in a [data-prov] element whose record exists
+  1. numbers   every number in the pages' text (the lesson, index.html, and its lab, lab.html) and chart titles sits
+               in a [data-prov] element whose record exists
   2. derived   each derived record names its derivation, formula and inputs; recomputing it as its derivation says
                gives the shown value
   2b. embedded the page's data (lesson-data.js) (what its sliders compute from) equals, byte for byte, the same
@@ -39,12 +40,18 @@ def sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def load_records(data: Path) -> dict:
+def load_records(data: Path, site: Path | None = None) -> dict:
+    """Every record of precomputed/, and (given the site) the records the render counted from the pages
+    themselves (their reading time: lesson-data.js window.C13_PAGE_PROV)."""
+    from scripts.page.render import DATA_SCRIPT, read_page_records
+
     records = {}
     for name in ("precomputed.json", "tokenizer_counts.json", "bench_medians.json", "serving.json"):
         path = data / name
         if path.exists():
             records.update(json.loads(path.read_text(encoding="utf-8")).get("provenance", {}))
+    if site is not None and (site / DATA_SCRIPT).exists():
+        records.update(read_page_records((site / DATA_SCRIPT).read_text(encoding="utf-8")))
     return records
 
 
@@ -64,9 +71,11 @@ def check_numbers(html: str, records: dict, specs: str = "") -> list[str]:
     return problems
 
 
-def recompute(rec: dict, records: dict, root: Path, anchor_path: Path | None = None) -> float | None:
+def recompute(rec: dict, records: dict, root: Path, anchor_path: Path | None = None, site: Path | None = None) \
+        -> float | None:
     """The record's value recomputed as its derivation says (scripts/record/provenance.Derivation); None when it
-    cannot be recomputed here (token counts: tests/test_tokenizers.py re-encodes them)."""
+    cannot be recomputed here (token counts: tests/test_tokenizers.py re-encodes them). A page count reads the
+    audited site's page (`site`, site/ by default)."""
     from scripts.record.anchor_file import load
 
     how = Record.from_json(rec, check_display=False).derivation
@@ -92,6 +101,11 @@ def recompute(rec: dict, records: dict, root: Path, anchor_path: Path | None = N
     if how is Derivation.PASSAGE:
         fn = {"builtins:len": len, "str.encode:utf-8": lambda t: len(t.encode("utf-8"))}[rec["formula"]]
         return _passage_value(rec, root, fn)
+    if how is Derivation.PAGE:  # counted from the built page itself (scripts/page/reading.py)
+        page = (site or root / "site") / Path(rec["inputs"][0]).name
+        if not page.exists():
+            return float("nan")
+        return getattr(importlib.import_module(module), name)(page.read_text(encoding="utf-8"))
     if how is Derivation.TINYGPT:
         from scripts.bench.tinygpt import Shape, TinyGPT, param_count
 
@@ -105,13 +119,14 @@ def _passage_value(rec: dict, root: Path, fn) -> float:
     return fn(json.loads((root / path).read_text(encoding="utf-8"))["passages"][pid]["text"])
 
 
-def check_derived(records: dict, root: Path, anchor_path: Path | None = None) -> tuple[list[str], int]:
+def check_derived(records: dict, root: Path, anchor_path: Path | None = None, site: Path | None = None) \
+        -> tuple[list[str], int]:
     problems, skipped = [], 0
     for rid, rec in records.items():
         if rec.get("kind") != "derived":
             continue
         try:
-            value = recompute(rec, records, root, anchor_path)
+            value = recompute(rec, records, root, anchor_path, site)
         except RecordError as exc:
             problems.append(str(exc))
             continue
@@ -469,12 +484,16 @@ def audit(site: Path, data: Path, root: Path, resimulate: bool = True, anchor: P
     index = site / "index.html"
     if not index.exists():
         return {"numbers": [f"{index} is missing: run `make site` first"]}
-    records = load_records(data)
+    records = load_records(data, site)
     manifest_path = data / "MANIFEST.json"
     manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.exists() else {}
-    derived, skipped = check_derived(records, root, anchor)
+    derived, skipped = check_derived(records, root, anchor, site)
+    pages = [index, site / "lab.html"]
+    missing = [f"{p} is missing: run `make site` first" for p in pages if not p.exists()]
+    numbers = missing + [f"{p.name} {problem}" for p in pages if p.exists() for problem in
+                         check_numbers(p.read_text(encoding="utf-8"), records, page_specs(site) if p == index else "")]
     results = {
-        "numbers": check_numbers(index.read_text(encoding="utf-8"), records, page_specs(site)),
+        "numbers": numbers,
         "embedded": check_embedded(site, data),
         "derived": derived,
         "measured": check_measured(records, manifest, root),
@@ -485,7 +504,8 @@ def audit(site: Path, data: Path, root: Path, resimulate: bool = True, anchor: P
         "manifest": check_manifest(manifest, root, data) if manifest else [f"{manifest_path} is missing"],
     }
     results["_counts"] = {"records": len(records), "derived_not_recomputed": skipped,
-                          "numbers_on_page": len(page_numbers(index.read_text(encoding="utf-8")))}
+                          "numbers_on_page": sum(len(page_numbers(p.read_text(encoding="utf-8"))) for p in pages
+                                                 if p.exists())}
     return results
 
 
@@ -514,7 +534,7 @@ def main(argv: list[str] | None = None) -> int:
         problems = results.get(check, [])
         print(f"{check:<10} {'ok' if not problems else 'FAIL':<8} {len(problems)}")
     if counts:
-        print(f"({counts['numbers_on_page']} numbers on the page, {counts['records']} provenance records, "
+        print(f"({counts['numbers_on_page']} numbers on the two pages, {counts['records']} provenance records, "
               f"{counts['derived_not_recomputed']} derived records checked by the tokenizer tests instead)")
     failed = [(c, p) for c in CHECKS for p in results.get(c, [])]
     for check, problem in failed[:50]:

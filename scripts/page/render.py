@@ -24,7 +24,7 @@ from markdown_it import MarkdownIt
 from markupsafe import Markup
 
 from scripts.common import names
-from scripts.page import charts
+from scripts.page import charts, reading
 from scripts.record.inputs import InputError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -43,7 +43,8 @@ def json_for_script(obj: object) -> Markup:
 RUNTIME, SCRIPT, DATA_SCRIPT, SERVING_SCRIPT = "vega.min.js", "lesson.js", "lesson-data.js", "serving-data.js"
 SIM_SCRIPT, SIM_SOURCE = "serving-sim.js", "serving_sim"  # the browser's twin of scripts/serving/engine/ (a folder)
 SIM_INCLUDE = re.compile(r"^  // @include ((?:[a-z_]+\.js ?)+)$", re.M)  # twin.js names its parts, in order
-DATA_PREFIX, SPECS_PREFIX = "window.C13_DATA=", "window.C13_SPECS="
+DATA_PREFIX, SPECS_PREFIX, PAGE_PROV_PREFIX = "window.C13_DATA=", "window.C13_SPECS=", "window.C13_PAGE_PROV="
+PAGES = {"index.html": "index.html.j2", "lab.html": "lab.html.j2"}  # the lesson and its lab, one build
 SERVING_PREFIX, SERVING_PROV_PREFIX = "window.C13_SERVING=", "window.C13_SERVING_PROV="
 
 
@@ -60,9 +61,17 @@ def compile_specs(specs: dict[str, dict]) -> dict[str, dict]:
     return out
 
 
-def data_script(data: dict, specs: dict) -> str:
-    """lesson-data.js: the page's data and chart specs, one assignment per line (the audit reads them back)."""
-    return f"{DATA_PREFIX}{json_for_script(data)};\n{SPECS_PREFIX}{json_for_script(specs)};\n"
+def data_script(data: dict, specs: dict, page_prov: dict | None = None) -> str:
+    """lesson-data.js: the page's data and chart specs, one assignment per line (the audit reads them back), and
+    the records counted from the pages themselves (their reading time: scripts/page/reading.py)."""
+    out = f"{DATA_PREFIX}{json_for_script(data)};\n{SPECS_PREFIX}{json_for_script(specs)};\n"
+    return out + (f"{PAGE_PROV_PREFIX}{json_for_script(page_prov)};\n" if page_prov is not None else "")
+
+
+def read_page_records(text: str) -> dict:
+    """The page-counted records of a lesson-data.js ({} when it has none)."""
+    found, _ = read_data_script(text, (PAGE_PROV_PREFIX, SPECS_PREFIX))
+    return json.loads(found) if found else {}
 
 
 def serving_script(experiment: dict, records: dict) -> str:
@@ -81,11 +90,11 @@ def read_data_script(text: str, prefixes: tuple[str, str] = (DATA_PREFIX, SPECS_
     return found[prefixes[0]], found[prefixes[1]]
 
 
-def serving_records_on_page(html: str, serving: dict) -> dict:
-    """The serving.json records the page shows (its other thousand stay in serving.json and provenance.html)."""
+def serving_records_on_page(html: str | list[str], serving: dict) -> dict:
+    """The serving.json records the pages show (its other thousand stay in serving.json and provenance.html)."""
     from scripts.page.scan import page_numbers
 
-    shown = {rid for rid, _, _ in page_numbers(html)}
+    shown = {rid for page in ([html] if isinstance(html, str) else html) for rid, _, _ in page_numbers(page)}
     return {rid: rec for rid, rec in serving["provenance"].items() if rid in shown}
 
 
@@ -242,10 +251,13 @@ def _render(data: dict, tokens: dict | None, bench: dict | None, questions_md: s
                       "load_scatter": charts.load_scatter(o["ttft_slo_ms"], o["load_tpot_slo_ms"])})
     lesson_js = (templates / "lesson.js").read_text(encoding="utf-8")
     compiled = compile_specs(specs)
-    html = env.get_template("index.html.j2").render(
+    commands = lab_commands(course)
+    settings = reading.config_records(reading_settings(course), commands)
+    context = dict(
         d=data, P=prov, num=num, readout=readout, link=link, holds=claim_outcomes(data, serving),
         course_map=(course or {}).get("map", {}).get("value") or [None] * MAP_GENERATIONS,
-        tokens=tokens, bench=bench, serving=serving,
+        tokens=tokens, bench=bench, serving=serving, lab_commands=commands,
+        cmd=lambda cid: command_code(commands, cid),
         schedule_labels=names.SCHEDULE_LABELS, tail_part_labels=names.TAIL_PART_LABELS,
         css=Markup((templates / "lesson.css").read_text(encoding="utf-8")),
         scripts={"page": SCRIPT, "data": DATA_SCRIPT, "runtime": RUNTIME, "serving": SERVING_SCRIPT, "sim": SIM_SCRIPT},
@@ -258,12 +270,56 @@ def _render(data: dict, tokens: dict | None, bench: dict | None, questions_md: s
         questions=markdown(questions_md), build_date=build_date(["anchor-model.json", "precomputed"]),
         commit=git_commit(),
     )
-    files = {"index.html": html, RUNTIME: runtime.read_text(encoding="utf-8"), SCRIPT: lesson_js,
-             DATA_SCRIPT: data_script(page_data(data, tokens, bench), compiled)}
+
+    def pages() -> dict[str, str]:
+        return {name: env.get_template(template).render(page_name=name.removesuffix(".html"), **context)
+                for name, template in PAGES.items()}
+
+    # Two passes: the header's reading time is counted from the page it heads. The first pass renders with
+    # placeholder counts (the header's meta line is not counted, so the second pass counts the same page).
+    placeholder = {f"page.{p}.{k}": {"id": f"page.{p}.{k}", "display": "0"} for p in reading.PAGES
+                   for k in ("minutes", "experiments", "prose_chars")}
+    prov.update({**settings, **placeholder})
+    first = pages()
+    page_prov = {**settings, **reading.page_records({p: first[f] for p, f in reading.PAGES.items()}, settings)}
+    problem = reading.frame_problem(page_prov)
+    if problem:
+        raise TemplateProblem(problem)
+    prov.update(page_prov)
+    html_pages = pages()
+    again = reading.page_records({p: html_pages[f] for p, f in reading.PAGES.items()}, settings)
+    if any(again[k] != page_prov[k] for k in again):  # a template that counts differently once the numbers are in
+        raise TemplateProblem("templates: the pages' reading counts changed between the two render passes")
+    files = {**html_pages, RUNTIME: runtime.read_text(encoding="utf-8"), SCRIPT: lesson_js,
+             DATA_SCRIPT: data_script(page_data(data, tokens, bench), compiled, page_prov)}
     if serving:
-        files[SERVING_SCRIPT] = serving_script(load["experiment"], serving_records_on_page(html, serving))
+        files[SERVING_SCRIPT] = serving_script(load["experiment"], serving_records_on_page(list(html_pages.values()),
+                                                                                          serving))
         files[SIM_SCRIPT] = sim_script(templates / SIM_SOURCE)
     return files
+
+
+def command_code(commands: list[dict], cid: str) -> Markup:
+    """A lab command by its id in config/course.json lab_commands, as code (exempt from the number audit)."""
+    for c in commands:
+        if c["id"] == cid:
+            return Markup('<code data-meta="command">{}</code>').format(c["command"])
+    raise TemplateProblem(f"config/course.json: field lab_commands has no entry with id {cid!r} (templates/lab.html.j2 "
+                          "names it)")
+
+
+def _committed_course() -> dict:
+    return json.loads((REPO / "config" / "course.json").read_text(encoding="utf-8"))
+
+
+def reading_settings(course: dict | None) -> dict:
+    """config/course.json `reading` (the committed file's when the caller passes no course)."""
+    return course["reading"] if course and "reading" in course else _committed_course()["reading"]
+
+
+def lab_commands(course: dict | None) -> list[dict]:
+    """The commands the lab lists (config/course.json `lab_commands`; the committed file's without a course)."""
+    return course["lab_commands"] if course and "lab_commands" in course else _committed_course()["lab_commands"]
 
 
 def sim_script(folder: Path) -> str:
@@ -359,12 +415,14 @@ def site_files(data_path: str, tokens_path: str | None, bench_path: str | None, 
     from jinja2 import TemplateError
 
     files = render(data, tokens, bench, questions_md, templates, runtime, load, course)
-    if "<html" not in files["index.html"][:4096].lower():  # an emptied or cut template renders no page at all
-        raise TemplateProblem(f"templates/index.html.j2: renders no page ({len(files['index.html'])} characters, no "
-                              "<html> element): restore the template")
-    prov = merged_provenance(data, tokens, bench, load["serving"] if load else None)
-    try:
-        page, sources = render_provenance(files["index.html"], prov, templates, report=True)
+    for name, template in PAGES.items():  # an emptied or cut template renders no page at all
+        if "<html" not in files[name][:4096].lower():
+            raise TemplateProblem(f"templates/{template}: renders no page ({len(files[name])} characters, no "
+                                  "<html> element): restore the template")
+    prov = {**merged_provenance(data, tokens, bench, load["serving"] if load else None),
+            **read_page_records(files[DATA_SCRIPT])}
+    try:  # one provenance page for both: the lesson's numbers, then the lab's
+        page, sources = render_provenance(files["index.html"] + files["lab.html"], prov, templates, report=True)
     except (TemplateError, KeyError) as exc:
         raise template_problem(exc) from None
     out = {f"source/{src}": (REPO / src).read_bytes() for src in sources}  # the scripts behind the numbers

@@ -110,7 +110,9 @@ def compare(calibration_paths: list[Path], result_paths: list[Path], anchor, set
                      "long_share": float(np.mean([np.mean(np.asarray(d["input_lens"]) == length) for d in long]))}
         engines.append({"calibration": Path(cpath).as_posix(), "load": load,
                         "slo_assumption": cal.get("slo_assumption"), "machine": cal["machine"],
-                        "engine": cal["engine"], "model": cal["model"], "server": cal["server"],
+                        "engine": cal["engine"], "model": cal["model"],
+                        # the run files' threads_source named a note outside the repository: records.THREADS_SOURCE
+                        "server": {k: v for k, v in cal["server"].items() if k != "threads_source"},
                         "slo_ms": cal["slo_ms"], "calibration_points": cal["calibration"],
                         "halves": {str(f): {"cells": sorted([w, r] for (w, r), v in fold.items() if v == f),
                                             "step_model": models[f].as_dict(), "fit_quality": quality[f]}

@@ -154,6 +154,11 @@ def _calibration(r: _Records, e: dict) -> None:
                   f"校准设置 config/real_engine.json calibration.prefill_prompt_tokens 中的一个:{why}")
 
 
+# Why one thread (the run files keep the sentence of their day, which named a note outside the repository)
+THREADS_SOURCE = ("在这台两核机器上试出来的(README.md「真实引擎」一节,config/real_engine.json server.threads_source):"
+                  "-t 2 时 OpenMP 忙等互相拖垮,解码步在 32–590 ms 之间乱跳;-t 1 把另一个核留给压测客户端")
+
+
 def _settings(r: _Records, e: dict) -> None:
     eng, model, srv = e["engine"], e["model"], e["server"]
     r.measured(f"real.{r.mid}.engine.build_s", "llama-server 在本机的编译时间(2 个并行任务)", eng["build_seconds"], "s",
@@ -168,8 +173,7 @@ def _settings(r: _Records, e: dict) -> None:
     r.setting("server.slots", "并发槽数(llama-server -np)", srv["slots"], "个", "int", note)
     r.setting("server.batch_tokens", "每轮最多装的 token 数(llama-server -b)", srv["batch_tokens"], "token", "int",
               note)
-    r.setting("server.threads", "计算线程数(llama-server -t)", srv["threads"], "个", "int",
-              srv.get("threads_source", note))
+    r.setting("server.threads", "计算线程数(llama-server -t)", srv["threads"], "个", "int", THREADS_SOURCE)
     for key, value, label in (("goal.central", 10, "目标:中位与均值类指标的预测误差上限"),
                               ("goal.tail", 20, "目标:p99 类指标的预测误差上限")):
         r.setting(key, label, value, "%", "int", GOAL_SOURCE)

@@ -35,6 +35,7 @@ class Derivation(StrEnum):
     TOKENIZER = "tokenizer"  # a token count; inputs: the passage and the pinned tokenizer files (re-encoded by tests)
     TINYGPT = "tinygpt"      # formula(TinyGPT(Shape(**args))); inputs: the benchmark record's model shape
     FITTED = "fitted"        # a workload length fitted to the model's context; inputs: context and configured length
+    PAGE = "page"            # formula(the built page's HTML); inputs: ["site/<page>.html"] (the header's reading time)
 
 
 REQUIRED = {  # each kind's own fields, in the order they are written

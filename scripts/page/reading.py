@@ -1,0 +1,192 @@
+"""How long a page takes to read, counted from the page itself (pure: HTML in, numbers out).
+
+The header's reading time is not a promise typed into the template: the render counts the page it made and the
+build fails when the lesson overruns its frame (config/course.json `reading`). What counts:
+
+  prose        every character but whitespace of the text a reader reads in the page's opening state: the text
+               of <main> outside <table> (tables are counted apart: a reader scans them, the experiments' time
+               covers them), outside the header's meta line, <footer>, <script>, <style>, <pre> (sample texts),
+               chart boxes, the experiments' controls (`.controls`, `.choices`) and readouts (`.readouts`), and
+               outside what is hidden in that state (`hidden`: the notes of other states, `data-when-*`, and the
+               words of the other step-time setting). Panels a reader opens with a click (the
+               request path, the formula, the design steps) count: the lesson asks the reader to open them.
+  experiments  the page's `.experiment` boxes; each costs `minutes_per_experiment`.
+  controls     the inputs and selects inside those boxes (what a reader can move).
+
+minutes = prose / rate + experiments x minutes_per_experiment."""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from html.parser import HTMLParser
+
+VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+SKIP_TAGS = {"script", "style", "pre", "footer", "select", "table", "template"}
+SKIP_CLASSES = {"meta", "controls", "readouts", "chart", "choices"}
+
+
+@dataclass(frozen=True)
+class Reading:
+    prose: int        # characters, whitespace excluded
+    tables: int       # characters inside tables
+    experiments: int
+    controls: int
+
+
+class _Counter(HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.stack: list[tuple[str, bool, bool]] = []  # (tag, skipped here or above, inside a table)
+        self.in_main = False
+        self.prose = self.tables = self.experiments = self.controls = 0
+        self._classes: list[set[str]] = []  # each open element's classes, beside self.stack
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        classes = set((a.get("class") or "").split())
+        if tag == "main":
+            self.in_main = True
+        if "experiment" in classes:
+            self.experiments += 1
+        inside_experiment = any("experiment" in c for c in self._classes)
+        if tag in ("input", "select") and (inside_experiment or "experiment" in classes) \
+                and a.get("type") != "hidden":
+            self.controls += 1
+        if tag in VOID:
+            return
+        above_skip = bool(self.stack) and self.stack[-1][1]
+        above_table = bool(self.stack) and self.stack[-1][2]
+        skip = above_skip or tag in SKIP_TAGS or bool(classes & SKIP_CLASSES) \
+            or any(k.startswith("data-when-") for k in a) or ("hidden" in a and "panel" not in classes)
+        self.stack.append((tag, skip, above_table or tag == "table"))
+        self._classes.append(classes)
+
+    def handle_endtag(self, tag):
+        if tag in VOID:
+            return
+        if tag == "main":
+            self.in_main = False
+        for i in range(len(self.stack) - 1, -1, -1):  # close up to the matching tag (HTML allows omitted ends)
+            if self.stack[i][0] == tag:
+                del self.stack[i:]
+                del self._classes[i:]
+                return
+
+    def handle_data(self, data):
+        if not self.in_main:
+            return
+        n = len(re.sub(r"\s", "", data))
+        if not n:
+            return
+        top = self.stack[-1] if self.stack else ("", False, False)
+        if top[2]:
+            self.tables += n
+        elif not top[1]:
+            self.prose += n
+
+
+def count(html: str) -> Reading:
+    """The page's prose, table characters, experiments and controls, as the module docstring defines them."""
+    c = _Counter()
+    c.feed(html)
+    c.close()
+    return Reading(c.prose, c.tables, c.experiments, c.controls)
+
+
+def prose_characters(html: str) -> int:
+    return count(html).prose
+
+
+def experiments(html: str) -> int:
+    return count(html).experiments
+
+
+def minutes(prose: float, rate_chars_per_minute: float, experiment_count: float, minutes_per_experiment: float) \
+        -> float:
+    """Reading time in minutes: the prose at the reading rate, plus each experiment's stated time."""
+    return prose / rate_chars_per_minute + experiment_count * minutes_per_experiment
+
+
+def whole_minutes(value: float) -> int:
+    """What the header prints: the time rounded up (a header that says 34 when it takes 34.2 would be short)."""
+    return math.ceil(value - 1e-9)
+
+
+def header_minutes(prose: float, rate_chars_per_minute: float, experiment_count: float,
+                   minutes_per_experiment: float) -> int:
+    """The header's figure: minutes() rounded up."""
+    return whole_minutes(minutes(prose, rate_chars_per_minute, experiment_count, minutes_per_experiment))
+
+
+PAGES = {"lesson": "index.html", "lab": "lab.html"}  # page id -> its file in site/
+SCRIPT = "scripts/page/reading.py"
+COURSE = "config/course.json"
+
+
+def config_records(reading: dict, commands: list[dict]) -> dict[str, dict]:
+    """config/course.json's reading settings and the lab's command durations as records (cited or assumed)."""
+    from scripts.record.provenance import assumed, cited_record
+
+    def one(rid, label, entry, unit, fmt, field):
+        if "source" in entry:
+            return cited_record(rid, label, entry["value"], unit, fmt, work=entry["source"],
+                                version=f"as recorded in {COURSE}", locator=f"{COURSE} {field}", self_reported=False,
+                                field=field)
+        return assumed(rid, label, entry["value"], unit, fmt, assumption=entry["assumption"], field=field)
+
+    out = {
+        "page.reading.frame_minutes": one("page.reading.frame_minutes", "这一课的时长框架", reading["frame_minutes"],
+                                          "min", "int", "reading.frame_minutes"),
+        "page.reading.rate": one("page.reading.rate", "中文阅读速度(字/分钟)", reading["rate_chars_per_minute"],
+                                 "char/min", "int", "reading.rate_chars_per_minute"),
+        "page.reading.minutes_per_experiment": one("page.reading.minutes_per_experiment", "每个页内实验的时间",
+                                                   reading["minutes_per_experiment"], "min", "f1",
+                                                   "reading.minutes_per_experiment"),
+    }
+    for i, c in enumerate(commands):
+        rid = f"lab.command.{c['id']}.minutes"
+        out[rid] = one(rid, f"{c['command'].split(' --')[0]} 大约要多久", c["minutes"], "min", "int",
+                       f"lab_commands[{i}].minutes")
+    return out
+
+
+def page_records(pages: dict[str, str], settings: dict[str, dict]) -> dict[str, dict]:
+    """Per page (id -> its HTML): its prose characters and experiments (counted from the page) and its reading
+    time (derived from them and the reading settings' records, `settings`)."""
+    from scripts.record.provenance import Derivation, derived
+
+    out = {}
+    for page, html in pages.items():
+        c, file = count(html), PAGES[page]
+        pre = f"page.{page}"
+        out[f"{pre}.prose_chars"] = derived(
+            f"{pre}.prose_chars", f"{file} 的正文字数(不含空白与表格)", c.prose, "char", "int",
+            derivation=Derivation.PAGE, formula="scripts.page.reading:prose_characters", inputs=[f"site/{file}"],
+            script=SCRIPT)
+        out[f"{pre}.experiments"] = derived(
+            f"{pre}.experiments", f"{file} 的页内实验个数", c.experiments, "个", "int", derivation=Derivation.PAGE,
+            formula="scripts.page.reading:experiments", inputs=[f"site/{file}"], script=SCRIPT)
+        inputs = [f"{pre}.prose_chars", "page.reading.rate", f"{pre}.experiments",
+                  "page.reading.minutes_per_experiment"]
+        value = header_minutes(*(({**out, **settings})[i]["value"] for i in inputs))
+        out[f"{pre}.minutes"] = derived(
+            f"{pre}.minutes", f"{file} 的阅读与实验时间(向上取整)", value, "min", "int",
+            derivation=Derivation.RECORDS, formula="scripts.page.reading:header_minutes", inputs=inputs,
+            script=SCRIPT)
+    return out
+
+
+def frame_problem(records: dict[str, dict]) -> str | None:
+    """One line when the lesson page reads past its frame, naming the config field and the counts; else None."""
+    lesson = minutes(records["page.lesson.prose_chars"]["value"], records["page.reading.rate"]["value"],
+                     records["page.lesson.experiments"]["value"],
+                     records["page.reading.minutes_per_experiment"]["value"])
+    frame = records["page.reading.frame_minutes"]["value"]
+    if lesson <= frame:
+        return None
+    return (f"templates/index.html.j2: the lesson reads in {lesson:.1f} minutes "
+            f"({records['page.lesson.prose_chars']['value']:,} prose characters at "
+            f"{records['page.reading.rate']['value']:g}/min + {records['page.lesson.experiments']['value']} "
+            f"experiments x {records['page.reading.minutes_per_experiment']['value']:g} min), over its frame of "
+            f"{frame:g} minutes ({COURSE} reading.frame_minutes): move depth to the lab page")
