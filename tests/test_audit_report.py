@@ -40,10 +40,24 @@ def test_the_committed_build_passes(copy):
 def test_planted_unregistered_number_fails_with_its_location(copy):
     index = copy / "site" / "index.html"
     html = index.read_text(encoding="utf-8")
-    index.write_text(html.replace("<h1>", "<h1>快了 42 倍:", 1), encoding="utf-8")
+    # planted in a table header: a table is not prose, so the page's counted reading time stays what it was
+    assert html.count("<th>问题</th>") == 1
+    index.write_text(html.replace("<th>问题</th>", "<th>问题(快了 42 倍)</th>", 1), encoding="utf-8")
     problems = failures(run(copy))
     assert list(problems) == ["numbers"]
     assert any("'42'" in p and "line" in p for p in problems["numbers"])
+
+
+def test_the_lab_page_is_audited_as_the_lesson_is(copy):
+    """Issue 39: both pages' numbers are checked, and a page whose prose grew after the build no longer matches its
+    counted reading time (the header's minutes are a derived record recomputed from the page)."""
+    lab = copy / "site" / "lab.html"
+    html = lab.read_text(encoding="utf-8")
+    lab.write_text(html.replace("<h1>", "<h1>再快 17 倍、多读几行字:", 1), encoding="utf-8")
+    problems = failures(run(copy))
+    assert any(p.startswith("lab.html") and "'17'" in p for p in problems["numbers"])
+    assert any(p.startswith("page.lab.prose_chars: recomputes to") for p in problems["derived"])
+    assert not any(p.startswith("page.lesson") for p in problems["derived"])
 
 
 def test_number_that_disagrees_with_its_record_fails(copy):

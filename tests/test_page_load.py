@@ -14,7 +14,7 @@ from tests.conftest import ROOT
 pytestmark = pytest.mark.browser
 SITE = ROOT / "site"
 SHOWN = ("mean_ttft_ms", "p50_ttft_ms", "p90_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "p99_tpot_ms", "attainment",
-         "request_goodput", "goodput_rate", "goodput_gain", "tail_queueing_ms", "tail_prefill_ms",
+         "goodput_rate", "goodput_gain", "tail_queueing_ms", "tail_prefill_ms",
          "tail_interference_ms", "tail_transfer_ms", "tail_decode_ms", "tail_e2el_ms")
 
 
@@ -178,6 +178,9 @@ def test_engine_controls_through_real_events_give_the_python_engines_numbers(pag
     pg, _ = page
     pg.evaluate("window.lessonSet({workload: 'chat', ttft_slo_ms: 2000, load_tpot_slo_ms: 30, attainment_target: 0.9})")
     pg.locator('select[data-choice="gpu"]').select_option("mi300x")
+    more = pg.locator("#exp-load details.more-settings")
+    assert more.get_attribute("open") is None  # the engine settings start folded (issue 39): a reader opens them
+    more.locator("summary").click()
     pg.locator('input[data-choice="step_time"][value="realistic"]').check()
     chunk = pg.locator('input[data-param="load_chunk_tokens"]')
     values = json.loads(chunk.get_attribute("data-values"))
@@ -207,6 +210,7 @@ def test_engine_controls_through_real_events_give_the_python_engines_numbers(pag
     pg.evaluate("window.lessonSet({gpu: 'h100_sxm', step_time: 'bound', load_chunk_tokens: 512, pd_split: '1:1', "
                 "request_rate: 4})")
     pg.locator('input[data-choice="step_time"][value="bound"]').check()
+    more.locator("summary").click()
     pg.evaluate("window.lessonPending()")
     assert pg.locator("[data-when-sim-live]").first.is_hidden()
 

@@ -214,9 +214,10 @@ def test_a_template_that_loops_for_ever_is_stopped(tmp_path, monkeypatch):
     from scripts.page.site import render
 
     t = templates_copy(tmp_path)
-    page = (t / "index.html.j2").read_text(encoding="utf-8")
-    (t / "index.html.j2").write_text(page.replace("<body", "{% for i in range(10**9) %}{% endfor %}<body", 1),
-                                     encoding="utf-8")
+    page = (t / "page_base.html.j2").read_text(encoding="utf-8")  # the frame both pages extend
+    assert "<body" in page
+    (t / "page_base.html.j2").write_text(page.replace("<body", "{% for i in range(10**9) %}{% endfor %}<body", 1),
+                                         encoding="utf-8")
     monkeypatch.setenv("C13_RENDER_SECONDS", "3")
     inp, out = render_inputs(t, tmp_path)
     began = time.monotonic()
