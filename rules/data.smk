@@ -7,6 +7,8 @@ rule precomputed:
         anchor=anchor_file,
         cited="precomputed/cited.json",
         gpus="config/gpus.json",
+        techniques="config/techniques.json",
+        workloads="config/workloads.json",  # the reserving workload's longest prompt and output
         code=code("scripts/gen_c13_precomputed.py"),
     output:
         json=f"{PRE}/precomputed.json",

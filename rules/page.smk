@@ -30,6 +30,7 @@ rule render_site:
         vendor="config/vendor.json",
         serving=f"{PRE}/serving.json",
         templates=["templates/index.html.j2", "templates/lab.html.j2", "templates/page_base.html.j2",
+                   "templates/techniques_block.html.j2",
                    "templates/bench_section.html.j2", "templates/lesson.js",
                    "templates/lesson.css", "templates/provenance.html.j2",
                    *sorted(glob.glob("templates/serving_sim/*.js")),  # the simulator's twin, joined by render

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from scripts.record import schema
-from scripts.record.anchor_file import load, load_gpus
+from scripts.record.anchor_file import load, load_gpus, load_techniques
 from scripts.record.inputs import InputError, bad_character, check_questions, read_text
 from scripts.record.schema import read_config
 
@@ -17,7 +17,8 @@ from scripts.record.schema import read_config
 CITED_READ = ("cited.course.gpt2_tokens", "cited.course.qwen_tokens")
 CITED_DENOMINATORS = ("cited.course.qwen_tokens",)
 TEMPLATES = ("templates/index.html.j2", "templates/bench_section.html.j2", "templates/provenance.html.j2",
-             "templates/lesson.js", "templates/lesson.css")
+             "templates/lesson.js", "templates/lesson.css", "templates/lab.html.j2", "templates/page_base.html.j2",
+             "templates/techniques_block.html.j2")
 
 
 def check_cited(path: Path, templates: Path | None = None) -> dict:
@@ -46,12 +47,16 @@ def check_cited(path: Path, templates: Path | None = None) -> dict:
 
 
 def check_course(path: Path, template: Path) -> dict:
-    """config/course.json (scripts/page/render.course_links), and an entry for every link id the page names."""
+    """config/course.json (scripts/page/render.course_links), and an entry for every link id the pages name (the
+    lesson `template`, and the lab and the technique block beside it)."""
     from scripts.page.render import course_links
 
     doc = course_links(path)
-    for lid in sorted(set(re.findall(r"""link\(["']([^"']+)["']""", read_text(template))) - set(doc["links"])):
-        raise InputError(f"{path.as_posix()}: field links has no entry {lid!r} (templates/index.html.j2 links to it)")
+    for page in (template, *(template.parent / n for n in ("lab.html.j2", "techniques_block.html.j2"))):
+        if not page.exists():
+            continue
+        for lid in sorted(set(re.findall(r"""link\(["']([^"']+)["']""", read_text(page))) - set(doc["links"])):
+            raise InputError(f"{path.as_posix()}: field links has no entry {lid!r} (templates/{page.name} links to it)")
     return doc
 
 
@@ -104,6 +109,7 @@ def check_all(root: Path = Path(".")) -> None:
     check_templates(root)
     check_cited(root / "precomputed" / "cited.json", root / "templates")
     check_gpus_fit(root / "config" / "gpus.json", anchor)
+    load_techniques(root / "config" / "techniques.json", root / "config" / "workloads.json")
     load_entry(root / "config" / "vendor.json", "vega")
     heal_vendor_cache(root)
     load_cluster_config(root / "config" / "cluster.yaml")

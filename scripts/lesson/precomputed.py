@@ -6,7 +6,9 @@ long-prompt timeline, the lesson's headline numbers, and one provenance record p
 from dataclasses import replace
 
 from scripts.common.names import FIELD_LABELS
+from scripts.lesson import techniques as techniques_page
 from scripts.model import roofline as rl
+from scripts.model import techniques as tq
 from scripts.model import timeline as tl
 from scripts.model.readouts import READOUT_FORMATS, SLIDERS, readouts
 from scripts.record.claims import check as check_claims
@@ -22,8 +24,13 @@ CLIENT_CONSTANTS = {
     "state_bytes_per_request": (rl.state_bytes_per_request, "B"),
     "attention_flops_per_token_position": (rl.attention_flops_per_token_position, "FLOP"),
     "free_bytes_for_requests": (rl.free_bytes_for_requests, "B"),
+    # the technique switches' StepModel (scripts/model/techniques.py), in lesson.js
+    "total_params": (rl.total_params, "param"),
+    "linear_weight_params": (tq.linear_weight_params, "param"),
+    "kv_elements_per_token": (tq.kv_elements_per_token, "element"),
 }
-HARDWARE_CONSTANTS = ("hbm_bandwidth_bytes_per_s", "peak_bf16_flops", "pd_link_bytes_per_s")
+HARDWARE_CONSTANTS = ("hbm_bandwidth_bytes_per_s", "peak_bf16_flops", "pd_link_bytes_per_s", "runtime_reserve_bytes")
+MODEL_CONSTANTS = ("weight_bytes", "kv_cache_bytes")  # the technique switches replace these per technique
 GPU_FIELDS = ("hbm_bytes", "hbm_bandwidth_bytes_per_s", "peak_bf16_flops")
 GPU_SHOWN = (("hbm_bandwidth_bytes_per_s", "TB/s", "f2", 1e-12), ("peak_bf16_flops", "TFLOP/s", "f1", 1e-12),
              ("hbm_bytes", "GB", "int", 1e-9))
@@ -60,11 +67,16 @@ def gpu_choices(a, doc: dict, gpus_doc: dict | None) -> tuple[list[dict], list[d
     for gid, label, g in entries:
         values = {k: g[k]["value"] for k in GPU_FIELDS}
         on_gpu = replace(a, **values)
+        fp8 = (g.get("peak_fp8_flops") or {}).get("value")  # None: no FP8 tensor-core rate (or the anchor's own GPU)
         choices.append({"id": gid, "label": label, "default": gid == default_id,
                         "constants": {"hbm_bytes": values["hbm_bytes"],
                                       "hbm_bandwidth_bytes_per_s": values["hbm_bandwidth_bytes_per_s"],
-                                      "peak_bf16_flops": values["peak_bf16_flops"],
+                                      "peak_bf16_flops": values["peak_bf16_flops"], "peak_fp8_flops": fp8,
                                       "free_bytes_for_requests": rl.free_bytes_for_requests(on_gpu)}})
+        if fp8 is not None:
+            records.append(cited_record(f"gpu.{gid}.peak_fp8_flops", f"{label} 的 FP8 稠密算力", fp8 * 1e-12,
+                                        "TFLOP/s", "f1", work=g["peak_fp8_flops"]["source"], version="config/gpus.json",
+                                        locator=f"config/gpus.json gpus.{gid}.peak_fp8_flops", self_reported=True))
         for k, unit, fmt, scale in GPU_SHOWN:
             records.append(cited_record(f"gpu.{gid}.{k}", f"{label} 的{FIELD_LABELS.get(k, k)}", values[k] * scale,
                                         unit, fmt,
@@ -74,7 +86,8 @@ def gpu_choices(a, doc: dict, gpus_doc: dict | None) -> tuple[list[dict], list[d
     return choices, records
 
 
-def build(a, doc: dict, cited_doc: dict, gpus_doc: dict | None = None, anchor_file: str = "anchor-model.json") -> dict:
+def build(a, doc: dict, cited_doc: dict, gpus_doc: dict | None = None, anchor_file: str = "anchor-model.json",
+          techniques_doc: dict | None = None, workloads_doc: dict | None = None) -> dict:
     paths, sc = field_paths(doc), {k: v for k, v in doc["scenario"].items()}
     ctx, prompt, chunk = sc["context_tokens"]["value"], sc["prompt_tokens"]["value"], sc["chunk_tokens"]["value"]
     records = []
@@ -89,6 +102,10 @@ def build(a, doc: dict, cited_doc: dict, gpus_doc: dict | None = None, anchor_fi
         records.append(from_anchor(anchor_file, doc, "hardware", name, unit=doc["hardware"][name]["unit"], fmt="int",
                                    label=FIELD_LABELS.get(name, name)))
         constants[name] = doc["hardware"][name]["value"]
+    for name in MODEL_CONSTANTS:
+        records.append(from_anchor(anchor_file, doc, "model", name, unit=doc["model"][name]["unit"], fmt="int",
+                                   label=FIELD_LABELS.get(name, name)))
+        constants[name] = doc["model"][name]["value"]
 
     d("model.total_params_b", rl.total_params, {}, "B params", "f2", "总参数量", 1e-9)
     d("model.params_read_b", rl.params_read_per_step, {}, "B params", "f2", "每步读的参数量", 1e-9)
@@ -184,19 +201,29 @@ def build(a, doc: dict, cited_doc: dict, gpus_doc: dict | None = None, anchor_fi
 
     gpus, gpu_records = gpu_choices(a, doc, gpus_doc)
     records += gpu_records
+    technique_view, technique_claims = None, []
+    if techniques_doc is not None and workloads_doc is not None:  # the frontier experiment's technique switches
+        technique_view, technique_records, technique_claims = techniques_page.build(
+            a, paths, techniques_doc, workloads_doc, gpus,
+            {"context": ctx, "prompt": prompt, "tpot_slo_ms": sc["tpot_slo_ms"]["value"]})
+        records += technique_records
     by_id = {r["id"]: r for r in records}
+    technique_claims = settle_claims(technique_claims, by_id)
+    if technique_view is not None:
+        technique_view["fails_on"] = techniques_page.outcomes(technique_claims, technique_view["gpus"])
     view = {"context": ctx, "cap": int(cap), "table_rows": table_rows, "linear_layers": rl.linear_attention_layers(a),
             "try_slo_all_fit": [by_id[f"slo.{s}ms.max_batch"]["value"] >= cap for s in sc["try_tpot_slo_ms"]["value"]]}
     return {
         "schema_version": 1,
         "page": view,
         "claims": check_claims(anchor_claims(sc, ctx, int(cap), chunk), by_id)
-        + settle_claims(worded_claims(sc), by_id),
+        + settle_claims(worded_claims(sc), by_id) + technique_claims,
         "anchor": {"name": doc["model"]["name"]["value"], "display_name": doc["model"]["display_name"]["value"],
                    "hardware": doc["hardware"]["name"]["value"]},
         "scenario": sc,
         "constants": constants,
         "gpus": gpus,
+        "techniques": technique_view,
         "frontier": {"contexts": powers_of_two(sc["context_tokens"]["min"], sc["context_tokens"]["max"]),
                      "rows": frontier_rows(a, powers_of_two(sc["context_tokens"]["min"], sc["context_tokens"]["max"]),
                                            int(sc["batch"]["max"]))},

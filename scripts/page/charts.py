@@ -41,8 +41,15 @@ def frontier(batch: int, context_tokens: int, tpot_slo_ms: float) -> dict:
     cap = alt.Chart(data).mark_text(align="right", dx=-8, dy=-10, color="#555").encode(
         x=x, y=y, text=alt.Text("label:N")).transform_filter("datum.is_cap").transform_calculate(
         label="'显存上限 B=' + datum.batch")
-    chart = alt.layer(curve, slo, current, cap).add_params(batch_p, ctx_p, slo_p).properties(
-        height=320, title="延迟–吞吐前沿(每点一个 batch)")
+    # The technique switched on (lesson.js techniqueFrontierRows; empty for the baseline): its own frontier, dashed
+    technique = alt.Data(name="frontier_technique")
+    other = alt.Chart(technique).mark_line(point=alt.OverlayMarkDef(size=14, filled=False), color="#e45756",
+                                           strokeDash=[5, 3]).encode(
+        x=x, y=y, tooltip=[alt.Tooltip("label:N", title="招式"), *tips])
+    other_cap = alt.Chart(technique).mark_text(align="right", dx=-4, dy=14, color="#e45756").encode(
+        x=x, y=y, text=alt.Text("label:N")).transform_filter("datum.is_cap")
+    chart = alt.layer(curve, other, slo, current, cap, other_cap).add_params(batch_p, ctx_p, slo_p).properties(
+        height=320, title="延迟–吞吐前沿(虚线:所选招式)")
     return _config(chart, width=0, renderer=CANVAS)
 
 

@@ -146,6 +146,7 @@ def page_data(data: dict, tokens: dict | None, bench: dict | None) -> dict:
     the token rows, and the names lesson.js labels things with (scripts/common/names.json). The audit rebuilds it
     from precomputed/ and compares the page's copy byte for byte."""
     return {"constants": data["constants"], "gpus": data.get("gpus", []), "scenario": data["scenario"],
+            "techniques": data.get("techniques"),
             "names": names.page_names(),
             "provenance": merged_provenance(data, tokens, bench),
             "tokens": {k: tokens[k] for k in ("rows", "chars_passage")} if tokens else None}

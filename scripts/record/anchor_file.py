@@ -75,3 +75,24 @@ def load(path: Path) -> tuple[Anchor, dict]:
 def load_gpus(path: Path) -> dict:
     """config/gpus.json: the GPUs the page can switch to, each number with its datasheet (schemas/gpus)."""
     return read_config(path, "gpus", schema.GPUS)[0]
+
+
+def load_techniques(path: Path, workloads: Path) -> dict:
+    """config/techniques.json (schemas/techniques), and what a schema cannot say: each slider's default within its
+    range, and the reserving workload present in config/workloads.json."""
+    from scripts.record.inputs import InputError, read_json
+
+    doc = read_config(path, "speculative", schema.TECHNIQUES)[0]
+    name = path.as_posix()
+    for key in ("draft_tokens", "acceptance"):
+        entry = doc["speculative"][key]
+        lo, hi = entry.get("min", entry["value"]), entry.get("max", entry["value"])
+        if not lo <= entry["value"] <= hi:
+            raise InputError(f"{name}: field speculative.{key}: value {entry['value']:g} must lie within min {lo:g} "
+                             f"and max {hi:g} (the slider's range)")
+    wid = doc["reserved"]["reserve_from_workload"]["value"]
+    known = read_json(workloads).get("workloads", {})
+    if wid not in known:
+        raise InputError(f"{name}: field reserved.reserve_from_workload.value names {wid!r}, which is not a workload "
+                         f"of {workloads.as_posix()} ({', '.join(known)})")
+    return doc

@@ -30,8 +30,9 @@ BENCH_RECORD = "bench-record"
 VLLM_RESULT = "vllm-result"
 COURSE = "course"
 REAL_ENGINE = "real-engine"
+TECHNIQUES = "techniques"
 ALL = (ANCHOR, WORKLOADS, GPUS, CITED, TOKENIZERS, PASSAGES, VENDOR, CLUSTER, BENCH_RECORD, VLLM_RESULT, COURSE,
-       REAL_ENGINE)
+       REAL_ENGINE, TECHNIQUES)
 
 
 @functools.cache
