@@ -142,13 +142,17 @@ def merged_provenance(data: dict, tokens: dict | None, bench: dict | None, servi
 
 
 def page_data(data: dict, tokens: dict | None, bench: dict | None) -> dict:
-    """What the page embeds as #lesson-data: the constants and scenario its math reads, every provenance record,
-    the token rows, and the names lesson.js labels things with (scripts/common/names.json). The audit rebuilds it
-    from precomputed/ and compares the page's copy byte for byte."""
+    """What the page embeds as #lesson-data: the constants and scenario its math reads, every provenance record
+    but the per-GPU technique records the claims alone read (technique.<gpu>.*: no number on the page is one; they
+    stay in precomputed.json, where the audit re-checks the claims), the token rows, and the names lesson.js labels
+    things with (scripts/common/names.json). The audit rebuilds it from precomputed/ and compares the page's copy
+    byte for byte."""
+    claims_only = tuple(f"technique.{g['id']}." for g in data.get("gpus", []))
     return {"constants": data["constants"], "gpus": data.get("gpus", []), "scenario": data["scenario"],
             "techniques": data.get("techniques"),
             "names": names.page_names(),
-            "provenance": merged_provenance(data, tokens, bench),
+            "provenance": {rid: rec for rid, rec in merged_provenance(data, tokens, bench).items()
+                           if not rid.startswith(claims_only)},
             "tokens": {k: tokens[k] for k in ("rows", "chars_passage")} if tokens else None}
 
 
