@@ -11,6 +11,7 @@ Arrivals need not be sorted (they are sorted, stably) and lie within MAX_ARRIVAL
 float64 second no longer holds the microseconds an iteration's time needs, and the simulated times would collapse:
 give arrivals relative to the trace's start); token counts must be positive integers, each request's prompt + output
 must fit the model's context, each column is named once, and the file stays under MAX_ROWS rows and MAX_BYTES bytes.
+`read_mooncake` reads the Mooncake JSON Lines layout, with each prompt's block hash ids (for prefix caching).
 """
 from __future__ import annotations
 
@@ -99,3 +100,75 @@ def _tokens(col: pd.Series, name: str, col_name: str) -> np.ndarray:
 
 def _fail(name: str, index: int, col: str, value: str, allowed: str) -> None:
     raise InputError(f"{name}: row {int(index) + 2} column {col}: {str(value)[:40]!r} is not {allowed}")
+
+
+MOONCAKE_BLOCK = 512  # tokens per hash id in the Mooncake traces (FAST'25 artifact, mooncake_trace.jsonl)
+MOONCAKE_FIELDS = ("timestamp", "input_length", "output_length", "hash_ids")
+
+
+def read_mooncake(path: Path, max_context: int) -> tuple[Requests, list[list[tuple[int, int]]]]:
+    """A trace in the Mooncake JSON Lines layout (kvcache-ai/Mooncake, FAST'25 traces): one object per line with
+    exactly `timestamp` (integer milliseconds from the trace's start), `input_length` and `output_length` (tokens)
+    and `hash_ids` (one integer per 512-token block of the prompt, the last block possibly partial; equal ids mean
+    equal prefixes). Returns the requests (sorted by arrival, stably) and each one's prompt as segments
+    (hash id, tokens) for scripts/serving/prefix.py. Anything else is refused in one line naming the file,
+    the line and the field."""
+    import json
+
+    name = Path(path).as_posix()
+    try:
+        text = read_bytes(path, MAX_BYTES).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{name}: not UTF-8 (byte {exc.start})") from None
+    rows = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        if len(rows) >= MAX_ROWS:
+            raise InputError(f"{name}: more than the {MAX_ROWS} requests allowed")
+        try:
+            obj = json.loads(line, parse_constant=_no_constant)
+        except ValueError as exc:
+            raise InputError(f"{name}: line {n}: not a JSON object ({str(exc)[:60]})") from None
+        if not isinstance(obj, dict) or set(obj) != set(MOONCAKE_FIELDS):
+            got = ",".join(sorted(obj)) if isinstance(obj, dict) else type(obj).__name__
+            raise InputError(f"{name}: line {n}: needs exactly the fields {','.join(MOONCAKE_FIELDS)}; got {got[:80]}")
+        rows.append((n, _mooncake_row(obj, name, n, max_context)))
+    if not rows:
+        raise InputError(f"{name}: no requests")
+    stamps = np.array([r[0] for _, r in rows], dtype=np.int64)
+    order = np.argsort(stamps, kind="stable")
+    arrivals = (stamps - stamps.min()).astype(float) / 1000.0
+    prompts = np.array([r[1] for _, r in rows], dtype=np.int64)
+    outputs = np.array([r[2] for _, r in rows], dtype=np.int64)
+    segments = [rows[i][1][3] for i in order]
+    return Requests(arrivals[order], prompts[order], outputs[order]), segments
+
+
+def _no_constant(word: str):
+    raise ValueError(f"{word} is not a number JSON allows")
+
+
+def _mooncake_row(obj: dict, name: str, n: int, max_context: int) -> tuple:
+    def whole(field, lo):
+        v = obj[field]
+        if isinstance(v, bool) or not isinstance(v, int) or v < lo:
+            raise InputError(f"{name}: line {n}: field {field}: {str(v)[:40]!r} is not a whole number >= {lo}")
+        return v
+
+    stamp, prompt, output = whole("timestamp", 0), whole("input_length", 1), whole("output_length", 1)
+    if stamp / 1000.0 > MAX_ARRIVAL_S:
+        raise InputError(f"{name}: line {n}: field timestamp: {stamp} ms is past {MAX_ARRIVAL_S:g} s")
+    if prompt + output > max_context:
+        raise InputError(f"{name}: line {n}: field input_length+output_length: {prompt + output} tokens, more than "
+                         f"the model's context ({max_context})")
+    ids = obj["hash_ids"]
+    want = -(-prompt // MOONCAKE_BLOCK)
+    if not isinstance(ids, list) or len(ids) != want:
+        got = len(ids) if isinstance(ids, list) else type(ids).__name__
+        raise InputError(f"{name}: line {n}: field hash_ids: {got} ids for input_length {prompt} (one per "
+                         f"{MOONCAKE_BLOCK}-token block: {want})")
+    if any(isinstance(h, bool) or not isinstance(h, int) or h < 0 for h in ids):
+        raise InputError(f"{name}: line {n}: field hash_ids: every id must be a whole number >= 0")
+    sizes = [MOONCAKE_BLOCK] * (want - 1) + [prompt - MOONCAKE_BLOCK * (want - 1)]
+    return stamp, prompt, output, list(zip(ids, sizes, strict=True))
