@@ -132,10 +132,10 @@ def build(a, paths: dict, doc: dict, workloads: dict, gpus: list[dict], state: d
             if tid != "baseline" and not math.isnan(ratio["value"]):  # no ratio to a zero: the page shows a dash
                 records.append(ratio)
     claims = []
+    used = sorted({n for _, comparisons in CLAIMS.values() for c in comparisons for n in (c[1], c[4])})
     for g in gpus:  # every GPU of the switch, at the default state: the numbers the claims compare
-        used = {n for _, comparisons in CLAIMS.values() for c in comparisons for n in (c[1], c[4])}
         for tid in ORDER:
-            for name in sorted(used):
+            for name in used:
                 rec(f"technique.{g['id']}.{tid}.{name}", {"technique": techs[tid], "gpu": gpu_args(g), **args}, name,
                     f"{g['label']}、{names[tid]}:{NAMES[name][2]}")
         for cid, (says, comparisons) in CLAIMS.items():

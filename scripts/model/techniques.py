@@ -24,10 +24,6 @@ from dataclasses import dataclass, fields
 from scripts.model import roofline as rl
 from scripts.model.anchor import Anchor
 
-BASELINE = "baseline"
-READOUTS = ("ttft_s", "tpot_b1_ms", "max_batch", "slo_batch", "slo_throughput_tok_s", "slo_per_user_tok_s",
-            "cap_throughput_tok_s")
-
 
 @dataclass(frozen=True)
 class Technique:
