@@ -121,7 +121,7 @@ def test_the_claims_are_settled_on_every_gpu_and_the_page_follows_them():
     assert TECH["fails_on"]["weights_move_frontier"] == [] and TECH["fails_on"]["spec_helps_lone_user"] == []
     assert TECH["fails_on"]["fp8_prefills_int4_decodes"] == ["a100_sxm"] == TECH["without_fp8"]
     html = (ROOT / "site" / "index.html").read_text(encoding="utf-8")
-    assert "没有 FP8 算力的 A100 SXM 80GB 除外" in html and "(所列各卡皆然)" in html
+    assert "没有 FP8 算力的 A100 SXM 80GB 除外" in html and "下面几条按默认设置、在所列各卡上核对" in html
 
 
 def test_every_cell_of_the_table_has_its_record():
