@@ -258,6 +258,12 @@ def test_a_long_run_says_what_it_will_take_and_stops_at_its_bound():
     quiet = io.StringIO()
     progress.Progress(1_000, None, out=quiet)(1_000)
     assert quiet.getvalue() == ""
+    phases = io.StringIO()  # reading and writing are said too, timed from the command's start (a big run only)
+    big = progress.Progress(100_000, 60.0, out=phases, began=time.monotonic() - 3)
+    big.say("read 100,000 requests from t.csv")
+    assert phases.getvalue().startswith("read 100,000 requests from t.csv (3 s since the command started)")
+    progress.Progress(1_000, None, out=quiet).say("read 1,000 requests")
+    assert quiet.getvalue() == ""
     stopped = progress.Progress(100_000, 1e-9, out=io.StringIO())
     time.sleep(0.01)
     with pytest.raises(InputError) as info:
@@ -276,7 +282,8 @@ def test_a_big_trace_prints_its_estimate_and_max_seconds_stops_it_cleanly(tmp_pa
     r = cli("--schedule", "chunked", "--trace", trace, "--out", tmp_path / "o.json", "--max-seconds", "0.2")
     assert r.returncode == 2 and not (tmp_path / "o.json").exists(), r.stderr
     lines = r.stderr.strip().splitlines()
-    assert lines[0].startswith("simulating 60,000 requests: expected about"), lines
+    assert lines[0].startswith("read 60,000 requests from ") and "since the command started" in lines[0], lines
+    assert lines[1].startswith("simulating 60,000 requests: expected about"), lines
     one_line(lines[-1], "error: --max-seconds 0.2: stopped after", "of 60,000 requests simulated")
 
 

@@ -123,13 +123,15 @@ def run(args: argparse.Namespace) -> dict:
     a, doc = load(args.anchor)
     efficiency = parse_efficiency(args.efficiency, a)
     source = Path(args.trace or args.workloads).as_posix()
+    began_reading = time.monotonic()
     if args.trace:
         samples = [(None, read_trace(args.trace, a.max_position_embeddings))]
     else:
         samples = generated(args, a)
 
     total = sum(len(reqs) for _, reqs in samples)
-    progress = Progress(total, args.max_seconds)
+    progress = Progress(total, args.max_seconds, began=began_reading)
+    progress.say(f"read {total:,} requests from {source}")
 
     def simulate(reqs, report=progress):
         try:
@@ -151,6 +153,7 @@ def run(args: argparse.Namespace) -> dict:
         simulate(probe, report=None)
         progress.expect(time.monotonic() - began, len(probe))
     trace = simulate(samples[0][1])
+    progress.say("simulated; computing the metrics and each request's record, then writing --out")
     result = metrics.from_trace(trace, slo, percentiles)
     extra = {}
     if args.workload:

@@ -20,10 +20,18 @@ class Progress:
     """Counts finished requests against `total` (every run of the command), prints at each tenth, and stops the
     command with one line once `max_seconds` have passed."""
 
-    def __init__(self, total: int, max_seconds: float | None, out=sys.stderr):
+    def __init__(self, total: int, max_seconds: float | None, out=sys.stderr, began: float | None = None):
         self.total, self.max_seconds, self.out = total, max_seconds, out
-        self.done, self.start, self.next_line = 0, time.monotonic(), total / STEPS
+        self.done, self.start, self.next_line = 0, time.monotonic(), total / STEPS  # --max-seconds counts from here
+        self.began = self.start if began is None else began  # the command's start, reading included (`say`)
         self.loud = total >= QUIET_BELOW
+
+    def say(self, text: str) -> None:
+        """A line about the run's other phases (reading the trace, writing the result), for a big run only: the
+        simulation is the part the estimate covers, and on a million rows reading and writing took longer."""
+        if self.loud:
+            print(f"{text} ({time.monotonic() - self.began:.0f} s since the command started)", file=self.out,
+                  flush=True)
 
     def expect(self, probe_seconds: float, probe_requests: int) -> None:
         """Say what the run should take, from a probe of `probe_requests` that took `probe_seconds`."""
