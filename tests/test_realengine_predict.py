@@ -5,6 +5,7 @@ calls are refused in one line naming what is wrong."""
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -77,3 +78,22 @@ def test_bad_calls_are_refused_in_one_line(tmp_path, args, says):
     r = predict(result, "--calibration", calibration, *args)
     assert r.returncode == 2
     assert r.stderr.count("\n") == 1 and r.stderr.startswith("error: ") and says in r.stderr, r.stderr
+
+
+def test_a_trial_run_writes_outside_the_committed_records():
+    """Issue 43 (tooling): --only-calibrate, scaled rates, other counts or one cell write under build/serve-trial/
+    unless --out is given; the full run writes precomputed/serve/."""
+    from types import SimpleNamespace
+
+    from scripts.realengine.run import OUT, TRIAL_OUT, out_dir
+
+    def args(**kw):
+        base = {"only_calibrate": False, "rates_scale": 1.0, "requests": None, "runs": None, "only": None,
+                "out": None}
+        return SimpleNamespace(**{**base, **kw})
+
+    assert out_dir(args()) == OUT == Path("precomputed/serve")
+    for trial in ({"only_calibrate": True}, {"rates_scale": 0.5}, {"requests": 20}, {"runs": 1},
+                  {"only": "short:2"}):
+        assert out_dir(args(**trial)) == TRIAL_OUT, trial
+    assert out_dir(args(only_calibrate=True, out=Path("x"))) == Path("x")

@@ -4,7 +4,8 @@ its step times, run the load cells, and write the records:
   precomputed/serve/calibration/<engine>-<machine>.json                 machine, engine, model, calibration
 Cells run in rounds (every cell once, then every cell again), so slow drift of the machine shows as run-to-run
 spread instead of biasing one cell. Leave the machine idle while it runs.
-`--only-calibrate` stops after the calibration; `--rates-scale` multiplies every rate (a short trial)."""
+`--only-calibrate` stops after the calibration; `--rates-scale` multiplies every rate; `--requests`, `--runs` and
+`--only` shrink the run: each makes a trial, which writes under build/serve-trial/ unless `--out` says otherwise."""
 from __future__ import annotations
 
 import argparse
@@ -31,6 +32,7 @@ from scripts.realengine import model as model_file
 from scripts.record.atomic import write_json_atomic
 
 OUT = Path("precomputed/serve")
+TRIAL_OUT = Path("build/serve-trial")  # where a trial (any flag below marked so) writes unless --out says otherwise
 ENGINE_ID = "llamacpp"
 
 
@@ -120,18 +122,35 @@ def _rounded(doc: dict) -> dict:
     return doc
 
 
+def is_trial(args) -> bool:
+    """A run that does not measure what the committed data holds: calibration only, scaled rates, other request or
+    run counts, one cell."""
+    return bool(args.only_calibrate or args.rates_scale != 1.0 or args.requests or args.runs or args.only)
+
+
+def out_dir(args) -> Path:
+    """--out if given; else a trial writes under build/ (never over precomputed/serve/), the full run there."""
+    if args.out is not None:
+        return args.out
+    return TRIAL_OUT if is_trial(args) else OUT
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--config", type=Path, default=engine_build.CONFIG)
-    ap.add_argument("--only-calibrate", action="store_true")
+    ap.add_argument("--only-calibrate", action="store_true", help="stop after the calibration (a trial)")
     ap.add_argument("--keep-step-calibration", action="store_true",
                     help="keep the committed lone-request step measurements; measure the calibration load runs")
-    ap.add_argument("--rates-scale", type=float, default=1.0)
+    ap.add_argument("--rates-scale", type=float, default=1.0, help="multiply every rate (a trial unless 1)")
     ap.add_argument("--requests", type=int, default=None, help="override requests per cell (a trial; not committed)")
     ap.add_argument("--runs", type=int, default=None, help="override runs per cell (a trial; not committed)")
     ap.add_argument("--only", default=None, help="workload:rate, one cell (a trial; not committed)")
-    ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--out", type=Path, default=None,
+                    help=f"where the records go (default {OUT.as_posix()}/, the committed measurement; a trial's "
+                         f"default is {TRIAL_OUT.as_posix()}/, outside the committed data)")
     args = ap.parse_args(argv)
+    args.out = out_dir(args)
+    print(f"records go to {args.out.as_posix()}/", file=sys.stderr)
     cfg = engine_build.load_config(args.config)
     if args.requests:
         cfg["load"]["requests_per_cell"] = args.requests
