@@ -97,3 +97,33 @@ def test_a_trial_run_writes_outside_the_committed_records():
                   {"only": "short:2"}):
         assert out_dir(args(**trial)) == TRIAL_OUT, trial
     assert out_dir(args(only_calibrate=True, out=Path("x"))) == Path("x")
+
+
+def test_a_vllm_file_without_send_times_is_predicted_with_the_sends_vllm_makes(tmp_path):
+    """Issue 43: vLLM's own result files save no send times. request_rate inf sends every request at 0 (exact);
+    a finite rate is a fresh draw of vLLM's gamma process rescaled as vLLM rescales it (the last send at n / rate):
+    said in the report, never silently."""
+    from scripts.realengine.predict import assumed_send_times
+
+    run = json.loads((SERVE / "llamacpp-cpu-amd-epyc-2c-1t-short-r2-run1.json").read_text(encoding="utf-8"))
+    n = len(run["ttfts"])
+    times, why = assumed_send_times({**run, "request_rate": "inf"})
+    assert times == [0.0] * n and "inf" in why
+    times, why = assumed_send_times({**run, "request_rate": 2.0, "burstiness": 1.0})
+    assert times[-1] == pytest.approx(n / 2.0, rel=1e-12) and all(b > a for a, b in zip(times, times[1:],
+                                                                                         strict=False))
+    assert times == assumed_send_times({**run, "request_rate": 2.0})[0]  # seeded: the same draw every time
+    assert "fresh draw" in why and "not recorded" in why
+    even, _ = assumed_send_times({**run, "request_rate": 4.0, "burstiness": float("inf")})
+    assert even == pytest.approx([(i + 1) / 4.0 for i in range(n)], rel=1e-12)
+    with pytest.raises(ValueError, match="burstiness must be positive"):
+        assumed_send_times({**run, "request_rate": 2.0, "burstiness": 0})
+    bare = {k: v for k, v in run.items() if k != "send_times"}
+    path = tmp_path / "vllm.json"
+    path.write_text(json.dumps({**bare, "request_rate": "inf"}), encoding="utf-8")
+    out = tmp_path / "p.json"
+    r = predict(path, "--calibration", CALIBRATION, "--out", out)
+    assert r.returncode == 0, r.stderr
+    got = json.loads(out.read_text(encoding="utf-8"))
+    assert got["send_times"].startswith("request_rate inf") and got["sent_rate"] is None and got["saturated"]
+    assert "sent all at once" in r.stdout

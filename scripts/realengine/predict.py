@@ -8,7 +8,8 @@ step model fitted on runs it does not predict (scripts/realengine/comparison.py:
 slot's context holds any request of these workloads, so memory never limits (capacity unbounded).
 Metrics on both sides are scripts/serving/metrics.py (vLLM's definitions).
 
-As a command, one result file (vLLM's --save-result --save-detailed layout with `send_times`) against the step model
+As a command, one result file (vLLM's --save-result --save-detailed layout; without `send_times`, as vLLM's own
+files are, the sends are assumed as `assumed_send_times` says and the report says so) against the step model
 fitted from a calibration record (by default on the calibration load runs beside it, or `--fit-on` runs):
     python -m scripts.realengine.predict RESULT.json --calibration FILE [--fit-on RUN.json ...]
         [--max-concurrency N] [--out OUT.json]
@@ -29,6 +30,34 @@ COMPARED = ("median_ttft_ms", "p90_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "p99
             "p99_itl_ms", "median_e2el_ms", "p99_e2el_ms", "request_throughput", "slo_attainment")
 CENTRAL = ("median_ttft_ms", "mean_tpot_ms", "median_e2el_ms")  # goal: median |error| <= 10 % below saturation
 TAIL = ("p99_ttft_ms", "p99_tpot_ms", "p99_itl_ms", "p99_e2el_ms")  # goal: <= 20 %
+
+
+def assumed_send_times(doc: dict, seed: int = 0) -> tuple[list[float], str]:
+    """Send times for a result file that lacks them (vLLM's own files save none), as vllm/benchmarks/serve.py
+    get_request (commit def9ce85) makes them, and what that assumes. request_rate inf (or absent, vLLM's default):
+    every request at 0, exactly as vLLM sends them. A finite rate: gaps drawn from the gamma distribution vLLM uses
+    (shape = burstiness, scale = 1 / (rate x burstiness); burstiness inf: 1 / rate each), accumulated and rescaled
+    so the last send is at n / rate, as vLLM does without a ramp-up. vLLM drew its gaps from numpy's global
+    generator after sampling its dataset, so the draws themselves cannot be recovered: these are a fresh draw of
+    the same process (seeded), not the run's own times."""
+    n = len(doc["ttfts"])
+    rate = float(doc.get("request_rate", "inf"))
+    if rate == float("inf"):
+        return [0.0] * n, "request_rate inf: every request sent at 0 s, as vLLM does"
+    if not rate > 0:
+        raise ValueError(f"field request_rate must be positive or inf, not {doc['request_rate']!r}")
+    burstiness = float(doc.get("burstiness", 1.0))
+    if burstiness == float("inf"):
+        gaps = np.full(n, 1.0 / rate)
+    elif burstiness > 0:
+        gaps = np.random.default_rng(seed).gamma(shape=burstiness, scale=1.0 / (rate * burstiness), size=n)
+    else:
+        raise ValueError(f"field burstiness must be positive, not {doc['burstiness']!r}")
+    delays = np.cumsum(gaps)
+    delays = delays * ((n / rate) / delays[-1])
+    return delays.tolist(), (f"no send_times: a fresh draw (seed {seed}) of vLLM's arrival process at {rate:g} req/s, "
+                             f"burstiness {burstiness:g}, rescaled so the last send is at n / rate = "
+                             f"{n / rate:g} s; the run's own sends are not recorded in the file")
 
 
 def requests_of(doc: dict) -> Requests:
@@ -58,9 +87,11 @@ def compare_cell(a, doc: dict, step: StepModel, server: dict, slo_ms: dict, satu
     per second it was sent (config/real_engine.json comparison.saturated_below)."""
     measured = results.metrics_of(doc, slo_ms)
     predicted = metrics.from_trace(simulate_cell(a, doc, step, server, max_concurrency), slo_ms)
-    sent_rate = len(doc["send_times"]) / max(doc["send_times"])
+    span = max(doc["send_times"])
+    sent_rate = len(doc["send_times"]) / span if span > 0 else None  # None: all sent at once (request_rate inf)
+    saturated = sent_rate is None or measured["request_throughput"] < saturated_below * sent_rate
     return {"measured": {k: measured[k] for k in COMPARED}, "predicted": {k: predicted[k] for k in COMPARED},
-            "sent_rate": sent_rate, "saturated": measured["request_throughput"] < saturated_below * sent_rate}
+            "sent_rate": sent_rate, "saturated": saturated}
 
 
 def relative_error(predicted: float, measured: float) -> float:
@@ -101,7 +132,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m scripts.realengine.predict",
                                  description="Predict a measured load run with the serving simulator and a fitted "
                                              "step model; print measured vs predicted and the error per metric.")
-    ap.add_argument("result", type=Path, help="a result file (vLLM --save-result --save-detailed, with send_times)")
+    ap.add_argument("result", type=Path, help="a result file (vLLM --save-result --save-detailed; send_times if any)")
     ap.add_argument("--calibration", type=Path, required=True,
                     help="the engine's calibration record (precomputed/serve/calibration/<engine>-<machine>.json)")
     ap.add_argument("--fit-on", type=Path, nargs="+", metavar="RUN",
@@ -126,20 +157,23 @@ def main(argv=None) -> int:
                              "prediction must not see the run it predicts)")
         settings = comparison_settings(read_json(args.config), args.config.as_posix())
         doc = results.load_result(args.result)
-        if "send_times" not in doc:
-            raise InputError(f"{args.result.as_posix()}: field send_times is missing (a real-engine run records it)")
+        sends = "measured: the file's send_times"
+        if "send_times" not in doc:  # vLLM's own files: the sends as its client makes them (assumed_send_times)
+            times, sends = assumed_send_times(doc)
+            doc = {**doc, "send_times": times}
         step, quality = calibrate.fit(cal["calibration"], [results.load_result(p) for p in fit_on], settings)
         cell = compare_cell(anchor_from(read_json(args.anchor)), doc, step, cal["server"], cal["slo_ms"],
                             settings["saturated_below"], args.max_concurrency)
     except (InputError, ValueError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    report = {"result": args.result.as_posix(), "calibration": args.calibration.as_posix(),
+    report = {"result": args.result.as_posix(), "calibration": args.calibration.as_posix(), "send_times": sends,
               "fitted_on": [p.as_posix() for p in fit_on], "max_concurrency": args.max_concurrency,
               "slo_ms": cal["slo_ms"], "step_model": step.as_dict(), "fit_quality": quality, **cell,
               "error": cell_errors(cell)}
-    print(f"{args.result.name}: sent {cell['sent_rate']:.2f} req/s{' (saturated)' if cell['saturated'] else ''}; "
-          f"step model fitted on {len(fit_on)} run(s)")
+    rate = "all at once" if cell["sent_rate"] is None else f"{cell['sent_rate']:.2f} req/s"
+    print(f"{args.result.name}: sent {rate}{' (saturated)' if cell['saturated'] else ''}; "
+          f"step model fitted on {len(fit_on)} run(s); send times {sends}")
     print(f"{'metric':<20}{'measured':>12}{'predicted':>12}{'error':>10}")
     for k in COMPARED:
         err = report["error"][k]
