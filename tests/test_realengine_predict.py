@@ -127,3 +127,21 @@ def test_a_vllm_file_without_send_times_is_predicted_with_the_sends_vllm_makes(t
     got = json.loads(out.read_text(encoding="utf-8"))
     assert got["send_times"].startswith("request_rate inf") and got["sent_rate"] is None and got["saturated"]
     assert "sent all at once" in r.stdout
+
+
+def test_the_kolmogorov_smirnov_distance_is_the_largest_gap_between_the_two_distributions():
+    from scripts.serving.metrics import ks_distance
+
+    assert ks_distance([1, 2, 3], [3, 2, 1]) == 0.0
+    assert ks_distance([1, 2], [3, 4]) == 1.0
+    assert ks_distance([1, 2, 3, 4], [3, 4, 5, 6]) == 0.5  # at x = 2: 2/4 of one sample, none of the other
+    assert ks_distance([1.0], [1.0, 2.0]) == 0.5
+    with pytest.raises(ValueError, match="two non-empty samples"):
+        ks_distance([], [1.0])
+
+
+def test_every_committed_run_carries_its_distribution_distance(committed):
+    runs = [r for c in committed["cells"] for r in c["runs"]]
+    assert len(runs) == 24
+    for r in runs:
+        assert set(r["ks"]) == {"ttft", "tpot"} and all(0 <= v <= 1 for v in r["ks"].values()), r["file"]

@@ -86,12 +86,29 @@ def compare_cell(a, doc: dict, step: StepModel, server: dict, slo_ms: dict, satu
     """A run measured and predicted; `saturated` when it completed fewer than `saturated_below` times the requests
     per second it was sent (config/real_engine.json comparison.saturated_below)."""
     measured = results.metrics_of(doc, slo_ms)
-    predicted = metrics.from_trace(simulate_cell(a, doc, step, server, max_concurrency), slo_ms)
+    trace = simulate_cell(a, doc, step, server, max_concurrency)
+    predicted = metrics.from_trace(trace, slo_ms)
     span = max(doc["send_times"])
     sent_rate = len(doc["send_times"]) / span if span > 0 else None  # None: all sent at once (request_rate inf)
     saturated = sent_rate is None or measured["request_throughput"] < saturated_below * sent_rate
     return {"measured": {k: measured[k] for k in COMPARED}, "predicted": {k: predicted[k] for k in COMPARED},
-            "sent_rate": sent_rate, "saturated": saturated}
+            "sent_rate": sent_rate, "saturated": saturated, "ks": distribution_distance(doc, trace)}
+
+
+def distribution_distance(doc: dict, trace) -> dict:
+    """Per request metric, how far the predicted distribution is from the measured one: the Kolmogorov-Smirnov
+    distance of the successful requests' TTFTs and TPOTs (vLLM's per-request TPOT), as published simulator
+    validations report beside percentile errors."""
+    ok = np.asarray(results.successes(doc), dtype=bool)
+    m_ttft = np.asarray(doc["ttfts"], dtype=float)
+    m_tpot = metrics.per_request_tpot(m_ttft, np.asarray(results.latencies(doc), dtype=float),
+                                      np.asarray(doc["output_lens"]))
+    sent = trace.requests
+    p_ttft, p_e2el = trace.first_token_s - sent.arrival_s, trace.finish_s - sent.arrival_s
+    p_tpot = metrics.per_request_tpot(p_ttft, p_e2el, np.asarray(sent.output_tokens))
+    many_m, many_p = ok & (np.asarray(doc["output_lens"]) > 1), np.asarray(sent.output_tokens) > 1
+    return {"ttft": metrics.ks_distance(m_ttft[ok], p_ttft),
+            "tpot": metrics.ks_distance(m_tpot[many_m], p_tpot[many_p])}
 
 
 def relative_error(predicted: float, measured: float) -> float:
@@ -179,6 +196,8 @@ def main(argv=None) -> int:
         err = report["error"][k]
         shown = f"{err:+.3f}" if k == "slo_attainment" else f"{err:+.1%}"
         print(f"{k:<20}{cell['measured'][k]:>12.4g}{cell['predicted'][k]:>12.4g}{shown:>10}")
+    print(f"Kolmogorov-Smirnov distance, measured vs predicted: TTFT {cell['ks']['ttft']:.3f}, "
+          f"TPOT {cell['ks']['tpot']:.3f}")
     if args.out:
         write_json_atomic(args.out, report)
     return 0

@@ -52,6 +52,17 @@ def per_request_tpot(ttft_s: np.ndarray, e2el_s: np.ndarray, output_lens: np.nda
     return out
 
 
+def ks_distance(a, b) -> float:
+    """The two-sample Kolmogorov-Smirnov distance: the largest gap between the two empirical distribution functions
+    (0: the same distribution of values; 1: disjoint). Exact, over every value either sample holds."""
+    a, b = np.sort(np.asarray(a, dtype=float)), np.sort(np.asarray(b, dtype=float))
+    if not len(a) or not len(b):
+        raise ValueError("a Kolmogorov-Smirnov distance needs two non-empty samples")
+    x = np.concatenate([a, b])
+    return float(np.max(np.abs(np.searchsorted(a, x, side="right") / len(a)
+                               - np.searchsorted(b, x, side="right") / len(b))))
+
+
 def meets_slo(ttft_s, tpot_s, e2el_s, slo_ms: dict) -> np.ndarray:
     """Per request: True when every given target (ms) holds, as vLLM's goodput counts it."""
     ok = np.ones(len(ttft_s), dtype=bool)
