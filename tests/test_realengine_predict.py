@@ -145,3 +145,29 @@ def test_every_committed_run_carries_its_distribution_distance(committed):
     assert len(runs) == 24
     for r in runs:
         assert set(r["ks"]) == {"ttft", "tpot"} and all(0 <= v <= 1 for v in r["ks"].values()), r["file"]
+
+
+def test_requests_that_never_reached_the_server_are_not_simulated_as_served(tmp_path):
+    """Issue 43: a request whose connection was never made (aiohttp's ClientConnectorError in vLLM's client,
+    ConnectionRefusedError in the kit's) is failed when measured and absent from what the simulated server sees;
+    a request the server failed is still simulated."""
+    from scripts.realengine.predict import requests_of
+    from scripts.serving.results import never_reached
+
+    run = json.loads((SERVE / "llamacpp-cpu-amd-epyc-2c-1t-short-r2-run1.json").read_text(encoding="utf-8"))
+    n = len(run["ttfts"])
+    doc = json.loads(json.dumps(run))
+    for i, error in ((3, "ClientConnectorError: Cannot connect to host 127.0.0.1:8080"),
+                     (7, "ConnectionRefusedError: [Errno 111] Connect call failed"),
+                     (9, "HTTP 503: server busy")):
+        doc["success"][i], doc["errors"][i], doc["ttfts"][i], doc["itls"][i] = False, error, 0.0, []
+        doc["output_lens"][i], doc["latencies"][i] = 0, 0.0
+    assert [i for i, x in enumerate(never_reached(doc)) if x] == [3, 7]
+    assert len(requests_of(doc)) == n - 2 and len(requests_of(run)) == n
+    path = tmp_path / "failed.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    out = tmp_path / "p.json"
+    r = predict(path, "--calibration", CALIBRATION, "--out", out)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(out.read_text(encoding="utf-8"))["never_reached"] == 2
+    assert "2 request(s) never reached" in r.stdout

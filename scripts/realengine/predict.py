@@ -61,9 +61,12 @@ def assumed_send_times(doc: dict, seed: int = 0) -> tuple[list[float], str]:
 
 
 def requests_of(doc: dict) -> Requests:
-    order = np.argsort(np.asarray(doc["send_times"]), kind="stable")
-    out = np.asarray(doc.get("requested_output_lens", doc["output_lens"]))
-    return Requests(np.asarray(doc["send_times"], float)[order], np.asarray(doc["input_lens"])[order], out[order])
+    """The requests the server saw, by send time: those that never reached it (results.never_reached) left out."""
+    keep = ~np.asarray(results.never_reached(doc), dtype=bool)
+    sends = np.asarray(doc["send_times"], float)[keep]
+    order = np.argsort(sends, kind="stable")
+    out = np.asarray(doc.get("requested_output_lens", doc["output_lens"]))[keep]
+    return Requests(sends[order], np.asarray(doc["input_lens"])[keep][order], out[order])
 
 
 def simulate_cell(a, doc: dict, step: StepModel, server: dict, max_concurrency: int | None = None):
@@ -92,7 +95,8 @@ def compare_cell(a, doc: dict, step: StepModel, server: dict, slo_ms: dict, satu
     sent_rate = len(doc["send_times"]) / span if span > 0 else None  # None: all sent at once (request_rate inf)
     saturated = sent_rate is None or measured["request_throughput"] < saturated_below * sent_rate
     return {"measured": {k: measured[k] for k in COMPARED}, "predicted": {k: predicted[k] for k in COMPARED},
-            "sent_rate": sent_rate, "saturated": saturated, "ks": distribution_distance(doc, trace)}
+            "sent_rate": sent_rate, "saturated": saturated, "ks": distribution_distance(doc, trace),
+            "never_reached": int(sum(results.never_reached(doc)))}
 
 
 def distribution_distance(doc: dict, trace) -> dict:
@@ -198,6 +202,9 @@ def main(argv=None) -> int:
         print(f"{k:<20}{cell['measured'][k]:>12.4g}{cell['predicted'][k]:>12.4g}{shown:>10}")
     print(f"Kolmogorov-Smirnov distance, measured vs predicted: TTFT {cell['ks']['ttft']:.3f}, "
           f"TPOT {cell['ks']['tpot']:.3f}")
+    if cell["never_reached"]:
+        print(f"{cell['never_reached']} request(s) never reached the server (a connection error): measured as "
+              "failed, left out of the simulated server's requests")
     if args.out:
         write_json_atomic(args.out, report)
     return 0

@@ -55,6 +55,21 @@ def successes(doc: dict) -> list[bool]:
     return [not errors[i] and doc["output_lens"][i] > 0 for i in range(n)]
 
 
+# A failed request whose error is one of these never reached the server: the connection was not made (aiohttp's
+# ClientConnectorError, whose message is "Cannot connect to host ...", in vLLM's client; the kit's client
+# scripts/realengine/client.py writes "ConnectionRefusedError: ..." from asyncio.open_connection).
+NOT_CONNECTED = ("ClientConnectorError", "Cannot connect to host", "ConnectionRefusedError")
+
+
+def never_reached(doc: dict) -> list[bool]:
+    """Per request: failed before its connection was made (no first token, a connection error), so no server saw
+    it. A prediction leaves these out of what the simulated server serves (they still count as failed when
+    measured)."""
+    ok, errors = successes(doc), doc.get("errors", [""] * len(doc["ttfts"]))
+    return [not ok[i] and not doc["ttfts"][i] and any(m in (errors[i] or "") for m in NOT_CONNECTED)
+            for i in range(len(ok))]
+
+
 def latencies(doc: dict) -> list[float]:
     if "latencies" in doc:
         return [float(v) for v in doc["latencies"]]
