@@ -64,7 +64,10 @@ NOT_CONNECTED = ("ClientConnectorError", "Cannot connect to host", "ConnectionRe
 def never_reached(doc: dict) -> list[bool]:
     """Per request: failed before its connection was made (no first token, a connection error), so no server saw
     it. A prediction leaves these out of what the simulated server serves (they still count as failed when
-    measured)."""
+    measured). A request list without results (no `ttfts`: what the kit's calibration and tests simulate) has
+    none."""
+    if "ttfts" not in doc:
+        return [False] * len(doc["input_lens"])
     ok, errors = successes(doc), doc.get("errors", [""] * len(doc["ttfts"]))
     return [not ok[i] and not doc["ttfts"][i] and any(m in (errors[i] or "") for m in NOT_CONNECTED)
             for i in range(len(ok))]
