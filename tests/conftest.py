@@ -41,6 +41,17 @@ def browser():
         b.close()
 
 
+@pytest.fixture(scope="module")
+def lesson_page(browser):
+    """The built lesson page (site/index.html), ready, one tab per test module; no console error by its end."""
+    from tests.browser import open_page
+
+    pg, watch = open_page(browser, (ROOT / "site" / "index.html").as_uri())
+    yield pg
+    assert watch.errors == []
+    pg.close()
+
+
 def scratch_copy(work: Path) -> Path:
     """The files a fresh clone would have, plus the verified tokenizer cache, in `work` (as check-stale makes it)."""
     return scratch_checkout(ROOT, work)

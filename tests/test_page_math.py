@@ -8,8 +8,6 @@ import pytest
 from scripts.lesson.precomputed import frontier_rows
 from scripts.model import roofline as rl
 from scripts.model.timeline import lanes
-from tests.browser import open_page
-from tests.conftest import ROOT
 
 pytestmark = pytest.mark.browser
 CASES = 120
@@ -28,19 +26,12 @@ def slider_states(anchor_doc, seed: int) -> list[dict]:
              "slo_ms": float(rng.uniform(sc["tpot_slo_ms"]["min"], sc["tpot_slo_ms"]["max"]))} for _ in range(CASES)]
 
 
-@pytest.fixture(scope="module")
-def page(browser):
-    pg, watch = open_page(browser, (ROOT / "site" / "index.html").as_uri())
-    yield pg
-    assert watch.errors == []
-    pg.close()
-
-
 def close(a: float, b: float) -> bool:
     return a == pytest.approx(b, rel=1e-9, abs=1e-15)
 
 
-def test_lanes_equal_the_python_timeline(page, anchor, anchor_doc):
+def test_lanes_equal_the_python_timeline(lesson_page, anchor, anchor_doc):
+    page = lesson_page
     states = slider_states(anchor_doc, 2026)
     got = page.evaluate("cs => cs.map(c => window.lessonMath.lanes(c.context, c.prompt, c.chunk))", states)
     bars = 0
@@ -56,7 +47,8 @@ def test_lanes_equal_the_python_timeline(page, anchor, anchor_doc):
     assert bars > 20 * CASES  # chunked prefill of long prompts: many bars, all compared
 
 
-def test_frontier_rows_equal_the_python_frontier(page, anchor, anchor_doc):
+def test_frontier_rows_equal_the_python_frontier(lesson_page, anchor, anchor_doc):
+    page = lesson_page
     states = slider_states(anchor_doc, 2027)
     got = page.evaluate("cs => cs.map(c => window.lessonMath.frontierRows(c.context, c.slo_ms))", states)
     rows, statuses = 0, set()

@@ -171,16 +171,9 @@ def python_table(anchor, s: dict) -> dict:
     return out
 
 
-@pytest.fixture(scope="module")
-def page(browser):
-    pg, watch = open_page(browser, (ROOT / "site" / "index.html").as_uri())
-    yield pg
-    assert watch.errors == []
-    pg.close()
-
-
 @pytest.mark.browser
-def test_the_browser_twin_equals_the_python_on_generated_states(page, anchor):
+def test_the_browser_twin_equals_the_python_on_generated_states(lesson_page, anchor):
+    page = lesson_page
     checked = 0
     for s in states(40, 60):
         page.evaluate("s => window.lessonSet(s)", s)
@@ -211,7 +204,8 @@ def test_the_browser_twin_equals_the_python_on_generated_states(page, anchor):
 
 
 @pytest.mark.browser
-def test_the_table_shows_the_records_at_the_default_state(page):
+def test_the_table_shows_the_records_at_the_default_state(lesson_page):
+    page = lesson_page
     page.evaluate("window.lessonSet({gpu: 'h100_sxm', context_tokens: 4096, prompt_tokens: 32768, tpot_slo_ms: 20, "
                   "draft_tokens: 1, acceptance: 0.85, technique: 'baseline'})")
     prov = DATA["provenance"]

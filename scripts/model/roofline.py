@@ -23,23 +23,35 @@ def linear_attention_layers(a: Anchor) -> int:
     return a.num_hidden_layers - full_attention_layers(a)
 
 
-def full_attention_layer_params(a: Anchor) -> int:
+def full_attention_projection_params(a: Anchor) -> int:
+    """The layer's linear projections (q with its output gate, k, v, o): what a quantization recipe quantizes."""
     q_width = a.num_attention_heads * a.head_dim
     q_out = q_width * (2 if a.attn_output_gate else 1)
     kv_out = 2 * a.num_key_value_heads * a.head_dim
+    return a.hidden_size * (q_out + kv_out) + q_width * a.hidden_size
+
+
+def full_attention_layer_params(a: Anchor) -> int:
     qk_norms = 2 * a.head_dim
-    return a.hidden_size * (q_out + kv_out) + q_width * a.hidden_size + qk_norms
+    return full_attention_projection_params(a) + qk_norms
+
+
+def linear_attention_projection_params(a: Anchor) -> int:
+    """The Gated DeltaNet layer's linear projections (in_qkvz, the beta/decay gates' in_ba, out)."""
+    key_dim = a.linear_num_key_heads * a.linear_key_head_dim
+    value_dim = a.linear_num_value_heads * a.linear_value_head_dim
+    in_qkvz = a.hidden_size * (2 * key_dim + 2 * value_dim)
+    in_ba = a.hidden_size * 2 * a.linear_num_value_heads  # per-head beta and decay gates
+    out = value_dim * a.hidden_size
+    return in_qkvz + in_ba + out
 
 
 def linear_attention_layer_params(a: Anchor) -> int:
     key_dim = a.linear_num_key_heads * a.linear_key_head_dim
     value_dim = a.linear_num_value_heads * a.linear_value_head_dim
-    in_qkvz = a.hidden_size * (2 * key_dim + 2 * value_dim)
-    in_ba = a.hidden_size * 2 * a.linear_num_value_heads  # per-head beta and decay gates
     conv = (2 * key_dim + value_dim) * a.linear_conv_kernel_dim
     per_head = 2 * a.linear_num_value_heads  # A_log and dt_bias
-    out = value_dim * a.hidden_size
-    return in_qkvz + in_ba + conv + per_head + a.linear_value_head_dim + out
+    return linear_attention_projection_params(a) + conv + per_head + a.linear_value_head_dim
 
 
 def mlp_params(a: Anchor) -> int:

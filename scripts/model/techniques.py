@@ -56,18 +56,8 @@ class Gpu:
 def linear_weight_params(a: Anchor) -> int:
     """The weights of the decoder layers' linear projections (what a quantization recipe quantizes): attention's
     q/k/v/o, DeltaNet's in/out projections, the MLP; not embeddings, the LM head, norms or the convolution."""
-    full_linear = full_attention_linear_params(a)
-    key_dim = a.linear_num_key_heads * a.linear_key_head_dim
-    value_dim = a.linear_num_value_heads * a.linear_value_head_dim
-    delta_linear = a.hidden_size * (2 * key_dim + 2 * value_dim) + a.hidden_size * 2 * a.linear_num_value_heads \
-        + value_dim * a.hidden_size
-    return (rl.full_attention_layers(a) * (full_linear + rl.mlp_params(a))
-            + rl.linear_attention_layers(a) * (delta_linear + rl.mlp_params(a)))
-
-
-def full_attention_linear_params(a: Anchor) -> int:
-    """A full-attention layer's projections: roofline.full_attention_layer_params less its q/k norms."""
-    return rl.full_attention_layer_params(a) - 2 * a.head_dim
+    return (rl.full_attention_layers(a) * (rl.full_attention_projection_params(a) + rl.mlp_params(a))
+            + rl.linear_attention_layers(a) * (rl.linear_attention_projection_params(a) + rl.mlp_params(a)))
 
 
 def kv_elements_per_token(a: Anchor) -> int:

@@ -256,8 +256,8 @@ def _render(data: dict, tokens: dict | None, bench: dict | None, questions_md: s
                       "load_scatter": charts.load_scatter(o["ttft_slo_ms"], o["load_tpot_slo_ms"])})
     lesson_js = (templates / "lesson.js").read_text(encoding="utf-8")
     compiled = compile_specs(specs)
-    commands = lab_commands(course)
-    settings = reading.config_records(reading_settings(course), commands)
+    commands = course_section(course, "lab_commands")
+    settings = reading.config_records(course_section(course, "reading"), commands)
     context = dict(
         d=data, P=prov, num=num, readout=readout, link=link, holds=claim_outcomes(data, serving),
         course_map=(course or {}).get("map", {}).get("value") or [None] * MAP_GENERATIONS,
@@ -317,14 +317,10 @@ def _committed_course() -> dict:
     return json.loads((REPO / "config" / "course.json").read_text(encoding="utf-8"))
 
 
-def reading_settings(course: dict | None) -> dict:
-    """config/course.json `reading` (the committed file's when the caller passes no course)."""
-    return course["reading"] if course and "reading" in course else _committed_course()["reading"]
-
-
-def lab_commands(course: dict | None) -> list[dict]:
-    """The commands the lab lists (config/course.json `lab_commands`; the committed file's without a course)."""
-    return course["lab_commands"] if course and "lab_commands" in course else _committed_course()["lab_commands"]
+def course_section(course: dict | None, key: str):
+    """config/course.json's `key` (`reading`: the reading-time settings; `lab_commands`: what the lab lists), the
+    given course's, or the committed file's when the caller passes none (or one without it)."""
+    return course[key] if course and key in course else _committed_course()[key]
 
 
 def sim_script(folder: Path) -> str:
