@@ -29,6 +29,7 @@ rule render_site:
         runtime=".cache/vendor/vega.min.js",
         vendor="config/vendor.json",
         serving=f"{PRE}/serving.json",
+        prefix=f"{PRE}/prefix.json",
         templates=["templates/index.html.j2", "templates/lab.html.j2", "templates/page_base.html.j2",
                    "templates/techniques_block.html.j2",
                    "templates/bench_section.html.j2", "templates/lesson.js",

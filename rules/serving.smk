@@ -110,3 +110,20 @@ rule serve_comparison:
         "../envs/lesson.yaml"
     script:
         "../scripts/serve_comparison.py"
+
+
+# Prefix caching off and on, on workloads that share prefixes (scripts/serving/prefix_runs.py, issue 42): the lab's table.
+rule serving_prefix:
+    input:
+        anchor=anchor_file,
+        workloads="config/workloads.json",  # the sweep's SLOs and the anchor's GPU name
+        config="config/prefix.json",
+        code=code("scripts/serving_prefix.py"),
+    output:
+        json=f"{PRE}/prefix.json",
+    log:
+        "build/logs/{anchor}/serving_prefix.log",
+    conda:
+        "../envs/lesson.yaml"
+    script:
+        "../scripts/serving_prefix.py"

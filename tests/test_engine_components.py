@@ -34,7 +34,7 @@ def test_every_preset_is_a_registered_class_with_its_source_in_its_docstring():
         cls = table["disagg.decode" if preset == "disagg" else preset]
         assert cls.name == preset or preset == "disagg"
         assert cls.__doc__ and len(cls.__doc__) > 80, preset  # says which engine's rule, from which source
-    assert set(engine.REGISTRIES["kv"]) == {"reserved", "paged"}
+    assert set(engine.REGISTRIES["kv"]) == {"reserved", "paged", "paged+apc", "reserved+slots"}
     assert set(engine.REGISTRIES["step_cost"]) == {"roofline", "derated", "measured"}
     with pytest.raises(ValueError, match="registered twice"):
         registry.register("scheduler", "orca")(type("Again", (), {}))

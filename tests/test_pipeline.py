@@ -151,21 +151,25 @@ def test_changed_passage_reruns_only_the_tokenizer_rules(scratch):
 PAGE = {"render_site", "all"}
 EDITS = {
     "scripts/model/roofline.py": ({"precomputed", "manifest", "serving_cells", "serving_goodput", "serving_engines",
-                                   "serve_comparison"}, PAGE | {"serving_sweep", "bench_medians", "shared_data"}),
+                                   "serve_comparison", "serving_prefix"},
+                                  PAGE | {"serving_sweep", "bench_medians", "shared_data"}),
     "scripts/lesson/precomputed.py": ({"precomputed", "manifest"}, PAGE),
     "scripts/tokens/corpus.py": ({"verify_qwen35", "manifest"}, {"tokenizer_counts", "shared_data"} | PAGE),
     "scripts/bench/records.py": ({"bench_medians", "manifest"}, PAGE | {"shared_data"}),
     "scripts/bench/tinygpt.py": ({"manifest"}, {"all"}),  # the measuring code is hashed, never rerun by a build
     "scripts/page/charts.py": ({"render_site"}, {"all"}),
-    "scripts/common/display.py": ({"precomputed", "tokenizer_counts", "bench_medians", "manifest", "serving_sweep"},
+    "scripts/common/display.py": ({"precomputed", "tokenizer_counts", "bench_medians", "manifest", "serving_sweep",
+                                   "serving_prefix"},
                                   PAGE | {"shared_data"}),
-    "scripts/record/provenance.py": ({"precomputed", "tokenizer_counts", "bench_medians", "manifest", "serving_sweep"},
+    "scripts/record/provenance.py": ({"precomputed", "tokenizer_counts", "bench_medians", "manifest", "serving_sweep",
+                                      "serving_prefix"},
                                      PAGE | {"shared_data"}),
     "scripts/common/names.py": ({"serving_cells", "serving_goodput", "serving_engines", "serving_sweep", "render_site",
-                                 "manifest", "serve_comparison", "precomputed"},
+                                 "manifest", "serve_comparison", "precomputed", "serving_prefix"},
                                 {"all", "bench_medians", "shared_data"}),
     "scripts/serving/engine/loop.py": ({"serving_cells", "serving_goodput", "serving_engines", "serving_sweep",
-                                        "manifest", "serve_comparison"}, PAGE | {"bench_medians", "shared_data"}),
+                                        "manifest", "serve_comparison", "serving_prefix"},
+                                       PAGE | {"bench_medians", "shared_data"}),
     "scripts/audit/report.py": (set(), set()),
 }
 

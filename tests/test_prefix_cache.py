@@ -1,4 +1,4 @@
-"""Issue 42, first part: the prefix caches as the engines keep them (scripts/serving/prefix.py), against
+"""Issue 42, first part: the prefix caches as the engines keep them (scripts/serving/engine/prefix.py), against
 hand-worked cases (an LRU eviction, a partial block, the last token recomputed, a preempted request's blocks, a slot
 chosen by similarity and by LRU), and the Mooncake trace layout read exactly or refused in one line."""
 import json
@@ -6,7 +6,7 @@ import json
 import pytest
 
 from scripts.record.inputs import InputError
-from scripts.serving.prefix import BlockHashes, LlamaSlots, VllmPrefixPool, block_contents, common_prefix
+from scripts.serving.engine.prefix import BlockHashes, LlamaSlots, VllmPrefixPool, block_contents, common_prefix
 from scripts.serving.trace import read_mooncake
 
 

@@ -22,7 +22,7 @@ from tests.conftest import ROOT
 FILES = {"anchor": "anchor-model.json", "cited": "precomputed/cited.json", "tokenizers": "config/tokenizers.json",
          "passages": "config/passages.json", "workloads": "config/workloads.json", "questions": "questions/C13-L5.md",
          "gpus": "config/gpus.json", "vendor": "config/vendor.json", "cluster": "config/cluster.yaml",
-         "course": "config/course.json", "techniques": "config/techniques.json",
+         "course": "config/course.json", "techniques": "config/techniques.json", "prefix": "config/prefix.json",
          **{f"template {Path(t).name}": t for t in TEMPLATES}}
 BENCH = sorted((ROOT / "precomputed" / "bench").glob("*.json"))
 SERVE = "precomputed/serve/example.json"

@@ -32,7 +32,7 @@ from tests.conftest import ROOT
 INPUTS = {"anchor": "anchor-model.json", "cited": "precomputed/cited.json", "tokenizers": "config/tokenizers.json",
           "passages": "config/passages.json", "workloads": "config/workloads.json", "gpus": "config/gpus.json",
           "vendor": "config/vendor.json", "cluster": "config/cluster.yaml", "questions": "questions/C13-L5.md",
-          "course": "config/course.json", "techniques": "config/techniques.json"}
+          "course": "config/course.json", "techniques": "config/techniques.json", "prefix": "config/prefix.json"}
 BENCH = sorted((ROOT / "precomputed" / "bench").glob("*.json"))
 VLLM = {"duration": 2.0, "ttfts": [0.1, 0.2], "itls": [[0.01], []], "input_lens": [10, 20], "output_lens": [2, 1],
         "errors": ["", ""], "latencies": [0.11, 0.2]}
@@ -421,6 +421,7 @@ def test_every_schema_is_valid_and_every_shipped_input_satisfies_it():
                schema.TOKENIZERS: ["config/tokenizers.json"], schema.PASSAGES: ["config/passages.json"],
                schema.VENDOR: ["config/vendor.json"], schema.BENCH_RECORD: [str(p) for p in BENCH],
                schema.COURSE: ["config/course.json"], schema.REAL_ENGINE: ["config/real_engine.json"],
+               schema.TECHNIQUES: ["config/techniques.json"], schema.PREFIX: ["config/prefix.json"],
                schema.ANCHOR: ["anchor-model.json", *map(str, (ROOT / "anchors").glob("*.json"))]}
     for name in schema.ALL:
         schema.validator(name)

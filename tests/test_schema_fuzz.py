@@ -42,7 +42,7 @@ CHECKED = {schema.ANCHOR: "anchor-model.json", schema.WORKLOADS: "config/workloa
            schema.VENDOR: "config/vendor.json", schema.CLUSTER: "config/cluster.yaml",
            schema.COURSE: "config/course.json", schema.BENCH_RECORD: "precomputed/bench/" + BENCH[0].name,
            schema.VLLM_RESULT: "precomputed/serve/result.json", schema.REAL_ENGINE: "config/real_engine.json",
-           schema.TECHNIQUES: "config/techniques.json"}
+           schema.TECHNIQUES: "config/techniques.json", schema.PREFIX: "config/prefix.json"}
 FIELD_BY_FIELD = (schema.ANCHOR, schema.WORKLOADS)
 WHOLE = [s for s in CHECKED if s not in FIELD_BY_FIELD]
 FUZZ = settings(deadline=None, database=None, derandomize=True, print_blob=True,

@@ -101,6 +101,7 @@ def check_anchor(path: str | Path, root: Path = Path(".")) -> None:
 def check_all(root: Path = Path(".")) -> None:
     from scripts.bench.records import load_cluster_config, read_record
     from scripts.record.vendor import load_entry
+    from scripts.serving.prefix_runs import load as load_prefix
     from scripts.serving.results import load_result
     from scripts.tokens.counts import load_passages
     from scripts.tokens.files import load_config
@@ -110,6 +111,7 @@ def check_all(root: Path = Path(".")) -> None:
     check_cited(root / "precomputed" / "cited.json", root / "templates")
     check_gpus_fit(root / "config" / "gpus.json", anchor)
     load_techniques(root / "config" / "techniques.json", root / "config" / "workloads.json")
+    load_prefix(root / "config" / "prefix.json")
     load_entry(root / "config" / "vendor.json", "vega")
     heal_vendor_cache(root)
     load_cluster_config(root / "config" / "cluster.yaml")

@@ -46,7 +46,7 @@ def load_records(data: Path, site: Path | None = None) -> dict:
     from scripts.page.render import DATA_SCRIPT, read_page_records
 
     records = {}
-    for name in ("precomputed.json", "tokenizer_counts.json", "bench_medians.json", "serving.json"):
+    for name in ("precomputed.json", "tokenizer_counts.json", "bench_medians.json", "serving.json", "prefix.json"):
         path = data / name
         if path.exists():
             records.update(json.loads(path.read_text(encoding="utf-8")).get("provenance", {}))
@@ -204,8 +204,10 @@ def check_simulated(records: dict, root: Path, resimulate: bool = True, anchor_p
     from scripts.serving.config import sweep_settings, workloads_for
 
     sims = {rid: rec for rid, rec in records.items() if rec.get("kind") == "simulated"}
+    prefix = {rid: rec for rid, rec in sims.items() if str(rec.get("workload", "")).startswith("prefix:")}
+    sims = {rid: rec for rid, rec in sims.items() if rid not in prefix}
     if not sims:
-        return []
+        return check_prefix(prefix, root, resimulate, anchor_path)
     anchor, anchor_doc = load(anchor_path or root / "anchor-model.json")
     doc = workloads_for(root / "config" / "workloads.json", anchor)
     settings, workloads = sweep_settings(doc), doc["workloads"]
@@ -257,6 +259,34 @@ def check_simulated(records: dict, root: Path, resimulate: bool = True, anchor_p
             problems.append(f"{rid}: re-simulates to {format_number(value, rec['format'])} but shows {rec['display']}")
     if resimulate:
         problems += check_replications(sims, anchor, workloads, settings)
+    return problems + check_prefix(prefix, root, resimulate, anchor_path)
+
+
+def check_prefix(sims: dict, root: Path, resimulate: bool, anchor_path: Path | None = None) -> list[str]:
+    """The prefix-caching experiment's records (scripts/serving/prefix_runs.py): seed and request count as
+    config/prefix.json says, and (re-simulating) each run again from config/prefix.json."""
+    if not sims:
+        return []
+    from scripts.serving import prefix_runs
+    from scripts.serving.config import sweep_doc
+
+    anchor, _, settings = sweep_doc(anchor_path or root / "anchor-model.json", root / "config" / "workloads.json")
+    doc = prefix_runs.load(root / prefix_runs.CONFIG)
+    e, problems, runs = doc["experiment"], [], {}
+    for rid, rec in sorted(sims.items()):
+        if rec.get("seed") != e["seed"]["value"] or rec.get("requests") != e["requests"]["value"]:
+            problems.append(f"{rid}: seed or request count differs from config/prefix.json (rebuild)")
+            continue
+        if not resimulate:
+            continue
+        wid, cache = rec["workload"].split(":", 1)[1], "on" if rec["schedule"].endswith("+apc") else "off"
+        key = (wid, rec["rate_per_gpu"], cache)
+        if key not in runs:
+            runs[key] = prefix_runs.run(anchor, doc, wid, rec["rate_per_gpu"], cache, settings["slo_ms"],
+                                        settings["gpu_name"])
+        value = runs[key][rec["metric"]] * (100 if rec["metric"] in prefix_runs.PERCENT else 1)
+        if format_number(value, rec["format"]) != rec["display"]:
+            problems.append(f"{rid}: re-simulates to {format_number(value, rec['format'])} but shows {rec['display']}")
     return problems
 
 
@@ -387,8 +417,9 @@ def check_embedded(site: Path, data: Path) -> list[str]:
     if not found:
         return [f"{path}: no window.C13_DATA line"]
     docs = {name: json.loads((data / f"{name}.json").read_text(encoding="utf-8")) if (data / f"{name}.json").exists()
-            else None for name in ("precomputed", "tokenizer_counts", "bench_medians")}
-    expected = str(json_for_script(page_data(docs["precomputed"], docs["tokenizer_counts"], docs["bench_medians"])))
+            else None for name in ("precomputed", "tokenizer_counts", "bench_medians", "prefix")}
+    expected = str(json_for_script(page_data(docs["precomputed"], docs["tokenizer_counts"], docs["bench_medians"],
+                                             docs["prefix"])))
     problems = _differs(path, found, expected)
     serving_path = data / "serving.json"
     if serving_path.exists():

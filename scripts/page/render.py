@@ -136,12 +136,13 @@ def load_optional(path: str | None):
     return json.loads(Path(path).read_text(encoding="utf-8")) if path and Path(path).exists() else None
 
 
-def merged_provenance(data: dict, tokens: dict | None, bench: dict | None, serving: dict | None = None) -> dict:
+def merged_provenance(data: dict, tokens: dict | None, bench: dict | None, serving: dict | None = None,
+                      prefix: dict | None = None) -> dict:
     return {**data["provenance"], **(tokens or {}).get("provenance", {}), **(bench or {}).get("provenance", {}),
-            **(serving or {}).get("provenance", {})}
+            **(prefix or {}).get("provenance", {}), **(serving or {}).get("provenance", {})}
 
 
-def page_data(data: dict, tokens: dict | None, bench: dict | None) -> dict:
+def page_data(data: dict, tokens: dict | None, bench: dict | None, prefix: dict | None = None) -> dict:
     """What the page embeds as #lesson-data: the constants and scenario its math reads, every provenance record
     but the per-GPU technique records the claims alone read (technique.<gpu>.*: no number on the page is one; they
     stay in precomputed.json, where the audit re-checks the claims), the token rows, and the names lesson.js labels
@@ -151,7 +152,7 @@ def page_data(data: dict, tokens: dict | None, bench: dict | None) -> dict:
     return {"constants": data["constants"], "gpus": data.get("gpus", []), "scenario": data["scenario"],
             "techniques": data.get("techniques"),
             "names": names.page_names(),
-            "provenance": {rid: rec for rid, rec in merged_provenance(data, tokens, bench).items()
+            "provenance": {rid: rec for rid, rec in merged_provenance(data, tokens, bench, None, prefix).items()
                            if not rid.startswith(claims_only)},
             "tokens": {k: tokens[k] for k in ("rows", "chars_passage")} if tokens else None}
 
@@ -174,10 +175,10 @@ def template_problem(exc: Exception) -> TemplateProblem:
     return TemplateProblem(f"{place}: {what}")
 
 
-def claim_outcomes(data: dict, serving: dict | None) -> dict[str, bool]:
-    """Claim id -> whether it holds, over precomputed.json's and serving.json's claims: what the template words
-    each sentence by (a claim the build checks, rather than settles, always holds)."""
-    claims = data.get("claims", []) + ((serving or {}).get("claims") or [])
+def claim_outcomes(data: dict, serving: dict | None, prefix: dict | None = None) -> dict[str, bool]:
+    """Claim id -> whether it holds, over precomputed.json's, serving.json's and prefix.json's claims: what the
+    template words each sentence by (a claim the build checks, rather than settles, always holds)."""
+    claims = data.get("claims", []) + ((serving or {}).get("claims") or []) + ((prefix or {}).get("claims") or [])
     return {c["id"]: c.get("holds", True) for c in claims}
 
 
@@ -198,7 +199,8 @@ def course_links(path: Path) -> dict:
 
 
 def render(data: dict, tokens: dict | None, bench: dict | None, questions_md: str, templates: Path,
-           runtime: Path = RUNTIME_CACHE, load: dict | None = None, course: dict | None = None) -> dict[str, str]:
+           runtime: Path = RUNTIME_CACHE, load: dict | None = None, course: dict | None = None,
+           prefix: dict | None = None) -> dict[str, str]:
     """index.html and the scripts beside it, by file name. `load` is scripts.serving.load_page.page_bundle's
     (serving.json, the experiment's data, its opening readouts), or None for a page without that experiment.
     A template naming what the data lacks raises TemplateProblem (one line), never a bare traceback. `course`
@@ -206,15 +208,15 @@ def render(data: dict, tokens: dict | None, bench: dict | None, questions_md: st
     from jinja2 import TemplateError
 
     try:
-        return _render(data, tokens, bench, questions_md, templates, runtime, load, course)
+        return _render(data, tokens, bench, questions_md, templates, runtime, load, course, prefix)
     except (TemplateError, KeyError) as exc:
         raise template_problem(exc) from None
 
 
 def _render(data: dict, tokens: dict | None, bench: dict | None, questions_md: str, templates: Path,
-            runtime: Path, load: dict | None, course: dict | None = None) -> dict[str, str]:
+            runtime: Path, load: dict | None, course: dict | None = None, prefix: dict | None = None) -> dict[str, str]:
     serving = load["serving"] if load else None
-    prov = merged_provenance(data, tokens, bench, serving)
+    prov = merged_provenance(data, tokens, bench, serving, prefix)
     env = jinja_env(templates)
 
     def num(rid: str, suffix: str = "", gpu_field: str | None = None) -> Markup:
@@ -259,9 +261,9 @@ def _render(data: dict, tokens: dict | None, bench: dict | None, questions_md: s
     commands = course_section(course, "lab_commands")
     settings = reading.config_records(course_section(course, "reading"), commands)
     context = dict(
-        d=data, P=prov, num=num, readout=readout, link=link, holds=claim_outcomes(data, serving),
+        d=data, P=prov, num=num, readout=readout, link=link, holds=claim_outcomes(data, serving, prefix),
         course_map=(course or {}).get("map", {}).get("value") or [None] * MAP_GENERATIONS,
-        tokens=tokens, bench=bench, serving=serving, lab_commands=commands,
+        tokens=tokens, bench=bench, serving=serving, prefix=prefix, lab_commands=commands,
         cmd=lambda cid: command_code(commands, cid),
         schedule_labels=names.SCHEDULE_LABELS, tail_part_labels=names.TAIL_PART_LABELS,
         css=Markup((templates / "lesson.css").read_text(encoding="utf-8")),
@@ -296,7 +298,7 @@ def _render(data: dict, tokens: dict | None, bench: dict | None, questions_md: s
     if any(again[k] != page_prov[k] for k in again):  # a template that counts differently once the numbers are in
         raise TemplateProblem("templates: the pages' reading counts changed between the two render passes")
     files = {**html_pages, RUNTIME: runtime.read_text(encoding="utf-8"), SCRIPT: lesson_js,
-             DATA_SCRIPT: data_script(page_data(data, tokens, bench), compiled, page_prov)}
+             DATA_SCRIPT: data_script(page_data(data, tokens, bench, prefix), compiled, page_prov)}
     if serving:
         files[SERVING_SCRIPT] = serving_script(load["experiment"], serving_records_on_page(list(html_pages.values()),
                                                                                           serving))
@@ -409,18 +411,19 @@ def render_provenance(html: str, prov: dict, templates: Path, report: bool) -> t
 
 def site_files(data_path: str, tokens_path: str | None, bench_path: str | None, questions_md: str,
                templates: Path, runtime: Path = RUNTIME_CACHE, load: dict | None = None,
-               course: dict | None = None) -> dict[str, bytes]:
+               course: dict | None = None, prefix_path: str | None = None) -> dict[str, bytes]:
     """Every file of the built site, by its path relative to site/: the page, the provenance page, the sources."""
     data, tokens, bench = (json.loads(Path(data_path).read_text(encoding="utf-8")), load_optional(tokens_path),
                            load_optional(bench_path))
     from jinja2 import TemplateError
 
-    files = render(data, tokens, bench, questions_md, templates, runtime, load, course)
+    prefix = load_optional(prefix_path)
+    files = render(data, tokens, bench, questions_md, templates, runtime, load, course, prefix)
     for name, template in PAGES.items():  # an emptied or cut template renders no page at all
         if "<html" not in files[name][:4096].lower():
             raise TemplateProblem(f"templates/{template}: renders no page ({len(files[name])} characters, no "
                                   "<html> element): restore the template")
-    prov = {**merged_provenance(data, tokens, bench, load["serving"] if load else None),
+    prov = {**merged_provenance(data, tokens, bench, load["serving"] if load else None, prefix),
             **read_page_records(files[DATA_SCRIPT])}
     try:  # one provenance page for both: the lesson's numbers, then the lab's
         page, sources = render_provenance(files["index.html"] + files["lab.html"], prov, templates, report=True)

@@ -34,7 +34,8 @@ def render(inp, out) -> None:
     try:
         files = site_files(inp.data, inp.get("tokens"), inp.get("bench"), check_questions(Path(inp.questions)),
                            Path(inp.templates[0]).parent, runtime=Path(inp.runtime),
-                           load=page_bundle(read_json(Path(inp.serving))), course=course_links(Path(inp.course)))
+                           load=page_bundle(read_json(Path(inp.serving))), course=course_links(Path(inp.course)),
+                           prefix_path=inp.get("prefix"))
     except TemplateProblem as exc:
         raise InputError(str(exc)) from None
     finally:

@@ -25,7 +25,12 @@ the send.
   python -m scripts.serving --vllm-result vllm_result.json --out metrics.json [--slo ...] [--percentiles ...]
 
 The trace is a CSV with arrival_s,prompt_tokens,output_tokens or the Azure trace columns
-TIMESTAMP,ContextTokens,GeneratedTokens. The result JSON holds `metrics` under vLLM's own keys (mean_ttft_ms,
+TIMESTAMP,ContextTokens,GeneratedTokens, or (a .jsonl file) the Mooncake layout: one JSON object per line with
+timestamp (ms), input_length, output_length and hash_ids (one id per 512-token block; scripts/serving/trace.py).
+--prefix-caching (colocated schedules; a Mooncake trace, whose hash ids say which prompts share prefixes) serves
+cached prefixes as the engine does (engine/kv.py: vLLM's automatic prefix caching on paged memory, llama.cpp's slots
+for --schedule llama.cpp) and adds `prefix_cache` (token and request hit rates, prefill time saved) and each
+request's cached_tokens and prefill_saved_s. The result JSON holds `metrics` under vLLM's own keys (mean_ttft_ms,
 p99_tpot_ms, request_goodput, ...; definitions in scripts/serving/metrics.py) and `requests`, one object per
 request with where its time went (queueing_s, prefill_s, interference_s, transfer_s, decode_s, preemption_s: they
 sum to its E2EL) and how often it was preempted; with --save-detailed, also each request's inter-token gaps `itl_s`.
@@ -52,7 +57,7 @@ from scripts.record.inputs import InputError
 from scripts.serving import engine, metrics, results, sweep
 from scripts.serving.config import sweep_settings, workloads_for
 from scripts.serving.progress import PROBE, QUIET_BELOW, Progress
-from scripts.serving.trace import read_trace
+from scripts.serving.trace import read_mooncake, read_trace
 from scripts.serving.uncertainty import CONFIDENCE
 from scripts.serving.workload import RAMPS, Requests, generate
 
@@ -125,7 +130,10 @@ def run(args: argparse.Namespace) -> dict:
     source = Path(args.trace or args.workloads).as_posix()
     began_reading = time.monotonic()
     if args.trace:
-        samples = [(None, read_trace(args.trace, a.max_position_embeddings))]
+        if Path(args.trace).suffix == ".jsonl":  # the Mooncake layout: prompts as hash-id blocks (prefix caching)
+            samples = [(None, read_mooncake(args.trace, a.max_position_embeddings)[0])]
+        else:
+            samples = [(None, read_trace(args.trace, a.max_position_embeddings))]
     else:
         samples = generated(args, a)
 
@@ -142,13 +150,16 @@ def run(args: argparse.Namespace) -> dict:
                                    efficiency=efficiency,
                                    paged=None if args.memory is None else args.memory == "paged",
                                    memory=engine.Memory(args.block_size, args.gpu_memory_utilization),
-                                   max_concurrency=args.max_concurrency, progress=report)
+                                   max_concurrency=args.max_concurrency, prefix_caching=args.prefix_caching,
+                                   progress=report)
         except ValueError as exc:
             raise InputError(f"{source}: {exc}") from None
 
     if progress.loud:  # a big input: time the engine on its first requests, then say what the whole will take
         first = samples[0][1]
-        probe = Requests(first.arrival_s[:PROBE], first.prompt_tokens[:PROBE], first.output_tokens[:PROBE])
+        probe = Requests(first.arrival_s[:PROBE], first.prompt_tokens[:PROBE], first.output_tokens[:PROBE],
+                         first.segments[:PROBE] if first.segments else None,
+                         first.answer_ids[:PROBE] if first.answer_ids else None)
         began = time.monotonic()
         simulate(probe, report=None)
         progress.expect(time.monotonic() - began, len(probe))
@@ -175,8 +186,20 @@ def run(args: argparse.Namespace) -> dict:
             "memory": {"paged": args.memory == "paged" if args.memory else args.schedule in engine.PAGED_PRESETS,
                        "block_size": args.block_size, "gpu_memory_utilization": args.gpu_memory_utilization,
                        "pool_bytes": trace.capacity_bytes, "preemptions": int(trace.preemptions.sum())},
-            "slo_ms": slo, "metrics": result, **extra,
+            "slo_ms": slo, "metrics": result, **extra, "prefix_cache": prefix_summary(trace),
             "requests": sweep.requests_table(trace, args.save_detailed)}
+
+
+def prefix_summary(trace) -> dict | None:
+    """--prefix-caching: the share of prompt tokens served from the cache, of requests with a hit, and the prefill
+    time the hits saved (total and mean per request)."""
+    if trace.cached_tokens is None:
+        return None
+    prompt = trace.requests.prompt_tokens
+    return {"token_hit_rate": float(trace.cached_tokens.sum() / prompt.sum()),
+            "request_hit_rate": float((trace.cached_tokens > 0).mean()),
+            "cached_tokens": int(trace.cached_tokens.sum()), "prefill_saved_s": float(trace.prefill_saved_s.sum()),
+            "prefill_saved_s_mean": float(trace.prefill_saved_s.mean())}
 
 
 def generated(args: argparse.Namespace, a) -> list[tuple[int, object]]:
@@ -252,6 +275,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="P/D: where the first token counts (decode: vLLM's P/D proxy; prefill: DistServe)")
     ap.add_argument("--efficiency", default="bound",
                     help="step times: bound, realistic, or flops=<share>,bandwidth=<share>,overhead_ms=<ms>")
+    ap.add_argument("--prefix-caching", action="store_true",
+                    help="vLLM's automatic prefix caching (paged memory) or llama.cpp's slots (--schedule llama.cpp); "
+                         "the requests must carry their prompts' content: a Mooncake JSONL --trace (hash_ids)")
     ap.add_argument("--memory", choices=("paged", "reserved"), default=None,
                     help="KV memory: paged (vLLM, with preemption) or reserved; default: the preset's")
     ap.add_argument("--block-size", type=int, default=16, help="tokens per KV block (paged memory)")

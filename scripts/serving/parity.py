@@ -101,3 +101,53 @@ def fixtures(a: Anchor, gpus: dict, workloads: dict, count: int, seed: int, quan
     return {"model": twin.model_constants(a), "efficiency": twin.efficiency_constants(a), "quantum_ms": quantum_ms,
             "slo_ms": slo_ms, "tail_parts": list(TAIL_PARTS),
             "gpus": {gid: twin.gpu_constants(twin.on_gpu(a, g), g["label"]) for gid, g in gpus.items()}, "cases": cases}
+
+
+PREFIX_KINDS = ("vllm-v1", "vllm-v0", "sarathi", "orca", "llama.cpp")  # the last three: paged, paged, slots
+
+
+def prefix_fixtures(a: Anchor, gpus: dict, prefix_doc: dict, count: int, seed: int) -> dict:
+    """Configurations with prefix caching on (engine/kv.py paged+apc and reserved+slots): config/prefix.json's two
+    workloads at generated rates and sizes, every paged preset and the lesson's schedules on paged memory, llama.cpp
+    with its slots, small pools (evictions and preemptions), both step-time sets. Each carries its requests
+    (arrivals, lengths, segments, answer ids) and the Python engine's per-request answer."""
+    from scripts.serving.workload import conversations, shared_system_prompts
+
+    rng = np.random.default_rng(seed)
+    cases = []
+    for k in range(count):
+        kind = PREFIX_KINDS[k % len(PREFIX_KINDS)]
+        wid = ("system_prompt", "multi_turn")[int(rng.integers(2))]
+        gid = list(gpus)[int(rng.integers(len(gpus)))]
+        n, rate = int(rng.choice([120, 240])), float(rng.choice([0.5, 1.0, 2.0, 4.0]))
+        rseed = int(rng.integers(1, 1 << 30))
+        spec = prefix_doc["workloads"][wid]
+        reqs = shared_system_prompts(spec, n, rate, rseed) if wid == "system_prompt" else \
+            conversations(spec, n, rate, rseed)[0]
+        o = {"prefix_caching": True}
+        if kind in ("sarathi", "orca"):
+            o["paged"] = True
+        if kind == "llama.cpp":
+            o["max_batch"], o["max_num_batched_tokens"] = int(rng.choice([2, 4, 8])), int(rng.choice([512, 2048]))
+        if kind != "llama.cpp" and rng.random() < 0.5:  # a small pool: evictions, and preemption with its blocks
+            o["capacity_bytes"] = float(rng.choice([2e9, 4e9, 8e9]))
+        step_time = STEP_TIMES[int(rng.integers(2))]
+        case = {"id": f"prefix-{k:02d}", "gpu": gid, "workload": wid, "schedule": kind, "step_time": step_time,
+                "opts": o, "requests": {"arrival_s": reqs.arrival_s.tolist(),
+                                        "prompt_tokens": reqs.prompt_tokens.tolist(),
+                                        "output_tokens": reqs.output_tokens.tolist(),
+                                        "segments": [[list(s) for s in segs] for segs in reqs.segments],
+                                        "answer_ids": list(reqs.answer_ids) if reqs.answer_ids else None}}
+        gpu = gpus[gid]
+        eff = rl.BOUND if step_time == "bound" else rl.achieved(a)
+        try:
+            t = engine.simulate(twin.on_gpu(a, gpu), reqs, kind, efficiency=eff, gpu_name=gpu["label"], **o)
+            case["expected"] = {"admitted_s": t.admitted_s.tolist(), "first_token_s": t.first_token_s.tolist(),
+                                "finish_s": t.finish_s.tolist(), "preemptions": t.preemptions.tolist(),
+                                "cached_tokens": t.cached_tokens.tolist(),
+                                "prefill_saved_s": t.prefill_saved_s.tolist()}
+        except ValueError as err:
+            case["error"] = str(err)
+        cases.append(case)
+    return {"model": twin.model_constants(a), "efficiency": twin.efficiency_constants(a),
+            "gpus": {gid: twin.gpu_constants(twin.on_gpu(a, g), g["label"]) for gid, g in gpus.items()}, "cases": cases}

@@ -66,6 +66,9 @@ def requests_table(trace, detailed: bool = False) -> list[dict]:
              "finish_s": float(trace.finish_s[i]), "prompt_tokens": int(r.prompt_tokens[i]),
              "output_tokens": int(r.output_tokens[i]), "preemptions": int(trace.preemptions[i]),
              **{part: float(trace.breakdown[part][i]) for part in engine.PARTS}} for i in range(len(r))]
+    if trace.cached_tokens is not None:  # prefix caching: the prompt tokens served from the cache, what they saved
+        for i, row in enumerate(rows):
+            row["cached_tokens"], row["prefill_saved_s"] = int(trace.cached_tokens[i]), float(trace.prefill_saved_s[i])
     if detailed:
         for i, row in enumerate(rows):
             row["itl_s"] = [float(g) for g in trace.token_gaps(i)]

@@ -111,7 +111,7 @@ def read_mooncake(path: Path, max_context: int) -> tuple[Requests, list[list[tup
     exactly `timestamp` (integer milliseconds from the trace's start), `input_length` and `output_length` (tokens)
     and `hash_ids` (one integer per 512-token block of the prompt, the last block possibly partial; equal ids mean
     equal prefixes). Returns the requests (sorted by arrival, stably) and each one's prompt as segments
-    (hash id, tokens) for scripts/serving/prefix.py. Anything else is refused in one line naming the file,
+    (hash id, tokens) for scripts/serving/engine/prefix.py. Anything else is refused in one line naming the file,
     the line and the field."""
     import json
 
@@ -142,7 +142,7 @@ def read_mooncake(path: Path, max_context: int) -> tuple[Requests, list[list[tup
     prompts = np.array([r[1] for _, r in rows], dtype=np.int64)
     outputs = np.array([r[2] for _, r in rows], dtype=np.int64)
     segments = [rows[i][1][3] for i in order]
-    return Requests(arrivals[order], prompts[order], outputs[order]), segments
+    return Requests(arrivals[order], prompts[order], outputs[order], tuple(segments)), segments
 
 
 def _no_constant(word: str):

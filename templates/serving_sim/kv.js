@@ -6,6 +6,8 @@
     constructor(model, capacity) { this.model = model; this.capacity = capacity; }
     bind(loop) { this.loop = loop; }
     prefixHit() { return 0; }  // prompt tokens of a newly admitted request already held (a prefix cache's hits)
+    computed() {}  // request i's prompt (or recompute) has its first `done` tokens' KV
+    dropped() {}  // request i left the GPU (finished or preempted) holding the KV of its first `computed` tokens
   }
   KVManager.prototype.preempts = false;
   class ReservedKV extends KVManager {  // each request's full context reserved at admission, freed at its finish
@@ -77,4 +79,83 @@
   }
   PagedKV.prototype.preempts = true;
   register("kv", "paged", PagedKV);
-  const kvManager = (model, capacity, memory) => (memory ? new PagedKV(model, capacity, memory) : new ReservedKV(model, capacity));
+  // With a prefix cache (kv.py's docstring): request i's tokens as segments, its prompt's then its output's.
+  function contentsUpto(segments, answerIds, i, tokens) {
+    const out = [];
+    let left = tokens;
+    for (const [content, n] of segments[i]) {
+      if (left <= 0) break;
+      out.push([content, Math.min(n, left)]);
+      left -= n;
+    }
+    if (left > 0) out.push([answerIds[i], left]);
+    return out;
+  }
+  class PrefixPagedKV extends PagedKV {  // paged, with vLLM V1's automatic prefix caching
+    constructor(model, capacity, memory, segments, answerIds) {
+      super(model, capacity, memory);
+      this.segments = segments; this.answer_ids = answerIds;
+    }
+    start(prompt, output) {
+      super.start(prompt, output);
+      const n = prompt.length;
+      this.pool = new VllmPrefixPool(Math.max(1, Math.floor(this.capacity / this.block_bytes)), this.bs);
+      this.hashes = new BlockHashes();
+      this.held = new Array(n).fill(null); this.chain = new Array(n).fill(null); this.n_cached = new Array(n).fill(0);
+    }
+    take(n) { return n > 0 ? this.pool.allocate(Math.min(n, this.pool.numFree())) : []; }
+    prefixHit(i) {
+      const tokens = this.loop.pf_len[i];
+      const chain = this.hashes.chain(contentsUpto(this.segments, this.answer_ids, i, tokens), this.bs);
+      const hit = this.pool.lookup(chain, tokens);
+      this.pool.touch(hit);
+      this.held[i] = hit.concat(this.take(Math.ceil(tokens / this.bs) - hit.length));
+      this.chain[i] = chain; this.n_cached[i] = hit.length;
+      return hit.length * this.bs;
+    }
+    computed(i, done) { this.cacheUpto(i, this.chain[i], Math.floor(done / this.bs)); }
+    cacheUpto(i, chain, full) {
+      const blocks = this.held[i], upto = Math.min(full, blocks.length, chain.length);
+      for (let k = this.n_cached[i]; k < upto; k++) this.pool.cache(blocks[k], chain[k]);
+      this.n_cached[i] = Math.max(this.n_cached[i], upto);
+    }
+    dropped(i, computed) {
+      const blocks = this.held[i];
+      for (const b of this.take(Math.ceil(computed / this.bs) - blocks.length)) blocks.push(b);
+      this.cacheUpto(i, this.hashes.chain(contentsUpto(this.segments, this.answer_ids, i, computed), this.bs),
+        Math.floor(computed / this.bs));
+      this.pool.free(blocks);
+      this.held[i] = null; this.n_cached[i] = 0;
+    }
+  }
+  register("kv", "paged+apc", PrefixPagedKV);
+  class SlotsKV extends ReservedKV {  // reserved, with llama.cpp server's slots
+    constructor(model, capacity, segments, answerIds, nSlots, similarity) {
+      super(model, capacity);
+      this.segments = segments; this.answer_ids = answerIds; this.n_slots = nSlots; this.similarity = similarity;
+    }
+    start(prompt, output) {
+      super.start(prompt, output);
+      this.prompt = prompt;
+      this.slots = new LlamaSlots(this.n_slots, this.similarity);
+      this.slot_of = new Array(prompt.length).fill(null);
+    }
+    prefixHit(i) {
+      const prompt = contentsUpto(this.segments, this.answer_ids, i, this.prompt[i]);
+      const slot = this.slots.choose(prompt);
+      this.slot_of[i] = slot;
+      return this.slots.start(slot, prompt);
+    }
+    dropped(i, computed) {
+      const generated = computed > this.prompt[i] ? [[this.answer_ids[i], computed - this.prompt[i]]] : [];
+      this.slots.finish(this.slot_of[i], this.loop.t, generated);
+      this.slot_of[i] = null;
+    }
+  }
+  register("kv", "reserved+slots", SlotsKV);
+  const SLOT_SIMILARITY = 0.1;  // llama-server --slot-prompt-similarity default
+  function kvManager(model, capacity, memory, prefix = null, nSlots = 0) {
+    if (prefix === null) return memory ? new PagedKV(model, capacity, memory) : new ReservedKV(model, capacity);
+    if (!memory) return new SlotsKV(model, capacity, prefix[0], prefix[1], nSlots, SLOT_SIMILARITY);
+    return new PrefixPagedKV(model, capacity, memory, prefix[0], prefix[1]);
+  }

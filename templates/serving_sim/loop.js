@@ -97,13 +97,14 @@
           if (this.resume[i]) out.preempt_dec_s[i] += t - this.preempted_at[i];
           else out.preempt_pre_s[i] += t - this.preempted_at[i];
           this.preempted_at[i] = NaN;
+          this.done_prefill[i] = kv.prefixHit(i);  // a prefix cache may still hold what it lost
           this.prefilling.push(i);
         } else if (this.pd_decode) {  // P/D decode GPU: pull the KV cache, then decode
           this.link_free = Math.max(this.link_free, t) + this.handoff.transfer_s[i];
           out.transfer_end_s[i] = this.link_free;
           this.transfers.push([this.link_free, i]);
         } else {
-          this.done_prefill[i] = kv.prefixHit(i);
+          this.done_prefill[i] = out.cached_tokens[i] = kv.prefixHit(i);
           this.prefilling.push(i);
         }
         if (kv.preempts) used = kv.after(0);
@@ -166,6 +167,7 @@
         this.out.finish_s[i] = when;
         this.out.dec_last[i] = lastIter;
         this.kv.release(i);
+        this.kv.dropped(i, this.prompt[i] + this.output[i] - 1);  // its last token was never fed back: no KV
       }
       this.admitted -= ids.length;
       this.finished += ids.length;
@@ -203,9 +205,11 @@
       const p = this.prefilling.indexOf(i);
       if (p >= 0) {
         this.prefilling.splice(p, 1);
+        this.kv.dropped(i, this.done_prefill[i]);
         this.done_prefill[i] = 0;
       } else {
         const k = this.dec_ids.indexOf(i), generated = this.output[i] - (this.end_at[k] - this.n_iters);
+        this.kv.dropped(i, this.prompt[i] + generated - 1);
         if (this.first_pending[i]) {  // P/D: no token yet; the decode GPU prefills the prompt itself
           this.first_pending[i] = 0;
           this.pending_first -= 1;
@@ -278,6 +282,7 @@
       if (this.resume[i] || this.pd_decode) out.preempt_dec_s[i] += d;  // recomputing what preemption threw away
       else out.own_prefill_s[i] += d;
       this.done_prefill[i] = done;
+      this.kv.computed(i, done);
       if (done === this.pf_len[i]) {
         this.prefilling.splice(this.prefilling.indexOf(i), 1);
         const left = this.output[i] - (this.pf_len[i] - this.prompt[i]) - 1;

@@ -9,11 +9,12 @@
   // reqs: {arrival_s, prompt_tokens, output_tokens} (arrays, sorted by arrival). opts as simulate()'s keywords:
   // chunk_tokens, max_batch, prefill_gpus, decode_gpus, capacity_bytes, max_num_batched_tokens, first_token,
   // efficiency {flops_fraction, bandwidth_fraction, overhead_s}, paged, memory {block_size,
-  // gpu_memory_utilization}, max_concurrency.
+  // gpu_memory_utilization}, max_concurrency, prefix_caching (reqs then carries segments: per request its prompt's
+  // [content id, tokens] runs, and answer_ids, each output's content id; default -(i + 1)).
   function simulate(model, gpu, reqs, schedule, opts = {}) {
     const o = {chunk_tokens: 512, max_batch: null, prefill_gpus: 1, decode_gpus: 1, capacity_bytes: null,
       max_num_batched_tokens: null, first_token: "decode", efficiency: {flops_fraction: 1, bandwidth_fraction: 1, overhead_s: 0},
-      paged: null, memory: {block_size: 16, gpu_memory_utilization: 0.9}, max_concurrency: null, ...opts};
+      paged: null, memory: {block_size: 16, gpu_memory_utilization: 0.9}, max_concurrency: null, prefix_caching: false, ...opts};
     const names = engines();
     if (!names.includes(schedule)) throw new Error(`schedule must be one of ${names.join(", ")}`);
     if (!["decode", "prefill"].includes(o.first_token)) throw new Error("first_token must be one of decode, prefill");
@@ -27,6 +28,19 @@
     if (o.chunk_tokens < 1 || scheduler.max_batch < 1 || o.prefill_gpus < 1 || o.decode_gpus < 1 || scheduler.token_budget < 1) {
       throw new Error("chunk_tokens, max_batch, max_num_batched_tokens and the GPU counts must be at least 1");
     }
+    let prefix = null;
+    if (o.prefix_caching) {
+      if (!colocated) throw new Error("prefix caching is modelled on the colocated schedules, not P/D");
+      if (!paged && preset !== "llama.cpp") throw new Error(`prefix caching follows vLLM (paged memory: paged=True) or llama.cpp's slots (schedule llama.cpp), not ${schedule} with reserved contexts`);
+      if (!reqs.segments || reqs.segments.length !== n) throw new Error("prefix caching needs requests that carry their prompts' segments");
+      const answers = reqs.answer_ids ? Array.from(reqs.answer_ids) : Array.from({length: n}, (_, i) => -(i + 1));
+      for (let i = 0; i < n; i++) {
+        let total = 0, ok = true;
+        for (const seg of reqs.segments[i]) { total += seg[1]; ok = ok && seg[1] >= 1; }
+        if (total !== prompt[i] || !ok) throw new Error(`request ${i}: its segments hold ${total} tokens, its prompt ${prompt[i]} (each segment at least 1)`);
+      }
+      prefix = [reqs.segments, answers];
+    }
     const mem = paged ? o.memory : null;
     let capacity;
     if (o.capacity_bytes !== null) capacity = o.capacity_bytes;
@@ -38,10 +52,10 @@
     const out = {admitted_s: nan(), first_token_s: nan(), finish_s: nan(), dec_first: neg(), dec_last: neg(),
       seg_start: neg(), own_prefill_s: new Float64Array(n), transfer_end_s: nan(), join_s: nan(),
       preemptions: new Float64Array(n), preempt_pre_s: new Float64Array(n), preempt_dec_s: new Float64Array(n),
-      send_s: Float64Array.from(arrivalIn), pieces: {}};
+      send_s: Float64Array.from(arrivalIn), cached_tokens: new Float64Array(n), pieces: {}};
     let gpuOf, runs, peak, heldPeakBytes = 0, ready, arrival = arrivalIn;
     if (colocated) {
-      const loop = new GpuLoop(step, scheduler, kvManager(model, capacity, mem), o.max_concurrency);
+      const loop = new GpuLoop(step, scheduler, kvManager(model, capacity, mem, prefix, scheduler.max_batch), o.max_concurrency);
       runs = [loop.run(arrivalIn, prompt, output, out, null)];
       arrival = Array.from(out.send_s);
       gpuOf = new Float64Array(n);
@@ -54,7 +68,17 @@
     const workTo = Float64Array.from(out.dec_last);
     for (let i = 0; i < n; i++) if (out.dec_last[i] < out.dec_first[i]) { out.dec_first[i] = -1; out.dec_last[i] = -1; }
     const parts = breakdown(arrival, ready, out, workTo, gpuOf, runs, !colocated);
+    let cached = null, saved = null;
+    if (prefix !== null) {
+      cached = out.cached_tokens;
+      saved = new Float64Array(n);
+      for (let i = 0; i < n; i++) {
+        const p = prompt[i], c = cached[i];
+        if (c) saved[i] = step.cost.seconds(0, 0.0, [[0, p]]) - step.cost.seconds(0, 0.0, [[c, p - c]]);
+      }
+    }
     return {arrival_s: arrival, prompt_tokens: prompt, output_tokens: output, admitted_s: out.admitted_s,
       first_token_s: out.first_token_s, finish_s: out.finish_s, preemptions: out.preemptions, breakdown: parts,
-      peak_reserved_bytes: peak, capacity_bytes: capacity, prefill_held_peak_bytes: heldPeakBytes};
+      peak_reserved_bytes: peak, capacity_bytes: capacity, prefill_held_peak_bytes: heldPeakBytes,
+      cached_tokens: cached, prefill_saved_s: saved};
   }

@@ -1,5 +1,5 @@
 // The serving simulator in the browser: the twin of scripts/serving/engine/ (one file here per module there, the
-// same names: registry, stepcost, schedulers, kv, loop, disagg, breakdown, simulation), with roofline.py's
+// same names: registry, stepcost, schedulers, prefix, kv, loop, disagg, breakdown, simulation), with roofline.py's
 // IterationCost, prefill_seconds and transfer_seconds in stepcost.js, and in summary.js workload.arrival_times and
 // the cell summary of scripts/serving/aggregate.py (quantize_ms) and sweep.tail_breakdown. Same operations in the
 // same order, so its times equal the Python engine's to the last bits or nearly (tests/test_sim_parity.py holds
@@ -9,7 +9,7 @@
 // source (a Blob), so it runs from file:// too; Node can require() it.
 "use strict";
 function c13ServingSim() {
-  // @include registry.js stepcost.js schedulers.js kv.js loop.js disagg.js breakdown.js simulation.js summary.js
+  // @include registry.js stepcost.js schedulers.js prefix.js kv.js loop.js disagg.js breakdown.js simulation.js summary.js
 
   return {PARTS, LESSON_PRESETS, REGISTRIES, simulate, engines, arrivalTimes, cellSummary, percentile, quantize,
     pairwiseSum, rint, vllmV1Defaults};

@@ -10,8 +10,20 @@ running ones no longer fit (then the scheduler preempts). Pure. Registered by na
             beside what the running ones need for their next token (vLLM V1 allocates only the scheduled chunk's
             blocks: a simplification that admits no more than V1 does); when a running request's next block does not
             fit, the scheduler preempts (loop.py).
-A prefix cache plugs in at `prefix_hit`: the prompt tokens of a newly admitted request whose KV is already held
-(none here: neither manager shares blocks between requests), which it then need not prefill."""
+With a prefix cache (simulate(prefix_caching=True); prefix.py holds the caches' data structures):
+  paged+apc       `paged`, plus vLLM V1's automatic prefix caching (prefix.VllmPrefixPool over the same pool's
+                  blocks): an admitted request's longest run of cached full blocks is not prefilled; its prompt's full
+                  blocks are cached as its chunks are computed, its output's when it leaves (finished or preempted:
+                  a readmitted request hits its own blocks if they were not evicted). Admission still counts every
+                  request's blocks in full (shared blocks are not credited: conservative), and the pool books a
+                  request's prompt blocks at admission and its output's when it leaves, so eviction can come a little
+                  late; for a hybrid anchor the recurrent state at the hit's end is taken as saved with the block
+                  (vLLM's mamba_cache_mode "align" saves it at block boundaries; its memory is not counted here).
+  reserved+slots  `reserved`, plus llama.cpp server's slots (prefix.LlamaSlots): a request takes the idle slot
+                  whose kept tokens share the largest share of its prompt (above --slot-prompt-similarity), else the
+                  least recently used one, and reuses the common prefix; the slot then keeps its prompt and output.
+The loop asks `prefix_hit` at admission (the prompt tokens it need not prefill), tells `computed` after each prompt
+chunk and `dropped` when a request leaves the GPU (finished, or preempted) with the tokens whose KV it had."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -20,6 +32,7 @@ import numpy as np
 
 from scripts.model import roofline as rl
 from scripts.model.anchor import Anchor
+from scripts.serving.engine.prefix import BlockHashes, LlamaSlots, VllmPrefixPool
 from scripts.serving.engine.registry import register
 
 
@@ -61,6 +74,12 @@ class KVManager:
     def prefix_hit(self, i: int) -> int:
         """Prompt tokens of request i whose KV this GPU already holds when it is admitted (a prefix cache's hits)."""
         return 0
+
+    def computed(self, i: int, done: int):
+        """Request i's prompt (or recompute) has its first `done` tokens' KV (a prefix cache may keep them)."""
+
+    def dropped(self, i: int, computed: int):
+        """Request i left the GPU (finished or preempted) holding the KV of its first `computed` tokens."""
 
 
 @register("kv", "reserved")
@@ -166,6 +185,109 @@ class PagedKV(KVManager):
         return lo + 1
 
 
-def kv_manager(a: Anchor, capacity: float, memory: Memory | None) -> KVManager:
-    """`paged` with `memory`'s pool settings, else `reserved`."""
-    return ReservedKV(a, capacity) if memory is None else PagedKV(a, capacity, memory)
+class _Contents:
+    """Request i's tokens as segments: its prompt's, then its output's (content id answer_ids[i])."""
+
+    def __init__(self, segments, answer_ids, prompt):
+        self.segments, self.answer_ids, self.prompt = segments, answer_ids, prompt
+
+    def upto(self, i: int, tokens: int) -> list:
+        out, left = [], tokens
+        for content, n in self.segments[i]:
+            if left <= 0:
+                break
+            out.append((content, min(n, left)))
+            left -= n
+        if left > 0:
+            out.append((self.answer_ids[i], left))
+        return out
+
+
+@register("kv", "paged+apc")
+class PrefixPagedKV(PagedKV):
+    """`paged` with vLLM V1's automatic prefix caching (module docstring)."""
+
+    def __init__(self, a: Anchor, capacity: float, memory: Memory, segments, answer_ids):
+        super().__init__(a, capacity, memory)
+        self.segments, self.answer_ids = segments, answer_ids
+
+    def start(self, prompt, output):
+        super().start(prompt, output)
+        n = len(prompt)
+        self.contents = _Contents(self.segments, self.answer_ids, prompt.tolist())
+        self.pool = VllmPrefixPool(max(1, int(self.capacity // self.block_bytes)), self.bs)
+        self.hashes = BlockHashes()
+        self.held: list = [None] * n  # request -> its blocks, in order
+        self.chain: list = [None] * n  # request -> its full blocks' hashes (of the tokens it is prefilling)
+        self.n_cached = [0] * n  # request -> how many of its blocks are cached
+
+    def _take(self, n: int) -> list:
+        return self.pool.allocate(min(n, self.pool.num_free())) if n > 0 else []
+
+    def prefix_hit(self, i: int) -> int:
+        tokens = self.loop.pf_len[i]
+        chain = self.hashes.chain(self.contents.upto(i, tokens), self.bs)
+        hit = self.pool.lookup(chain, tokens)
+        self.pool.touch(hit)
+        self.held[i] = hit + self._take(-(-tokens // self.bs) - len(hit))
+        self.chain[i], self.n_cached[i] = chain, len(hit)
+        return len(hit) * self.bs
+
+    def computed(self, i: int, done: int):
+        self._cache(i, self.chain[i], done // self.bs)
+
+    def _cache(self, i, chain, full):
+        blocks, pool = self.held[i], self.pool
+        for k in range(self.n_cached[i], min(full, len(blocks), len(chain))):
+            pool.cache(blocks[k], chain[k])
+        self.n_cached[i] = max(self.n_cached[i], min(full, len(blocks), len(chain)))
+
+    def dropped(self, i: int, computed: int):
+        blocks = self.held[i]
+        blocks.extend(self._take(-(-computed // self.bs) - len(blocks)))
+        self._cache(i, self.hashes.chain(self.contents.upto(i, computed), self.bs), computed // self.bs)
+        self.pool.free(blocks)
+        self.held[i], self.n_cached[i] = None, 0
+
+
+@register("kv", "reserved+slots")
+class SlotsKV(ReservedKV):
+    """`reserved` with llama.cpp server's slots (module docstring): one slot per admitted request (the scheduler's
+    max_batch is -np)."""
+
+    def __init__(self, a: Anchor, capacity: float, segments, answer_ids, n_slots: int, similarity: float):
+        super().__init__(a, capacity)
+        self.segments, self.answer_ids = segments, answer_ids
+        self.n_slots, self.similarity = n_slots, similarity
+
+    def start(self, prompt, output):
+        super().start(prompt, output)
+        self.contents = _Contents(self.segments, self.answer_ids, prompt.tolist())
+        self.slots = LlamaSlots(self.n_slots, self.similarity)
+        self.slot_of: list = [None] * len(prompt)
+
+    def prefix_hit(self, i: int) -> int:
+        prompt = self.contents.upto(i, self.contents.prompt[i])
+        slot = self.slots.choose(prompt)
+        self.slot_of[i] = slot
+        return self.slots.start(slot, prompt)
+
+    def dropped(self, i: int, computed: int):
+        prompt = self.contents.prompt[i]
+        generated = [(self.answer_ids[i], computed - prompt)] if computed > prompt else []
+        self.slots.finish(self.slot_of[i], self.loop.t, generated)
+        self.slot_of[i] = None
+
+
+# llama-server --slot-prompt-similarity default (common/common.h, the llama.cpp in llama-cpp-python 0.3.36)
+SLOT_SIMILARITY = 0.1
+
+
+def kv_manager(a: Anchor, capacity: float, memory: Memory | None, prefix=None, n_slots: int = 0) -> KVManager:
+    """`paged` with `memory`'s pool settings, else `reserved`; with `prefix` = (segments, answer ids) their prefix
+    caching kinds, `paged+apc` or `reserved+slots` (n_slots slots)."""
+    if prefix is None:
+        return ReservedKV(a, capacity) if memory is None else PagedKV(a, capacity, memory)
+    if memory is None:
+        return SlotsKV(a, capacity, prefix[0], prefix[1], n_slots, SLOT_SIMILARITY)
+    return PrefixPagedKV(a, capacity, memory, prefix[0], prefix[1])

@@ -149,13 +149,14 @@ class GpuLoop:
             if self.preempted_at[i] is not None:
                 out["preempt_dec_s" if self.resume[i] else "preempt_pre_s"][i] += t - self.preempted_at[i]
                 self.preempted_at[i] = None
+                self.done_prefill[i] = kv.prefix_hit(i)  # a prefix cache may still hold what it lost
                 self.prefilling.append(i)
             elif self.pd_decode:  # P/D decode GPU: pull the KV cache, then decode
                 self.link_free = max(self.link_free, t) + self.transfer_s[i]
                 out["transfer_end_s"][i] = self.link_free
                 self.transfers.append((self.link_free, i))
             else:
-                self.done_prefill[i] = kv.prefix_hit(i)
+                self.done_prefill[i] = out["cached_tokens"][i] = kv.prefix_hit(i)
                 self.prefilling.append(i)
             if kv.preempts:
                 used = kv.after(0)
@@ -214,10 +215,12 @@ class GpuLoop:
         out = self.out
         if self.nxt - self.finished >= self.cap:
             self.slot_free_at = when
+        kv, prompt, output = self.kv, self.prompt, self.output
         for i in ids:
             out["finish_s"][i] = when
             out["dec_last"][i] = last_iter
-            self.kv.release(i)
+            kv.release(i)
+            kv.dropped(i, prompt[i] + output[i] - 1)  # its last token was never fed back: no KV
         self.admitted -= len(ids)
         self.finished += len(ids)
         if self.progress is not None:
@@ -251,10 +254,12 @@ class GpuLoop:
         self.preempted_at[i] = self.t
         if i in self.prefilling:
             self.prefilling.remove(i)
+            self.kv.dropped(i, self.done_prefill[i])
             self.done_prefill[i] = 0
         else:
             k = self.dec_ids.index(i)
             generated = self.output[i] - (self.end_at[k] - self.n_iters)
+            self.kv.dropped(i, self.prompt[i] + generated - 1)
             if self.first_pending[i]:  # P/D: no token yet; the decode GPU prefills the prompt itself
                 self.first_pending[i] = False
                 self.pending_first -= 1
@@ -360,6 +365,7 @@ class GpuLoop:
         else:
             out["own_prefill_s"][i] += d
         self.done_prefill[i] = done
+        self.kv.computed(i, done)
         if done == self.pf_len[i]:
             self.prefilling.remove(i)
             left = self.output[i] - (self.pf_len[i] - self.prompt[i]) - 1  # tokens still to come after this one

@@ -33,6 +33,8 @@ class Trace:
     pieces: dict  # request -> its tokens before a preemption: ("seg", first, work_first, last) decode iterations,
     # ("t", time) the token its recompute emitted; in order
     prefill_held_peak_bytes: float = 0.0  # P/D: the most KV a prefill GPU held for prompts waiting to transfer
+    cached_tokens: np.ndarray | None = None  # per request: prompt tokens a prefix cache served at its admission
+    prefill_saved_s: np.ndarray | None = None  # per request: what prefilling those alone would have taken
 
     def token_times(self, i: int) -> np.ndarray:
         """Request i's token times, its first token's included."""
@@ -61,4 +63,4 @@ def new_out(n: int, arrival_s) -> dict:
             "seg_start": np.full(n, -1, dtype=np.int64), "own_prefill_s": np.zeros(n),
             "transfer_end_s": np.full(n, np.nan), "join_s": np.full(n, np.nan), "preemptions": np.zeros(n, dtype=int),
             "preempt_pre_s": np.zeros(n), "preempt_dec_s": np.zeros(n), "send_s": arrival_s.astype(float),
-            "pieces": {}}
+            "cached_tokens": np.zeros(n, dtype=np.int64), "pieces": {}}

@@ -33,7 +33,8 @@ def simulate(a: Anchor, reqs: Requests, schedule: str, *, chunk_tokens: int = 51
              prefill_gpus: int = 1, decode_gpus: int = 1, capacity_bytes: float | None = None,
              max_num_batched_tokens: int | None = None, gpu_name: str = "", first_token: str = "decode",
              efficiency: rl.Efficiency = rl.BOUND, paged: bool | None = None, memory: Memory = DEFAULT_MEMORY,
-             max_concurrency: int | None = None, step_cost=None, progress=None) -> Trace:
+             max_concurrency: int | None = None, step_cost=None, prefix_caching: bool = False,
+             progress=None) -> Trace:
     """`schedule`: one of the lesson's SCHEDULES, an engine preset (PRESETS) or another registered scheduler
     (`engines()`). For `vllm-v1` and `vllm-v0`, `max_num_batched_tokens` and `max_batch` (max_num_seqs) default as
     that vLLM sets them (`gpu_name` is what vLLM checks for "a100"); `llama.cpp` needs both (-b and -np); the other
@@ -44,8 +45,10 @@ def simulate(a: Anchor, reqs: Requests, schedule: str, *, chunk_tokens: int = 51
     --max-concurrency`, a request is sent at its arrival or, when that many are in flight, when one finishes; the
     trace's arrival times are then the send times, from which vLLM measures TTFT and E2EL. `step_cost` (colocated
     schedules): an object with IterationCost's `seconds` and `decode_run` that times every iteration instead of the
-    anchor's roofline (stepcost.py `measured`); `efficiency` then does not apply. `progress`: called with the count
-    of requests each time some finish on a GPU (loop.py)."""
+    anchor's roofline (stepcost.py `measured`); `efficiency` then does not apply. `prefix_caching` (colocated; the
+    requests must carry segments): vLLM's automatic prefix caching on paged memory, llama.cpp's slots for
+    `llama.cpp` (kv.py); the trace then has each request's cached tokens and the prefill time they saved.
+    `progress`: called with the count of requests each time some finish on a GPU (loop.py)."""
     names = engines()
     if schedule not in names:
         raise ValueError(f"schedule must be one of {', '.join(names)}")
@@ -72,14 +75,23 @@ def simulate(a: Anchor, reqs: Requests, schedule: str, *, chunk_tokens: int = 51
         capacity = memory.pool_bytes(a) if paged else rl.free_bytes_for_requests(a)
     if capacity <= 0:
         raise ValueError(f"no memory is left for requests ({capacity / 1e9:.1f} GB after the weights and reserve)")
+    prefix = None
+    if prefix_caching:
+        if not colocated:
+            raise ValueError("prefix caching is modelled on the colocated schedules, not P/D")
+        if not paged and preset != "llama.cpp":
+            raise ValueError("prefix caching follows vLLM (paged memory: paged=True) or llama.cpp's slots "
+                             f"(schedule llama.cpp), not {schedule} with reserved contexts")
+        prefix = reqs.contents()
     out = new_out(n, reqs.arrival_s)
     held_peak = 0.0
     mem = memory if paged else None
     if colocated:
-        loop = GpuLoop(step, scheduler, kv_manager(step.anchor, capacity, mem), max_concurrency, progress)
+        kv = kv_manager(step.anchor, capacity, mem, prefix, scheduler.max_batch)
+        loop = GpuLoop(step, scheduler, kv, max_concurrency, progress)
         prompt, output = reqs.prompt_tokens.astype(np.int64), reqs.output_tokens.astype(np.int64)
         runs = [loop.run(reqs.arrival_s, prompt, output, out)]
-        reqs = Requests(out["send_s"], reqs.prompt_tokens, reqs.output_tokens)
+        reqs = reqs.with_times(out["send_s"])
         gpu, peak = np.zeros(n, dtype=np.int64), loop.peak
         ready = out["admitted_s"]  # the breakdown's "own work starts here" (after the admission wait)
     else:
@@ -91,6 +103,20 @@ def simulate(a: Anchor, reqs: Requests, schedule: str, *, chunk_tokens: int = 51
     gone = out["dec_last"] < out["dec_first"]  # P/D decode convention, one token: no token after its first
     out["dec_first"][gone], out["dec_last"][gone] = -1, -1
     parts = breakdown(reqs.arrival_s, ready, out, work_to, gpu, runs, not colocated)
+    cached = saved = None
+    if prefix is not None:
+        cached = out["cached_tokens"]
+        saved = prefill_saved(step.cost, reqs.prompt_tokens, cached)
     return Trace(reqs, out["admitted_s"], out["first_token_s"], out["finish_s"], gpu, out["dec_first"],
                  out["dec_last"], [r[0] for r in runs], peak, capacity, [r[1] for r in runs], parts,
-                 out["preemptions"], out["pieces"], held_peak)
+                 out["preemptions"], out["pieces"], held_peak, cached, saved)
+
+
+def prefill_saved(cost, prompt, cached) -> np.ndarray:
+    """Per request, the prefill time its cached tokens saved: its whole prompt's prefill alone less that of the rest
+    after the cached prefix (attention still spans the prefix), by the run's step-cost model."""
+    saved = np.zeros(len(prompt))
+    for i in np.flatnonzero(cached):
+        p, c = int(prompt[i]), int(cached[i])
+        saved[i] = cost.seconds(0, 0.0, [(0, p)]) - cost.seconds(0, 0.0, [(c, p - c)])
+    return saved

@@ -1,7 +1,5 @@
-"""Prefix caches as the two engines keep them (issue 42, first part): the data structures a prefix-caching KV
-manager will drive through `KVManager.prefix_hit` (scripts/serving/engine/kv.py). Pure: no I/O, no time, no cost
-model. Not yet a registered engine component: it moves into scripts/serving/engine/ with its browser twin
-(templates/serving_sim/) when a KV manager uses it.
+"""Prefix caches as the two engines keep them: the data structures the prefix-caching KV managers of kv.py
+(`paged+apc`, `reserved+slots`) drive. Pure: no I/O, no time, no cost model. Twin: templates/serving_sim/prefix.js.
 
 A prompt's content is a list of segments `(content id, tokens)`: runs of tokens that are one text (a system prompt,
 one turn of a conversation, one 512-token block of a Mooncake trace). Two prompts hold the same tokens up to

@@ -1,0 +1,175 @@
+"""The prefix-caching experiment (issue 42; the lab page's table): config/prefix.json's two workloads, shared
+system prompts and multi-turn conversations, served by one engine preset with its prefix cache off and on
+(engine/kv.py `paged` and `paged+apc`) at each of the experiment's rates, on the anchor's realistic step times.
+Pure but for `load` (reads the config); the rule script scripts/serving_prefix.py writes the result.
+
+Per run: the hit rates (prompt tokens served from the cache over all prompt tokens; requests with any hit), TTFT
+p50 and p99, TPOT p50, E2EL p50, vLLM's request_goodput and the attainment of the sweep's SLOs (config/workloads.json
+sweep.slo_ms), the mean prefill time a hit saved, and for conversations how many turns were sent before the turn
+they continue had its answer (the generator does not wait: such a turn cannot hit the answer)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from scripts.model import roofline as rl
+from scripts.record import provenance as pv
+from scripts.record.inputs import InputError
+from scripts.record.schema import PREFIX, read_input
+from scripts.serving import metrics
+from scripts.serving.config import _check_lengths
+from scripts.serving.engine import simulate
+from scripts.serving.workload import conversations, shared_system_prompts
+
+CONFIG = "config/prefix.json"
+SCRIPT = "scripts/serving_prefix.py"
+WORKLOADS = ("system_prompt", "multi_turn")
+CACHE = {"off": False, "on": True}
+METRICS = (  # metric, label, unit, display format; shares are shown in percent
+    ("token_hit_rate", "prompt token 由缓存提供的比例", "%", "int"),
+    ("request_hit_rate", "命中缓存的请求比例", "%", "int"),
+    ("ttft_p50_ms", "TTFT p50", "ms", "int"),
+    ("ttft_p99_ms", "TTFT p99", "ms", "int"),
+    ("tpot_p50_ms", "TPOT p50", "ms", "f1"),
+    ("request_goodput", "每秒满足两项 SLO 的请求数", "req/s", "f2"),
+    ("slo_attainment", "满足两项 SLO 的请求比例", "%", "int"),
+    ("saved_prefill_ms", "命中省下的 prefill 时间(每请求平均)", "ms", "int"),
+    ("late_turns", "在上一轮回答出来之前就发出的轮次", "request", "int"),
+)
+PERCENT = {"token_hit_rate", "request_hit_rate", "slo_attainment"}
+
+
+def load(path: Path | str = CONFIG) -> dict:
+    """config/prefix.json: schemas/prefix, then min <= max and medians within range (one line per error)."""
+    doc = read_input(Path(path), PREFIX)
+    name = Path(path).as_posix()
+
+    def fail(field: str, why: str):
+        raise InputError(f"{name}: field {field} {why}")
+
+    for wid, w in doc["workloads"].items():
+        for key in ("user_tokens", "output_tokens", "turns"):
+            if key in w:
+                _check_lengths(w[key], f"workloads.{wid}.{key}", fail)
+    rates = doc["experiment"]["rates"]["value"]
+    if rates != sorted(set(rates)):
+        fail("experiment.rates.value", "must be increasing and distinct")
+    return doc
+
+
+def requests_for(doc: dict, wid: str, rate: float):
+    """The run's requests (and, for conversations, each one's conversation and turn)."""
+    w, e = doc["workloads"][wid], doc["experiment"]
+    n, seed = e["requests"]["value"], e["seed"]["value"]
+    if wid == "system_prompt":
+        return shared_system_prompts(w, n, rate, seed), None, None
+    return conversations(w, n, rate, seed)
+
+
+def late_turns(trace, conv, turn) -> int:
+    """Turns sent before the turn they continue had its last token out."""
+    if conv is None:
+        return 0
+    finish = {(int(c), int(t)): f for c, t, f in zip(conv, turn, trace.finish_s, strict=True)}
+    late = 0
+    for c, t, send in zip(conv, turn, trace.requests.arrival_s, strict=True):
+        before = finish.get((int(c), int(t) - 1))
+        late += int(before is not None and send < before)
+    return late
+
+
+def run(anchor, doc: dict, wid: str, rate: float, cache: str, slo_ms: dict, gpu_name: str) -> dict:
+    """One run's metrics (module docstring)."""
+    reqs, conv, turn = requests_for(doc, wid, rate)
+    schedule = doc["experiment"]["schedule"]["value"]
+    trace = simulate(anchor, reqs, schedule, efficiency=rl.achieved(anchor), gpu_name=gpu_name,
+                     prefix_caching=CACHE[cache])
+    m = metrics.from_trace(trace, slo_ms)
+    prompt = reqs.prompt_tokens
+    cached = trace.cached_tokens if trace.cached_tokens is not None else np.zeros(len(prompt), dtype=np.int64)
+    saved = trace.prefill_saved_s if trace.prefill_saved_s is not None else np.zeros(len(prompt))
+    return {"token_hit_rate": float(cached.sum() / prompt.sum()),
+            "request_hit_rate": float(np.mean(cached > 0)),
+            "ttft_p50_ms": m["median_ttft_ms"], "ttft_p99_ms": m["p99_ttft_ms"], "tpot_p50_ms": m["median_tpot_ms"],
+            "e2el_p50_ms": m["median_e2el_ms"], "request_goodput": m["request_goodput"],
+            "slo_attainment": m["slo_attainment"], "saved_prefill_ms": float(saved.mean() * 1000),
+            "request_throughput": m["request_throughput"], "late_turns": late_turns(trace, conv, turn),
+            "requests": len(reqs), "mean_prompt_tokens": float(prompt.mean())}
+
+
+def run_all(anchor, doc: dict, slo_ms: dict, gpu_name: str) -> list[dict]:
+    rows = []
+    for wid in WORKLOADS:
+        for rate in doc["experiment"]["rates"]["value"]:
+            for cache in CACHE:
+                rows.append({"workload": wid, "rate": rate, "cache": cache,
+                             **run(anchor, doc, wid, rate, cache, slo_ms, gpu_name)})
+    return rows
+
+
+def record_id(wid: str, rate: float, cache: str, metric: str) -> str:
+    return f"prefix.{wid}.r{rate:g}.{cache}.{metric}"
+
+
+def records(doc: dict, rows: list[dict], slo_ms: dict, slo_assumption: str) -> dict:
+    """A simulated record per shown number: its workload (prefix:<id>), schedule (+apc when cached), seed, rate;
+    an assumed record per rate and SLO the table is labelled with."""
+    e, out = doc["experiment"], {}
+    for rate in e["rates"]["value"]:
+        rid = f"prefix.rate.r{rate:g}"
+        out[rid] = pv.assumed(rid, "前缀缓存实验的请求率", rate, "req/s", "f1" if rate != int(rate) else "int",
+                              assumption=e["rates"]["assumption"], field="experiment.rates")
+    for key, label in (("ttft", "前缀缓存实验的 TTFT 目标"), ("tpot", "前缀缓存实验的 TPOT 目标")):
+        rid = f"prefix.slo.{key}_ms"
+        out[rid] = pv.assumed(rid, label, slo_ms[key], "ms", "int", assumption=slo_assumption,
+                              field=f"config/workloads.json sweep.slo_ms.{key}")
+    schedule = e["schedule"]["value"]
+    for row in rows:
+        wid, cache = row["workload"], row["cache"]
+        label = doc["workloads"][wid]["label"]
+        for metric, what, unit, fmt in METRICS:
+            value = row[metric] * 100 if metric in PERCENT else row[metric]
+            rid = record_id(wid, row["rate"], cache, metric)
+            state, engine_name = ("开", schedule + "+apc") if cache == "on" else ("关", schedule)
+            out[rid] = pv.simulated(rid, f"{label} · {row['rate']:g} req/s · 前缀缓存{state} · {what}", value, unit,
+                                    fmt, workload=f"prefix:{wid}", schedule=engine_name,
+                                    seed=e["seed"]["value"], requests=e["requests"]["value"], metric=metric,
+                                    script=SCRIPT, rate_per_gpu=row["rate"], slo_ms=slo_ms)
+    return out
+
+
+def claims(doc: dict) -> list[dict]:
+    """The lab's sentences as claims over the records (scripts/record/claims.py), each recorded with whether it
+    holds (the page words it so; `make audit` re-checks): the shared system prompts' token hit rate within 3% of
+    its value at the lowest rate at every rate; the conversations' lower at the highest rate than 0.97 x at the
+    lowest; the cache never lowering request_goodput."""
+    rates = doc["experiment"]["rates"]["value"]
+
+    def rid(wid, rate, cache, metric):
+        return record_id(wid, rate, cache, metric)
+
+    flat = []
+    for r in rates[1:]:
+        here, first = rid("system_prompt", r, "on", "token_hit_rate"), rid("system_prompt", rates[0], "on",
+                                                                            "token_hit_rate")
+        flat += [[here, ">=", [first, 0.97]], [here, "<=", [first, 1.03]]]
+    out = [
+        {"id": "prefix.system_prompt_hit_flat", "says": "共享系统提示的命中率在各请求率下几乎一样", "all": flat,
+         "fix": "config/prefix.json workloads.system_prompt"},
+        {"id": "prefix.multi_turn_hit_falls", "says": "多轮对话的命中率随请求率下降",
+         "all": [[rid("multi_turn", rates[-1], "on", "token_hit_rate"), "<",
+                  [rid("multi_turn", rates[0], "on", "token_hit_rate"), 0.97]]],
+         "fix": "config/prefix.json workloads.multi_turn"},
+        {"id": "prefix.cache_never_lowers_goodput", "says": "每一行缓存开时的达标请求/秒都不低于关的时候",
+         "all": [[rid(w, r, "on", "request_goodput"), ">=", rid(w, r, "off", "request_goodput")]
+                 for w in WORKLOADS for r in rates],
+         "fix": "config/prefix.json experiment"},
+    ]
+    return out
+
+
+def settle(claims_list: list[dict], records_: dict) -> list[dict]:
+    from scripts.record.claims import evaluate
+
+    return [{**c, "holds": evaluate(c, records_)[0]} for c in claims_list]

@@ -1,0 +1,148 @@
+  // ---- prefix.py: the prefix caches' data structures (vLLM V1's block pool with APC; llama.cpp's slots) -----------
+  // A prompt is a list of segments [content id, tokens]. Same operations in the same order as prefix.py, so the
+  // free queue, the evictions and the chosen slots are the Python's.
+  function promptTokens(segments) { let n = 0; for (const s of segments) n += s[1]; return n; }
+  function commonPrefix(a, b) {  // tokens two prompts share from their start
+    let shared = 0;
+    for (let k = 0; k < Math.min(a.length, b.length); k++) {
+      if (a[k][0] !== b[k][0]) break;
+      shared += Math.min(a[k][1], b[k][1]);
+      if (a[k][1] !== b[k][1]) break;
+    }
+    return shared;
+  }
+  function blockContents(segments, blockSize) {  // each full block's pieces "content:first:end", joined
+    const out = [];
+    let pieces = [], filled = 0;
+    for (const [content, n] of segments) {
+      let start = 0;
+      while (start < n) {
+        const take = Math.min(blockSize - filled, n - start);
+        pieces.push(`${content}:${start}:${start + take}`);
+        start += take; filled += take;
+        if (filled === blockSize) { out.push(pieces.join(",")); pieces = []; filled = 0; }
+      }
+    }
+    return out;
+  }
+  class BlockHashes {  // chained block identities, interned: equal ids mean equal prefixes
+    constructor() { this.ids = new Map(); }
+    chain(segments, blockSize) {
+      let parent = -1;
+      const out = [];
+      for (const content of blockContents(segments, blockSize)) {
+        const key = `${parent}|${content}`;
+        let id = this.ids.get(key);
+        if (id === undefined) { id = this.ids.size; this.ids.set(key, id); }
+        parent = id;
+        out.push(id);
+      }
+      return out;
+    }
+  }
+  // The free queue is an insertion-ordered Map (head first), as prefix.py's OrderedDict; moving a block to the head
+  // rebuilds it (only unhashed blocks go there, as block_pool.free_blocks does).
+  class VllmPrefixPool {
+    constructor(numBlocks, blockSize) {
+      if (numBlocks < 1 || blockSize < 1) throw new Error("a block pool needs at least one block of at least one token");
+      this.block_size = blockSize;
+      this.blocks = [];
+      for (let i = 0; i < numBlocks; i++) this.blocks.push({id: i, ref_cnt: 0, hash: null});
+      this.free_queue = new Map();
+      for (let i = 0; i < numBlocks; i++) this.free_queue.set(i, true);
+      this.cached = new Map();  // block hash -> the block holding it
+    }
+    numFree() { return this.free_queue.size; }
+    lookup(hashes, prompt) {
+      const hit = [], most = Math.max(0, Math.floor((prompt - 1) / this.block_size));
+      for (let k = 0; k < Math.min(most, hashes.length); k++) {
+        const block = this.cached.get(hashes[k]);
+        if (block === undefined) break;
+        hit.push(block);
+      }
+      return hit;
+    }
+    touch(blocks) {
+      for (const b of blocks) {
+        if (b.ref_cnt === 0) this.free_queue.delete(b.id);
+        b.ref_cnt += 1;
+      }
+    }
+    allocate(n) {
+      if (n > this.free_queue.size) return null;
+      const out = [];
+      for (let k = 0; k < n; k++) {
+        const bid = this.free_queue.keys().next().value;
+        this.free_queue.delete(bid);
+        const block = this.blocks[bid];
+        if (block.hash !== null) {  // evicted: its prefix can no longer be hit
+          if (this.cached.get(block.hash) === block) this.cached.delete(block.hash);
+          block.hash = null;
+        }
+        block.ref_cnt = 1;
+        out.push(block);
+      }
+      return out;
+    }
+    cache(block, hash) {
+      block.hash = hash;
+      if (!this.cached.has(hash)) this.cached.set(hash, block);
+    }
+    free(blocks) {  // in reverse order; a cached block to the tail, an uncached one to the head
+      const toHead = [];
+      for (let k = blocks.length - 1; k >= 0; k--) {
+        const b = blocks[k];
+        b.ref_cnt -= 1;
+        if (b.ref_cnt === 0) {
+          if (b.hash === null) toHead.push(b.id);
+          else this.free_queue.set(b.id, true);
+        }
+      }
+      if (toHead.length) {  // each moved to the head in turn: the last one moved ends first
+        const rest = this.free_queue;
+        this.free_queue = new Map();
+        for (let k = toHead.length - 1; k >= 0; k--) this.free_queue.set(toHead[k], true);
+        for (const id of rest.keys()) this.free_queue.set(id, true);
+      }
+    }
+  }
+  class LlamaSlots {
+    constructor(nSlots, similarity = 0.1) {
+      if (nSlots < 1) throw new Error("llama.cpp needs at least one slot (-np)");
+      this.slots = [];
+      for (let i = 0; i < nSlots; i++) this.slots.push({id: i, tokens: [], last_used: -1.0, busy: false});
+      this.similarity = similarity;
+    }
+    choose(prompt) {  // the idle slot of best prompt similarity above the threshold, else the least recently used
+      const n = promptTokens(prompt);
+      let best = null, bestSim = 0.0;
+      if (this.similarity !== 0.0) {
+        for (const s of this.slots) {
+          if (s.busy || !s.tokens.length) continue;
+          const sim = commonPrefix(s.tokens, prompt) / n;
+          if (sim > bestSim && sim > this.similarity) { best = s; bestSim = sim; }
+        }
+      }
+      if (best === null) {
+        let last = -1.0;
+        for (const s of this.slots) {
+          if (s.busy) continue;
+          if (best === null || s.last_used <= last) { best = s; last = s.last_used; }
+        }
+      }
+      return best;
+    }
+    start(slot, prompt) {  // the prompt tokens the slot reuses, less one when all of it is cached
+      const n = promptTokens(prompt);
+      let reused = commonPrefix(slot.tokens, prompt);
+      if (reused === n && n > 0) reused -= 1;
+      slot.tokens = prompt.slice();
+      slot.busy = true;
+      return reused;
+    }
+    finish(slot, now, generated = []) {
+      slot.tokens = slot.tokens.concat(generated);
+      slot.busy = false;
+      slot.last_used = now;
+    }
+  }
