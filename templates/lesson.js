@@ -129,22 +129,28 @@ function lesson(loadScript, files) {
 
   // ---- timeline.py -------------------------------------------------------------------------
   const runningDecoders = (c) => Math.max(0, maxBatchByMemory(c) - 1);
-  function chunkedSteps(n, c, p, chunk) {
-    const size = Math.max(1, Math.min(chunk, p));
+  // cached: the newcomer's first `cached` prompt tokens are in a prefix cache (timeline.py's docstring)
+  function chunkedSteps(n, c, p, chunk, cached = 0) {
+    const size = Math.max(1, Math.min(chunk, p - cached));
     const steps = [];
-    for (let start = 0; start < p; start += size) steps.push(mixedStepSeconds(n, c, Math.min(chunk, p - start), start));
+    for (let start = cached; start < p; start += size) steps.push(mixedStepSeconds(n, c, Math.min(chunk, p - start), start));
     return steps;
   }
-  const wholeSteps = (n, c, p) => [mixedStepSeconds(n, c, p, 0)];
+  const wholeSteps = (n, c, p, cached = 0) => [mixedStepSeconds(n, c, p - cached, cached)];
   const sum = (xs) => xs.reduce((s, x) => s + x, 0);
-  const disaggTtft = (p) => prefillSeconds(p) + transferSeconds(p);
+  const uncachedPrefill = (p, cached = 0) => (cached <= 0 ? prefillSeconds(p) : mixedStepSeconds(0, 0, p - cached, cached));
+  const disaggTtft = (p, cached = 0) => uncachedPrefill(p, cached) + transferSeconds(p);
+  const cachedPrefix = (p, newTokens) => Math.max(0, p - newTokens);
+  // what a prompt adds to its cached prefix: precomputed/cited.json cited.kimi.new_tokens
+  const PREFIX_NEW_TOKENS = DATA.provenance["cited.kimi.new_tokens"].value;
+  const cachedOf = (s) => (s.show && s.show.prefix_cached ? cachedPrefix(s.prompt_tokens, PREFIX_NEW_TOKENS) : 0);
   function withNewcomerSeconds(n, c, p) {
     const bytes = decodeStepBytes(n, c) + decodeStepBytes(1, p) - K.weight_bytes_read_per_step;
     return stepSeconds(bytes, decodeStepFlops(n, c) + decodeStepFlops(1, p));
   }
   const labelsOf = (group) => Object.fromEntries(Object.entries(DATA.names[group]).map(([id, v]) => [id, v.label]));
   const LANE_LABELS = labelsOf("lanes"), KIND_LABELS = labelsOf("step_kinds");  // scripts/common/names.json
-  function lanes(c, p, chunk, tail = 6) {
+  function lanes(c, p, chunk, cached = 0, tail = 6) {
     const n = runningDecoders(c), plain = decodeStepSeconds(n, c), after = withNewcomerSeconds(n, c, p);
     const bars = [];
     const push = (lane, kind, s, e) => bars.push({lane, lane_label: LANE_LABELS[lane], kind,
@@ -154,14 +160,14 @@ function lesson(loadScript, files) {
       for (const d of steps) { push(lane, kind, t, t + d); t += d; }
       for (let i = 0; i < tail; i++) { push(lane, "decode", t, t + after); t += after; }
     };
-    run("whole", wholeSteps(n, c, p), "prefill");
-    run("chunked", chunkedSteps(n, c, p, chunk), "chunk");
-    const ttft = disaggTtft(p);
+    run("whole", wholeSteps(n, c, p, cached), "prefill");
+    run("chunked", chunkedSteps(n, c, p, chunk, cached), "chunk");
+    const ttft = disaggTtft(p, cached);
     let t = 0;
     const count = plain > 0 ? Math.ceil(ttft / plain) : 0;
     for (let i = 0; i < count; i++) { push("disagg", "decode", t, t + plain); t += plain; }
     for (let i = 0; i < tail; i++) { push("disagg", "decode", t, t + after); t += after; }
-    const pre = prefillSeconds(p);
+    const pre = uncachedPrefill(p, cached);
     push("disagg_prefill", "prefill", 0, pre);
     push("disagg_prefill", "transfer", pre, ttft);
     return bars;
@@ -173,8 +179,9 @@ function lesson(loadScript, files) {
     const cap = maxBatchByMemory(c);
     const b = Math.max(0, Math.min(Math.trunc(s.batch), cap));
     const nb = maxBatchUnderSlo(c, s.tpot_slo_ms / 1e3);
-    const n = runningDecoders(c);
-    const chunked = chunkedSteps(n, c, p, k);
+    const n = runningDecoders(c), cached = cachedOf(s);
+    const chunked = chunkedSteps(n, c, p, k, cached);
+    const hit = sum(wholeSteps(n, c, p, cachedPrefix(p, PREFIX_NEW_TOKENS))), miss = sum(wholeSteps(n, c, p));
     return {
       max_batch_mem: cap,
       max_batch_slo: nb,
@@ -185,12 +192,16 @@ function lesson(loadScript, files) {
       throughput_at_batch_tok_s: b ? b / decodeStepSeconds(b, c) : 0,
       per_user_tok_s_at_batch: b ? 1 / decodeStepSeconds(b, c) : 0,
       running_users: n,
-      whole_prefill_stall_s: Math.max(...wholeSteps(n, c, p)),
-      whole_ttft_s: sum(wholeSteps(n, c, p)),
+      whole_prefill_stall_s: Math.max(...wholeSteps(n, c, p, cached)),
+      whole_ttft_s: sum(wholeSteps(n, c, p, cached)),
       chunked_max_step_ms: Math.max(...chunked) * 1e3,
       chunked_ttft_s: sum(chunked),
       disagg_max_step_ms: decodeStepSeconds(n, c) * 1e3,
-      disagg_ttft_s: disaggTtft(p),
+      disagg_ttft_s: disaggTtft(p, cached),
+      prefix_cached_tokens: cachedPrefix(p, PREFIX_NEW_TOKENS),
+      prefix_hit_ttft_s: hit,
+      prefix_miss_ttft_s: miss,
+      prefix_saved_serves: hit > 0 ? Math.floor((miss - hit) / hit) : 0,
       transfer_ms: transferSeconds(p) * 1e3,
       prefill_tflop: prefillFlops(p) / 1e12,
       prefill_gb: prefillBytes(p) / 1e9,
@@ -660,12 +671,12 @@ function lesson(loadScript, files) {
     document.querySelectorAll("[data-technique-row]").forEach((row) => {
       row.classList.toggle("chosen", row.dataset.techniqueRow === state.technique);
     });
-    const timelineKey = key(["gpu", "context_tokens", "prompt_tokens", "chunk_tokens"]);
+    const timelineKey = key(["gpu", "context_tokens", "prompt_tokens", "chunk_tokens"]) + "|" + cachedOf(state);
     if (views.timeline && timelineKey !== drawn.timeline) {
       drawn.timeline = timelineKey;
       const v = views.timeline;
       v.signal("prompt_tokens", state.prompt_tokens).signal("chunk_tokens", state.chunk_tokens)
-        .data("timeline", lanes(state.context_tokens, state.prompt_tokens, state.chunk_tokens));
+        .data("timeline", lanes(state.context_tokens, state.prompt_tokens, state.chunk_tokens, cachedOf(state)));
       jobs.push(v.runAsync());
     }
     document.querySelectorAll("[data-schedule-row]").forEach((row) => { row.hidden = !state.show[row.dataset.scheduleRow]; });
@@ -952,7 +963,7 @@ function lesson(loadScript, files) {
   const initial = {  // each chart starts with its data in place, so Vega never lays out an empty dataset
     frontier: () => ({frontier: frontierRows(state.context_tokens, state.tpot_slo_ms),
       frontier_technique: techniqueFrontierRows(state)}),
-    timeline: () => ({timeline: lanes(state.context_tokens, state.prompt_tokens, state.chunk_tokens)}),
+    timeline: () => ({timeline: lanes(state.context_tokens, state.prompt_tokens, state.chunk_tokens, cachedOf(state))}),
   };
   Object.assign(initial, {  // each under-load chart builds only its own rows
     load_attain: () => attainRows(state, loadReadouts(state)),

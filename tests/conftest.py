@@ -11,6 +11,9 @@ from scripts.record.anchor_file import load
 from scripts.record.publish import scratch_checkout
 
 ROOT = Path(__file__).resolve().parent.parent
+# what a prompt adds to its cached prefix on the timeline's prefix-cache switch (the cited Kimi K3 figure)
+NEW_TOKENS = next(e["value"] for e in json.loads((ROOT / "precomputed" / "cited.json").read_text(encoding="utf-8"))
+                  ["numbers"] if e["id"] == "cited.kimi.new_tokens")
 
 
 @pytest.fixture(scope="session")

@@ -20,7 +20,7 @@ from scripts.record.anchors import anchor_files, anchor_names
 from scripts.record.inputs import InputError
 from scripts.serving.config import fit_to_context, load_workloads, workloads_for
 from tests.browser import open_page
-from tests.conftest import ROOT, copy_of_built_kit, publishing_build
+from tests.conftest import NEW_TOKENS, ROOT, copy_of_built_kit, publishing_build
 
 pytestmark = pytest.mark.browser
 ANCHORS = anchor_names(ROOT)
@@ -39,7 +39,7 @@ def check_grid(page, anchor, grid=GRID):
         page.evaluate("s => window.lessonSet(s)", {"context_tokens": ctx, "batch": batch, "tpot_slo_ms": slo,
                                                    "prompt_tokens": prompt, "chunk_tokens": chunk})
         want = readouts(anchor, batch=batch, context_tokens=ctx, tpot_slo_ms=slo, prompt_tokens=prompt,
-                        chunk_tokens=chunk)
+                        chunk_tokens=chunk, new_tokens=NEW_TOKENS)
         got = shown(page)
         for name, v in want.items():
             assert got[name] == pytest.approx(v, rel=1e-6, abs=1e-9), (name, ctx, batch, slo, prompt, chunk)

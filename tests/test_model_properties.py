@@ -88,3 +88,22 @@ def test_the_simulators_iteration_cost_is_bit_identical_to_the_roofline(anchor):
         assert cost.decode_run(37, sums).tolist() == expect
         assert rl.iteration_seconds(a, 37, 37 * 4096.0) == pytest.approx(rl.decode_step_seconds(a, 37, 4096.0),
                                                                          rel=1e-12)
+
+
+def test_a_cached_prefix_is_not_prefilled_but_still_attended_to(anchor):
+    """timeline.py with `cached`: the whole-prefill step is one chunk from the cached position (its tokens attend to
+    the whole prompt: dearer than prefilling the new tokens alone, far cheaper than the whole prompt); chunks start
+    there; cached = 0 is the uncached timeline, bar for bar."""
+    ctx, p, new = 4096, 65536, 4000
+    n = tl.running_decoders(anchor, ctx)
+    cached = tl.cached_prefix(p, new)
+    assert cached == 61536 and tl.cached_prefix(1024, new) == 0
+    hit = tl.whole_ttft_s(anchor, ctx, p, cached)
+    assert hit == rl.mixed_step_seconds(anchor, n, ctx, new, cached)
+    assert rl.mixed_step_seconds(anchor, n, ctx, new, 0) < hit < tl.whole_ttft_s(anchor, ctx, p) / 5
+    assert tl.chunk_starts(p, 512, cached) == list(range(cached, p, 512))
+    assert tl.disagg_ttft_s(anchor, p, cached) == rl.mixed_step_seconds(anchor, 0, 0.0, new, cached) \
+        + rl.transfer_seconds(anchor, p)  # the decode GPU still receives the whole prompt's KV
+    assert tl.lanes(anchor, ctx, 32768, 512, 0) == tl.lanes(anchor, ctx, 32768, 512)
+    saved = tl.prefix_saved_serves(anchor, ctx, p, new)
+    assert saved == int((tl.whole_ttft_s(anchor, ctx, p) - hit) // hit) and saved >= 5

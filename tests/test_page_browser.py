@@ -8,7 +8,7 @@ import pytest
 
 from scripts.model.readouts import readouts
 from tests.browser import ARTIFACTS, CHROMIUM, FLAGS, open_page, serve, wait_ready
-from tests.conftest import ROOT
+from tests.conftest import NEW_TOKENS, ROOT
 
 pytestmark = pytest.mark.browser
 SITE = ROOT / "site"
@@ -70,14 +70,18 @@ GRID = list(itertools.product([1024, 4096, 32768, 131072], [1, 27, 58, 512], [5,
 def test_readouts_equal_the_python_functions_on_a_grid(lesson, anchor):
     page, _ = lesson
     assert len(GRID) >= 60
-    for ctx, batch, slo, prompt, chunk in GRID:
-        set_sliders(page, context_tokens=ctx, batch=batch, tpot_slo_ms=slo, prompt_tokens=prompt, chunk_tokens=chunk)
+    for k, (ctx, batch, slo, prompt, chunk) in enumerate(GRID):
+        cached = k % 2 == 1  # every other state with the timeline's prefix-cache switch on
+        set_sliders(page, context_tokens=ctx, batch=batch, tpot_slo_ms=slo, prompt_tokens=prompt, chunk_tokens=chunk,
+                    show={"prefix_cached": cached})
         expected = readouts(anchor, batch=batch, context_tokens=ctx, tpot_slo_ms=slo, prompt_tokens=prompt,
-                            chunk_tokens=chunk)
+                            chunk_tokens=chunk, new_tokens=NEW_TOKENS, prefix_cached=cached)
         got = shown(page)
         for name, want in expected.items():
             assert name in got, name
-            assert got[name]["value"] == pytest.approx(want, rel=1e-6, abs=1e-9), (name, ctx, batch, slo, prompt, chunk)
+            assert got[name]["value"] == pytest.approx(want, rel=1e-6, abs=1e-9), (name, ctx, batch, slo, prompt, chunk,
+                                                                                   cached)
+    set_sliders(page, show={"prefix_cached": False})
 
 
 def test_readout_text_is_the_rounded_value(lesson):
@@ -149,6 +153,29 @@ def test_real_slider_input_updates_readouts(lesson):
         page.keyboard.press("ArrowRight")
     assert page.evaluate("window.lessonState().tpot_slo_ms") == 30
     assert shown(page)["max_batch_slo"]["text"] == "58"
+
+
+def test_the_prefix_cache_switch_moves_the_timeline(lesson, anchor):
+    """A click on 前缀已缓存: the lanes' TTFTs become the cached prompt's (all but the cited 4,000 new tokens), the
+    hit/miss readouts stay what they are; a second click gives the whole prompt back."""
+    from scripts.model import timeline as tl
+
+    page, _ = lesson
+    set_sliders(page, context_tokens=4096, prompt_tokens=131072, chunk_tokens=512, show={"prefix_cached": False})
+    before = shown(page)
+    box = page.locator('input[data-show="prefix_cached"]')
+    box.click()
+    after = shown(page)
+    cached = 131072 - NEW_TOKENS
+    assert after["whole_ttft_s"]["value"] == pytest.approx(tl.whole_ttft_s(anchor, 4096, 131072, cached), rel=1e-9)
+    assert after["whole_ttft_s"]["text"] == after["prefix_hit_ttft_s"]["text"] == "0.42"
+    assert before["whole_ttft_s"]["text"] == after["prefix_miss_ttft_s"]["text"] == "10.21"
+    assert after["chunked_ttft_s"]["value"] < before["chunked_ttft_s"]["value"] / 10
+    assert after["prefix_saved_serves"]["value"] == tl.prefix_saved_serves(anchor, 4096, 131072, NEW_TOKENS)
+    chunks = page.evaluate("() => window.lessonViews.timeline.data('timeline').filter(b => b.kind === 'chunk').length")
+    assert chunks == 8  # the chart redrawn: the chunked lane is ceil(4,000 / 512) chunks, not 131,072 / 512
+    box.click()
+    assert shown(page)["whole_ttft_s"]["text"] == "10.21"
 
 
 def test_token_slider_converts_to_characters_per_second(lesson):

@@ -22,8 +22,11 @@ def slider_states(anchor_doc, seed: int) -> list[dict]:
         lo, hi = sc[name]["min"], sc[name]["max"]
         return int(round(float(np.exp(rng.uniform(np.log(lo), np.log(hi))))))
 
-    return [{"context": draw("context_tokens"), "prompt": draw("prompt_tokens"), "chunk": draw("chunk_tokens"),
-             "slo_ms": float(rng.uniform(sc["tpot_slo_ms"]["min"], sc["tpot_slo_ms"]["max"]))} for _ in range(CASES)]
+    states = [{"context": draw("context_tokens"), "prompt": draw("prompt_tokens"), "chunk": draw("chunk_tokens"),
+               "slo_ms": float(rng.uniform(sc["tpot_slo_ms"]["min"], sc["tpot_slo_ms"]["max"]))} for _ in range(CASES)]
+    for s in states:  # half with a cached prefix (the timeline's switch), of any length short of the prompt
+        s["cached"] = int(rng.integers(0, s["prompt"])) if rng.random() < 0.5 else 0
+    return states
 
 
 def close(a: float, b: float) -> bool:
@@ -33,10 +36,10 @@ def close(a: float, b: float) -> bool:
 def test_lanes_equal_the_python_timeline(lesson_page, anchor, anchor_doc):
     page = lesson_page
     states = slider_states(anchor_doc, 2026)
-    got = page.evaluate("cs => cs.map(c => window.lessonMath.lanes(c.context, c.prompt, c.chunk))", states)
+    got = page.evaluate("cs => cs.map(c => window.lessonMath.lanes(c.context, c.prompt, c.chunk, c.cached))", states)
     bars = 0
     for state, js in zip(states, got, strict=True):
-        want = lanes(anchor, state["context"], state["prompt"], state["chunk"])
+        want = lanes(anchor, state["context"], state["prompt"], state["chunk"], state["cached"])
         assert len(js) == len(want), state
         for j, w in zip(js, want, strict=True):
             assert (j["lane"], j["kind"]) == (w["lane"], w["kind"]), state

@@ -34,7 +34,10 @@ CONTROLS = """() => ({
   workloads: [...document.querySelectorAll('input[data-choice="workload"]')].map(e => e.value),
   stepTimes: [...document.querySelectorAll('input[data-choice="step_time"]')].map(e => e.value),
   splits: [...document.querySelectorAll('select[data-choice="pd_split"] option')].map(o => o.value),
-  schedules: [...document.querySelectorAll('input[data-show]')].map(e => e.dataset.show),
+  schedules: [...document.querySelectorAll('input[data-show]')].map(e => e.dataset.show)
+    .filter(s => s in window.C13_DATA.names.schedules),
+  switches: [...document.querySelectorAll('input[data-show]')].map(e => e.dataset.show)
+    .filter(s => !(s in window.C13_DATA.names.schedules)),
   techniques: [...document.querySelectorAll('input[data-choice="technique"]')].map(e => e.value)})"""
 TECHNIQUE_SLIDERS = ("draft_tokens", "acceptance")  # drawn from their own generator (issue 40's switches came later:
 # the other draws stay the ones that reach the page's conditions)
@@ -84,6 +87,7 @@ def test_the_text_holds_in_random_states(page, states):
     default_gpu = pg.evaluate("document.querySelector('select[data-choice=\"gpu\"]').value")
     gpu_label = {g["id"]: g["label"] for g in controls["gpus"]}
     assert len(controls["sliders"]) >= 9 and len(controls["gpus"]) >= 2
+    assert controls["switches"] == ["prefix_cached"]  # the timeline's switch: drawn on and off below
     rng, rng_technique = random.Random(20261202), random.Random(20261203)
     checked = 0
     seen = {"nothingFits": 0, "zeroGoodput": 0, "simLive": 0, "sloUnmet": 0, "prefillOver": 0}
@@ -102,7 +106,7 @@ def test_the_text_holds_in_random_states(page, states):
         state["pd_split"] = rng.choice(controls["splits"]) if rng.random() < 0.3 else "1:1"
         shown = {s: rng.random() < 0.8 for s in controls["schedules"]}
         shown[rng.choice(controls["schedules"])] = True  # at least one schedule stays drawn
-        state["show"] = shown
+        state["show"] = {**shown, **{s: rng_technique.random() < 0.5 for s in controls["switches"]}}
         pg.evaluate("s => window.lessonSet(s)", state)
         look = pg.evaluate(LOOK)
         where = json.dumps(state, ensure_ascii=False)

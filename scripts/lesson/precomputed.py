@@ -171,8 +171,13 @@ def build(a, doc: dict, cited_doc: dict, gpus_doc: dict | None = None, anchor_fi
       f"{longest} token 在 P/D 分离时新请求的 TTFT")
     d("timeline.disagg_max_step_ms", tl.disagg_max_step_s, {"context": ctx}, "ms", "int",
       "P/D 分离时老用户最长的一步", 1e3)
+    # the timeline's prefix-cache switch: a prompt adds the Kimi K3 report's new tokens to a cached prefix
+    new_tokens = next(e["value"] for e in cited_doc["numbers"] if e["id"] == "cited.kimi.new_tokens")
+    d(f"timeline.p{longest}.prefix_hit_ttft_s", tl.prefix_hit_ttft_s,
+      {"context": ctx, "prompt": longest, "new_tokens": new_tokens}, "s", "f2",
+      f"{longest} token 的 prompt 只新增 {new_tokens} token、其余命中前缀缓存时的 TTFT")
 
-    defaults = {name: sc[name]["value"] for name in SLIDERS}
+    defaults = {**{name: sc[name]["value"] for name in SLIDERS}, "new_tokens": new_tokens}
     for name, (fmt, unit) in READOUT_FORMATS.items():
         records.append(from_formula(a, paths, f"readout.{name}", readouts, defaults, unit=unit, fmt=fmt,
                                label=f"默认设置下的读数:{FIELD_LABELS.get(name, name)}", key=name))

@@ -18,8 +18,11 @@ def effective_batch(a: Anchor, batch: int, context: int) -> int:
 
 
 def readouts(a: Anchor, batch: int, context_tokens: int, tpot_slo_ms: float, prompt_tokens: int,
-             chunk_tokens: int) -> dict[str, float]:
+             chunk_tokens: int, new_tokens: int, prefix_cached: bool = False) -> dict[str, float]:
+    """`new_tokens`: what a prompt adds to its cached prefix (precomputed/cited.json cited.kimi.new_tokens);
+    `prefix_cached`: the timeline's switch (all but new_tokens of the newcomer's prompt cached)."""
     c, p, k = context_tokens, prompt_tokens, chunk_tokens
+    cached = tl.cached_prefix(p, new_tokens) if prefix_cached else 0
     b = effective_batch(a, batch, c)
     nb = rl.max_batch_under_slo(a, c, tpot_slo_ms / 1e3)
     return {
@@ -32,12 +35,17 @@ def readouts(a: Anchor, batch: int, context_tokens: int, tpot_slo_ms: float, pro
         "throughput_at_batch_tok_s": rl.decode_throughput_tok_s(a, b, c) if b else 0.0,
         "per_user_tok_s_at_batch": rl.per_user_tok_s(a, b, c) if b else 0.0,
         "running_users": tl.running_decoders(a, c),
-        "whole_prefill_stall_s": tl.whole_prefill_stall_s(a, c, p),
-        "whole_ttft_s": tl.whole_ttft_s(a, c, p),
-        "chunked_max_step_ms": tl.chunked_max_step_s(a, c, p, k) * 1e3,
-        "chunked_ttft_s": tl.chunked_ttft_s(a, c, p, k),
+        "whole_prefill_stall_s": tl.whole_prefill_stall_s(a, c, p, cached),
+        "whole_ttft_s": tl.whole_ttft_s(a, c, p, cached),
+        "chunked_max_step_ms": tl.chunked_max_step_s(a, c, p, k, cached) * 1e3,
+        "chunked_ttft_s": tl.chunked_ttft_s(a, c, p, k, cached),
         "disagg_max_step_ms": tl.disagg_max_step_s(a, c) * 1e3,
-        "disagg_ttft_s": tl.disagg_ttft_s(a, p),
+        "disagg_ttft_s": tl.disagg_ttft_s(a, p, cached),
+        # the prefix cache, hit against miss, whatever the switch says
+        "prefix_cached_tokens": tl.cached_prefix(p, new_tokens),
+        "prefix_hit_ttft_s": tl.prefix_hit_ttft_s(a, c, p, new_tokens),
+        "prefix_miss_ttft_s": tl.whole_ttft_s(a, c, p),
+        "prefix_saved_serves": tl.prefix_saved_serves(a, c, p, new_tokens),
         "transfer_ms": rl.transfer_seconds(a, p) * 1e3,
         # the request-path diagram: what each stage moves and computes at these settings
         "prefill_tflop": rl.prefill_flops(a, p) / 1e12,
@@ -61,4 +69,6 @@ READOUT_FORMATS = {
     "prefill_tflop": ("int", "TFLOP"), "prefill_gb": ("f1", "GB"), "prefill_s": ("f2", "s"),
     "decode_gb_at_batch": ("f1", "GB"), "decode_gflop_at_batch": ("int", "GFLOP"),
     "kv_mb_per_request": ("int", "MB"), "kv_gb_at_batch": ("f1", "GB"),
+    "prefix_cached_tokens": ("int", "token"), "prefix_hit_ttft_s": ("f2", "s"), "prefix_miss_ttft_s": ("f2", "s"),
+    "prefix_saved_serves": ("int", "request"),
 }
