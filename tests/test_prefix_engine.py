@@ -145,3 +145,29 @@ def test_the_cli_serves_a_mooncake_trace_with_prefix_caching(tmp_path):
     assert [r["cached_tokens"] for r in doc["requests"]] == [0, 1488, 512]
     assert doc["prefix_cache"]["token_hit_rate"] == pytest.approx(2000 / 3800)
     assert doc["prefix_cache"]["request_hit_rate"] == pytest.approx(2 / 3)
+
+
+def test_admission_by_class_keeps_a_burst_of_long_prompts_from_taking_every_iteration(anchor):
+    """schedulers.py class_budget: prompts of at least 4,096 tokens share 1,024 of vLLM V1's 8,192-token budget.
+    Hand-worked chunks: with two long prompts ahead of a short one, the first long takes its class's 1,024, the
+    second finds the share spent and is passed over, the short one takes its 300 tokens in the same iteration."""
+    from scripts.serving.engine.schedulers import VllmV1
+
+    s = VllmV1(1024, 8192)
+    s.class_budget = (4096, 1024)
+    assert s.prefill_chunks([0, 1, 2], [32768, 32768, 300], [0, 0, 0], 0) == [(0, 0, 1024), (2, 0, 300)]
+    s.class_budget = None
+    assert s.prefill_chunks([0, 1, 2], [32768, 32768, 300], [0, 0, 0], 0) == [(0, 0, 8192)]
+    # in a run: 8 long prompts arrive together, then short ones; the short ones' first tokens come far sooner
+    arrivals = [0.0] * 8 + [0.05 * k + 0.1 for k in range(20)]
+    segments = [[(5000 + i, 32768)] for i in range(8)] + [[(6000 + i, 300)] for i in range(20)]
+    r = reqs(arrivals, segments, [16] * 28)
+    plain = simulate(anchor, r, "vllm-v1")
+    split = simulate(anchor, r, "vllm-v1", class_budget=(4096, 1024))
+    short_ttft = [(t.first_token_s - t.requests.arrival_s)[8:].max() for t in (plain, split)]
+    long_ttft = [(t.first_token_s - t.requests.arrival_s)[:8].max() for t in (plain, split)]
+    assert short_ttft[1] < short_ttft[0] / 3 and long_ttft[1] > long_ttft[0]  # 15.5 s -> 4.6 s; the long pay
+    with pytest.raises(ValueError, match="class_budget applies"):
+        simulate(anchor, r, "orca", class_budget=(4096, 1024))
+    with pytest.raises(ValueError, match="less one"):
+        simulate(anchor, r, "vllm-v1", class_budget=(4096, 8192))

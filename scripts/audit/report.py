@@ -204,7 +204,8 @@ def check_simulated(records: dict, root: Path, resimulate: bool = True, anchor_p
     from scripts.serving.config import sweep_settings, workloads_for
 
     sims = {rid: rec for rid, rec in records.items() if rec.get("kind") == "simulated"}
-    prefix = {rid: rec for rid, rec in sims.items() if str(rec.get("workload", "")).startswith("prefix:")}
+    prefix = {rid: rec for rid, rec in sims.items() if str(rec.get("workload", "")).startswith(("prefix:",
+                                                                                              "admission:"))}
     sims = {rid: rec for rid, rec in sims.items() if rid not in prefix}
     if not sims:
         return check_prefix(prefix, root, resimulate, anchor_path)
@@ -268,7 +269,7 @@ def check_prefix(sims: dict, root: Path, resimulate: bool, anchor_path: Path | N
     if not sims:
         return []
     from scripts.serving import prefix_runs
-    from scripts.serving.config import sweep_doc
+    from scripts.serving.config import sweep_doc, workloads_for
 
     anchor, _, settings = sweep_doc(anchor_path or root / "anchor-model.json", root / "config" / "workloads.json")
     doc = prefix_runs.load(root / prefix_runs.CONFIG)
@@ -278,6 +279,16 @@ def check_prefix(sims: dict, root: Path, resimulate: bool, anchor_path: Path | N
             problems.append(f"{rid}: seed or request count differs from config/prefix.json (rebuild)")
             continue
         if not resimulate:
+            continue
+        if rec["workload"].startswith("admission:"):
+            budgeting = "classes" if rec["schedule"].endswith("+classes") else "shared"
+            workloads = workloads_for(root / "config" / "workloads.json", anchor)["workloads"]
+            if budgeting not in runs:
+                runs[budgeting] = prefix_runs.admission_run(anchor, doc, workloads, budgeting, settings["gpu_name"])
+            value = runs[budgeting][rec["metric"]]
+            if format_number(value, rec["format"]) != rec["display"]:
+                problems.append(f"{rid}: re-simulates to {format_number(value, rec['format'])} but shows "
+                                f"{rec['display']}")
             continue
         wid, cache = rec["workload"].split(":", 1)[1], "on" if rec["schedule"].endswith("+apc") else "off"
         key = (wid, rec["rate_per_gpu"], cache)

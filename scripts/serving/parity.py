@@ -109,7 +109,8 @@ PREFIX_KINDS = ("vllm-v1", "vllm-v0", "sarathi", "orca", "llama.cpp")  # the las
 def prefix_fixtures(a: Anchor, gpus: dict, prefix_doc: dict, count: int, seed: int) -> dict:
     """Configurations with prefix caching on (engine/kv.py paged+apc and reserved+slots): config/prefix.json's two
     workloads at generated rates and sizes, every paged preset and the lesson's schedules on paged memory, llama.cpp
-    with its slots, small pools (evictions and preemptions), both step-time sets. Each carries its requests
+    with its slots, small pools (evictions and preemptions), both step-time sets, and admission by request class
+    (schedulers.py class_budget) on the budgeted schedules. Each carries its requests
     (arrivals, lengths, segments, answer ids) and the Python engine's per-request answer."""
     from scripts.serving.workload import conversations, shared_system_prompts
 
@@ -131,6 +132,8 @@ def prefix_fixtures(a: Anchor, gpus: dict, prefix_doc: dict, count: int, seed: i
             o["max_batch"], o["max_num_batched_tokens"] = int(rng.choice([2, 4, 8])), int(rng.choice([512, 2048]))
         if kind != "llama.cpp" and rng.random() < 0.5:  # a small pool: evictions, and preemption with its blocks
             o["capacity_bytes"] = float(rng.choice([2e9, 4e9, 8e9]))
+        if kind in ("vllm-v1", "sarathi", "llama.cpp") and rng.random() < 0.6:  # admission by request class
+            o["class_budget"] = [int(rng.choice([2048, 4096, 6000])), int(rng.choice([64, 256]))]
         step_time = STEP_TIMES[int(rng.integers(2))]
         case = {"id": f"prefix-{k:02d}", "gpu": gid, "workload": wid, "schedule": kind, "step_time": step_time,
                 "opts": o, "requests": {"arrival_s": reqs.arrival_s.tolist(),
@@ -148,6 +151,31 @@ def prefix_fixtures(a: Anchor, gpus: dict, prefix_doc: dict, count: int, seed: i
                                 "prefill_saved_s": t.prefill_saved_s.tolist()}
         except ValueError as err:
             case["error"] = str(err)
+        cases.append(case)
+    for k, kind in enumerate(("vllm-v1", "sarathi", "llama.cpp")):  # a burst of long prompts that memory holds back
+        n_short, n_long = 80, 8
+        arrival = np.concatenate([np.sort(rng.uniform(0, 40, n_short)), np.full(n_long, 10.0)])
+        prompt = np.concatenate([rng.integers(100, 900, n_short), np.full(n_long, 24576)])
+        order = np.argsort(arrival, kind="stable")
+        reqs = Requests(arrival[order], prompt[order], rng.integers(8, 200, n_short + n_long)[order],
+                        tuple(((7000 + int(i), int(p)),) for i, p in zip(order, prompt[order], strict=True)))
+        o = {"prefix_caching": True, "class_budget": [8192, 256], "capacity_bytes": 6e9}  # three long ones fit
+        if kind == "llama.cpp":
+            o["max_batch"], o["max_num_batched_tokens"] = 8, 2048
+        else:
+            o["paged"] = True
+        gid = list(gpus)[0]
+        case = {"id": f"burst-{k}", "gpu": gid, "workload": "burst", "schedule": kind, "step_time": "realistic",
+                "opts": o, "requests": {"arrival_s": reqs.arrival_s.tolist(),
+                                        "prompt_tokens": reqs.prompt_tokens.tolist(),
+                                        "output_tokens": reqs.output_tokens.tolist(),
+                                        "segments": [[list(s) for s in segs] for segs in reqs.segments],
+                                        "answer_ids": None}}
+        t = engine.simulate(twin.on_gpu(a, gpus[gid]), reqs, kind, efficiency=rl.achieved(a),
+                            gpu_name=gpus[gid]["label"], **o)
+        case["expected"] = {"admitted_s": t.admitted_s.tolist(), "first_token_s": t.first_token_s.tolist(),
+                            "finish_s": t.finish_s.tolist(), "preemptions": t.preemptions.tolist(),
+                            "cached_tokens": t.cached_tokens.tolist(), "prefill_saved_s": t.prefill_saved_s.tolist()}
         cases.append(case)
     return {"model": twin.model_constants(a), "efficiency": twin.efficiency_constants(a),
             "gpus": {gid: twin.gpu_constants(twin.on_gpu(a, g), g["label"]) for gid, g in gpus.items()}, "cases": cases}

@@ -1,7 +1,8 @@
 """The prefix-caching experiment (issue 42; the lab page's table): config/prefix.json's two workloads, shared
 system prompts and multi-turn conversations, served by one engine preset with its prefix cache off and on
 (engine/kv.py `paged` and `paged+apc`) at each of the experiment's rates, on the anchor's realistic step times.
-Pure but for `load` (reads the config); the rule script scripts/serving_prefix.py writes the result.
+Pure but for `load` and `build` (they read the config files); the rule script scripts/serving_prefix.py writes
+what `build` returns.
 
 Per run: the hit rates (prompt tokens served from the cache over all prompt tokens; requests with any hit), TTFT
 p50 and p99, TPOT p50, E2EL p50, vLLM's request_goodput and the attainment of the sweep's SLOs (config/workloads.json
@@ -173,3 +174,112 @@ def settle(claims_list: list[dict], records_: dict) -> list[dict]:
     from scripts.record.claims import evaluate
 
     return [{**c, "holds": evaluate(c, records_)[0]} for c in claims_list]
+
+
+# ---- admission by request class: a burst of long prompts among chat requests (config/prefix.json admission) ------
+ADMISSION = ("shared", "classes")  # one shared token budget; the long prompts' share capped (schedulers.py)
+ADMISSION_METRICS = (  # metric, label, unit, display format
+    ("short_ttft_p50_ms", "短请求的 TTFT p50", "ms", "int"),
+    ("short_ttft_p99_ms", "短请求的 TTFT p99", "ms", "int"),
+    ("short_ttft_max_ms", "短请求的 TTFT 最大值", "ms", "int"),
+    ("long_ttft_p50_ms", "长 prompt 的 TTFT p50", "ms", "int"),
+)
+
+
+def burst_requests(doc: dict, workloads: dict):
+    """The chat requests of config/workloads.json at the admission rate (the experiment's seed and count), with the
+    burst's long prompts added at their landing time; returns the requests (by arrival) and which are long."""
+    from scripts.serving.workload import Requests, generate
+
+    adm, e = doc["admission"], doc["experiment"]
+    wid = adm["background"]["value"]
+    if wid not in workloads:
+        raise InputError(f"{CONFIG}: field admission.background.value ({wid!r}) names no workload of "
+                         f"config/workloads.json ({', '.join(workloads)})")
+    chat = generate(workloads[wid], e["requests"]["value"], adm["rate"]["value"], e["seed"]["value"])
+    b = adm["burst"]["value"]
+    arrival = np.concatenate([chat.arrival_s, np.full(b["count"], float(b["at_s"]))])
+    prompt = np.concatenate([chat.prompt_tokens, np.full(b["count"], b["prompt_tokens"])])
+    output = np.concatenate([chat.output_tokens, np.full(b["count"], b["output_tokens"])])
+    long = np.concatenate([np.zeros(len(chat), dtype=bool), np.ones(b["count"], dtype=bool)])
+    order = np.argsort(arrival, kind="stable")
+    return Requests(arrival[order], prompt[order], output[order]), long[order]
+
+
+def admission_run(anchor, doc: dict, workloads: dict, budgeting: str, gpu_name: str) -> dict:
+    reqs, long = burst_requests(doc, workloads)
+    adm = doc["admission"]
+    classes = (adm["threshold"]["value"], adm["long_tokens"]["value"]) if budgeting == "classes" else None
+    trace = simulate(anchor, reqs, doc["experiment"]["schedule"]["value"], efficiency=rl.achieved(anchor),
+                     gpu_name=gpu_name, class_budget=classes)
+    ttft = (trace.first_token_s - trace.requests.arrival_s) * 1000
+    short = ttft[~long]
+    return {"short_ttft_p50_ms": float(np.percentile(short, 50)), "short_ttft_p99_ms": float(np.percentile(short, 99)),
+            "short_ttft_max_ms": float(short.max()), "long_ttft_p50_ms": float(np.percentile(ttft[long], 50)),
+            "requests": len(reqs), "long_requests": int(long.sum())}
+
+
+def admission_rows(anchor, doc: dict, workloads: dict, gpu_name: str) -> list[dict]:
+    return [{"budgeting": p, **admission_run(anchor, doc, workloads, p, gpu_name)} for p in ADMISSION]
+
+
+def admission_records(doc: dict, rows: list[dict]) -> dict:
+    """A simulated record per shown number (workload admission:<background>, schedule +classes when capped), and an
+    assumed one per setting the table is labelled with."""
+    adm, e, out = doc["admission"], doc["experiment"], {}
+    schedule = e["schedule"]["value"]
+    for key, label, unit in (("threshold", "长 prompt 的门槛", "token"),
+                             ("long_tokens", "长 prompt 每轮最多占的预算", "token"),
+                             ("rate", "短请求(聊天)的请求率", "req/s")):
+        rid = f"admission.{key}"
+        out[rid] = pv.assumed(rid, label, adm[key]["value"], unit, "int" if float(adm[key]["value"]).is_integer()
+                              else "f1", assumption=adm[key]["assumption"], field=f"admission.{key}")
+    for key, label in (("count", "同时到达的长 prompt 数"), ("prompt_tokens", "每个长 prompt 的 token 数"),
+                       ("at_s", "长 prompt 到达的时刻")):
+        rid = f"admission.burst.{key}"
+        out[rid] = pv.assumed(rid, label, adm["burst"]["value"][key], "s" if key == "at_s" else "token"
+                              if key == "prompt_tokens" else "request", "int", assumption=adm["burst"]["assumption"],
+                              field=f"admission.burst.value.{key}")
+    for row in rows:
+        budgeting = row["budgeting"]
+        for metric, what, unit, fmt in ADMISSION_METRICS:
+            rid = f"admission.{budgeting}.{metric}"
+            words = "按类别分预算" if budgeting == "classes" else "共用一份预算"
+            out[rid] = pv.simulated(rid, f"长 prompt 突发 · {words} · {what}", row[metric], unit, fmt,
+                                    workload=f"admission:{adm['background']['value']}",
+                                    schedule=schedule + ("+classes" if budgeting == "classes" else ""),
+                                    seed=e["seed"]["value"], requests=e["requests"]["value"], metric=metric,
+                                    script=SCRIPT, rate_per_gpu=adm["rate"]["value"])
+    return out
+
+
+def admission_claims() -> list[dict]:
+    """The lab's sentences: capping the long prompts' share cuts the short requests' TTFT p99; the long prompts pay
+    for it (their TTFT p50 grows by more than a tenth) or hardly notice (within a tenth either way)."""
+    return [{"id": "admission.classes_cut_short_p99", "says": "按类别分预算后,短请求的 TTFT p99 降下来了",
+             "all": [["admission.classes.short_ttft_p99_ms", "<", "admission.shared.short_ttft_p99_ms"]],
+             "fix": "config/prefix.json admission"},
+            {"id": "admission.long_pay", "says": "代价是长 prompt 的 TTFT 变长(超过一成)",
+             "all": [["admission.classes.long_ttft_p50_ms", ">", ["admission.shared.long_ttft_p50_ms", 1.1]]],
+             "fix": "config/prefix.json admission"},
+            {"id": "admission.long_about_same", "says": "长 prompt 的 TTFT p50 变化不到一成",
+             "all": [["admission.classes.long_ttft_p50_ms", "<=", ["admission.shared.long_ttft_p50_ms", 1.1]],
+                     ["admission.classes.long_ttft_p50_ms", ">=", ["admission.shared.long_ttft_p50_ms", 0.9]]],
+             "fix": "config/prefix.json admission"}]
+
+
+def build(anchor_path, workloads_path, config_path) -> dict:
+    """precomputed/prefix.json: the cache runs, the burst runs, their records and settled claims (rule
+    serving_prefix)."""
+    from scripts.serving.config import sweep_doc
+
+    anchor, workloads_doc, settings = sweep_doc(Path(anchor_path), Path(workloads_path))
+    doc = load(config_path)
+    rows = run_all(anchor, doc, settings["slo_ms"], settings["gpu_name"])
+    recs = records(doc, rows, settings["slo_ms"], workloads_doc["sweep"]["slo_ms"]["assumption"])
+    admission = admission_rows(anchor, doc, workloads_doc["workloads"], settings["gpu_name"])
+    recs.update(admission_records(doc, admission))
+    return {"config": CONFIG, "schedule": doc["experiment"]["schedule"]["value"], "slo_ms": settings["slo_ms"],
+            "workloads": {w: doc["workloads"][w]["label"] for w in WORKLOADS},
+            "rates": doc["experiment"]["rates"]["value"], "rows": rows, "admission": admission,
+            "claims": settle(claims(doc) + admission_claims(), recs), "provenance": recs}

@@ -12,6 +12,7 @@
         return x;
       },
       unshift(x) { if (head > 0) items[--head] = x; else items.unshift(x); },
+      removeAt(k) { return items.splice(head + k, 1)[0]; },  // Python's `del deque[k]`
     };
   }
   const NO_CAP = 2 ** 62;
@@ -84,10 +85,25 @@
       }
       return [used, preempted];
     }
+    _shortBehind(used) {  // admission by class: the first short request behind long ones, if it fits (loop.py)
+      const threshold = this.scheduler.class_budget[0], queue = this.queue;
+      for (let k = 0; k < queue.length; k++) {
+        const i = queue.at(k);
+        if (this.pf_len[i] >= threshold) continue;
+        if (!this.kv.fits(i, used)) return -1;
+        queue.removeAt(k);
+        return i;
+      }
+      return -1;
+    }
     _admit(used) {  // FCFS while the head fits
       const kv = this.kv, out = this.out, queue = this.queue, t = this.t, maxBatch = this.scheduler.max_batch;
-      while (queue.length && this.admitted < maxBatch && kv.fits(queue.at(0), used)) {
-        const i = queue.shift();
+      const classes = this.scheduler.class_budget !== null;
+      while (queue.length && this.admitted < maxBatch) {
+        let i;
+        if (kv.fits(queue.at(0), used)) i = queue.shift();
+        else if (classes && (i = this._shortBehind(used)) >= 0) { /* a short one past a long head */ }
+        else break;
         kv.admit(i);
         this.admitted += 1;
         this.seq += 1;
@@ -239,6 +255,7 @@
       let steps = k, event = Infinity;
       if (!this.queue.length && nxt < this.n && this.admitted < this.scheduler.max_batch && this.kv.fits(nxt, used)
           && nxt - this.finished < this.cap) event = this.arrival[nxt];  // an arrival that will be admitted
+      else if (this.scheduler.class_budget !== null && nxt < this.n) event = this.arrival[nxt];  // it may pass a long head
       if (this.transfers.length) event = Math.min(event, this.transfers.at(0)[0]);  // a request that joins
       if (this.kv.preempts) steps = this.kv.stepsThatFit(k);
       const nd = this.dec_ids.length, csum = this.base_sum + nd * this.n_iters;

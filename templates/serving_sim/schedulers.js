@@ -9,6 +9,7 @@
       this.max_batch = maxBatch;
       this.token_budget = tokenBudget;
       this.chunk_tokens = chunkTokens;
+      this.class_budget = null;  // [threshold, long tokens]: admission by request class (schedulers.py)
     }
     static configure(model, gpu, reqs, o) {
       return new this(o.max_batch === null || o.max_batch === undefined ? UNCAPPED : o.max_batch, Infinity, o.chunk_tokens);
@@ -17,11 +18,29 @@
     prefillChunks(prefilling, pfLen, donePrefill, decoding) {  // [request, first token, length] per chunk
       const chunks = [];
       let budget = this.iterationBudget(decoding);
+      if (this.class_budget !== null) return this.classChunks(prefilling, pfLen, donePrefill, budget);
       for (const i of prefilling) {
         const length = Math.min(budget, pfLen[i] - donePrefill[i]);
         if (length <= 0) break;
         chunks.push([i, donePrefill[i], length]);
         budget -= length;
+        if (budget <= 0) break;
+      }
+      return chunks;
+    }
+    classChunks(prefilling, pfLen, donePrefill, budget) {  // long prompts also draw on their class's share
+      const [threshold, longTokens] = this.class_budget, chunks = [];
+      let longLeft = longTokens;
+      for (const i of prefilling) {
+        const isLong = pfLen[i] >= threshold;
+        const length = isLong ? Math.min(budget, pfLen[i] - donePrefill[i], longLeft) : Math.min(budget, pfLen[i] - donePrefill[i]);
+        if (length <= 0) {
+          if (isLong && budget > 0) continue;
+          break;
+        }
+        chunks.push([i, donePrefill[i], length]);
+        budget -= length;
+        if (isLong) longLeft -= length;
         if (budget <= 0) break;
       }
       return chunks;

@@ -10,11 +10,12 @@
   // chunk_tokens, max_batch, prefill_gpus, decode_gpus, capacity_bytes, max_num_batched_tokens, first_token,
   // efficiency {flops_fraction, bandwidth_fraction, overhead_s}, paged, memory {block_size,
   // gpu_memory_utilization}, max_concurrency, prefix_caching (reqs then carries segments: per request its prompt's
-  // [content id, tokens] runs, and answer_ids, each output's content id; default -(i + 1)).
+  // [content id, tokens] runs, and answer_ids, each output's content id; default -(i + 1)), class_budget
+  // [threshold, long tokens] (admission by request class; sarathi, vllm-v1, llama.cpp).
   function simulate(model, gpu, reqs, schedule, opts = {}) {
     const o = {chunk_tokens: 512, max_batch: null, prefill_gpus: 1, decode_gpus: 1, capacity_bytes: null,
       max_num_batched_tokens: null, first_token: "decode", efficiency: {flops_fraction: 1, bandwidth_fraction: 1, overhead_s: 0},
-      paged: null, memory: {block_size: 16, gpu_memory_utilization: 0.9}, max_concurrency: null, prefix_caching: false, ...opts};
+      paged: null, memory: {block_size: 16, gpu_memory_utilization: 0.9}, max_concurrency: null, prefix_caching: false, class_budget: null, ...opts};
     const names = engines();
     if (!names.includes(schedule)) throw new Error(`schedule must be one of ${names.join(", ")}`);
     if (!["decode", "prefill"].includes(o.first_token)) throw new Error("first_token must be one of decode, prefill");
@@ -24,6 +25,13 @@
     const arrivalIn = Array.from(reqs.arrival_s), prompt = Array.from(reqs.prompt_tokens), output = Array.from(reqs.output_tokens);
     const n = arrivalIn.length;
     const scheduler = rule.configure(model, gpu, {prompt, output}, {...o, paged});
+    if (o.class_budget !== null) {
+      const [threshold, longTokens] = o.class_budget;
+      if (!["sarathi", "vllm-v1", "llama.cpp"].includes(preset)) throw new Error(`class_budget applies to the schedules with a token budget per iteration (sarathi, vllm-v1, llama.cpp), not ${schedule}`);
+      const budget = preset === "sarathi" ? scheduler.chunk_tokens : scheduler.token_budget;
+      if (!(threshold >= 1 && longTokens >= 1 && longTokens < budget)) throw new Error(`class_budget: the threshold must be at least 1 token and the long prompts' share between 1 and the iteration's budget (${budget}) less one, not ${threshold}, ${longTokens}`);
+      scheduler.class_budget = [Math.trunc(threshold), Math.trunc(longTokens)];
+    }
     if (o.max_concurrency !== null && (o.max_concurrency < 1 || !colocated)) throw new Error("max_concurrency must be at least 1 and applies to the colocated schedules");
     if (o.chunk_tokens < 1 || scheduler.max_batch < 1 || o.prefill_gpus < 1 || o.decode_gpus < 1 || scheduler.token_budget < 1) {
       throw new Error("chunk_tokens, max_batch, max_num_batched_tokens and the GPU counts must be at least 1");

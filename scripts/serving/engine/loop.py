@@ -138,8 +138,14 @@ class GpuLoop:
         """FCFS while the head fits; a preempted request goes back to prefilling, a P/D request starts its KV
         transfer."""
         kv, out, queue, t, max_batch = self.kv, self.out, self.queue, self.t, self.scheduler.max_batch
-        while queue and self.admitted < max_batch and kv.fits(queue[0], used):
-            i = queue.popleft()
+        classes = self.scheduler.class_budget is not None
+        while queue and self.admitted < max_batch:
+            if kv.fits(queue[0], used):
+                i = queue.popleft()
+            elif classes and (i := self._short_behind(used)) is not None:
+                pass  # a short request past a long head that does not fit
+            else:
+                break
             kv.admit(i)
             self.admitted += 1
             self.seq += 1
@@ -161,6 +167,20 @@ class GpuLoop:
             if kv.preempts:
                 used = kv.after(0)
         return used
+
+    def _short_behind(self, used):
+        """Admission by request class (schedulers.py class_budget): when the head does not fit, the first short
+        request behind the long ones at the head, if it fits (FCFS among the short ones: a short one that does not
+        fit stops the scan); None otherwise."""
+        threshold, queue = self.scheduler.class_budget[0], self.queue
+        for k, i in enumerate(queue):
+            if self.pf_len[i] >= threshold:
+                continue
+            if not self.kv.fits(i, used):
+                return None
+            del queue[k]
+            return i
+        return None
 
     def _land_transfers(self):
         transfers, output = self.transfers, self.output
@@ -286,6 +306,8 @@ class GpuLoop:
         if not self.queue and nxt < self.n and self.admitted < self.scheduler.max_batch and self.kv.fits(nxt, used) \
                 and nxt - self.finished < self.cap:
             event = self.arrival[nxt]  # an arrival that will be admitted
+        elif self.scheduler.class_budget is not None and nxt < self.n:
+            event = self.arrival[nxt]  # an arrival that may pass a long head (admission by class)
         if self.transfers:
             event = min(event, self.transfers[0][0])  # a request that joins the batch
         if self.kv.preempts:

@@ -26,9 +26,15 @@ def vllm_v1_defaults(hbm_bytes: float, gpu_name: str) -> tuple[int, int]:
 
 class Scheduler:
     """FCFS continuous batching (Orca's iteration-level scheduling): every running decode gets one token in every
-    iteration, and prompt tokens are taken FCFS up to `iteration_budget`, the last prompt chunked to fit."""
+    iteration, and prompt tokens are taken FCFS up to `iteration_budget`, the last prompt chunked to fit.
+
+    `class_budget` (simulate's option; the schedules with a token budget): admission by request class, the remedy the
+    Kimi K3 report describes for bursts of long prompts: a prompt of at least `threshold` tokens is long, and all long
+    prompts together take at most `long_tokens` of an iteration's budget; short ones keep FCFS over the rest, so a
+    burst of long prompts at the head of the queue cannot take every iteration whole."""
     paged_by_default = False  # whether the engine manages KV in paged blocks (kv.py) unless told otherwise
     decodes_with_prefill = True  # whether running decodes get their token in an iteration with prompt work
+    class_budget: tuple[int, int] | None = None  # (threshold, long_tokens)
 
     def __init__(self, max_batch: int = UNCAPPED, token_budget: float = math.inf, chunk_tokens: int = 512):
         self.max_batch, self.token_budget, self.chunk_tokens = max_batch, token_budget, chunk_tokens
@@ -47,12 +53,36 @@ class Scheduler:
         """(request, first token, length) of each prompt chunk in this iteration: FCFS over the admitted prompts,
         each taking min(what is left of it, what is left of the budget)."""
         chunks, budget = [], self.iteration_budget(decoding)
+        classes = self.class_budget
+        if classes is not None:
+            return self._class_chunks(prefilling, pf_len, done_prefill, budget, *classes)
         for i in prefilling:
             length = min(budget, pf_len[i] - done_prefill[i])
             if length <= 0:
                 break
             chunks.append((i, done_prefill[i], length))
             budget -= length
+            if budget <= 0:
+                break
+        return chunks
+
+    @staticmethod
+    def _class_chunks(prefilling, pf_len, done_prefill, budget, threshold, long_tokens) -> list:
+        """FCFS as above, long prompts (pf_len >= threshold) drawing also on their class's `long_tokens`: a long
+        one that finds its class's share spent is passed over, not waited for."""
+        chunks, long_left = [], long_tokens
+        for i in prefilling:
+            is_long = pf_len[i] >= threshold
+            length = min(budget, pf_len[i] - done_prefill[i], long_left) if is_long else \
+                min(budget, pf_len[i] - done_prefill[i])
+            if length <= 0:
+                if is_long and budget > 0:
+                    continue
+                break
+            chunks.append((i, done_prefill[i], length))
+            budget -= length
+            if is_long:
+                long_left -= length
             if budget <= 0:
                 break
         return chunks

@@ -34,7 +34,7 @@ def simulate(a: Anchor, reqs: Requests, schedule: str, *, chunk_tokens: int = 51
              max_num_batched_tokens: int | None = None, gpu_name: str = "", first_token: str = "decode",
              efficiency: rl.Efficiency = rl.BOUND, paged: bool | None = None, memory: Memory = DEFAULT_MEMORY,
              max_concurrency: int | None = None, step_cost=None, prefix_caching: bool = False,
-             progress=None) -> Trace:
+             class_budget: tuple[int, int] | None = None, progress=None) -> Trace:
     """`schedule`: one of the lesson's SCHEDULES, an engine preset (PRESETS) or another registered scheduler
     (`engines()`). For `vllm-v1` and `vllm-v0`, `max_num_batched_tokens` and `max_batch` (max_num_seqs) default as
     that vLLM sets them (`gpu_name` is what vLLM checks for "a100"); `llama.cpp` needs both (-b and -np); the other
@@ -48,6 +48,8 @@ def simulate(a: Anchor, reqs: Requests, schedule: str, *, chunk_tokens: int = 51
     anchor's roofline (stepcost.py `measured`); `efficiency` then does not apply. `prefix_caching` (colocated; the
     requests must carry segments): vLLM's automatic prefix caching on paged memory, llama.cpp's slots for
     `llama.cpp` (kv.py); the trace then has each request's cached tokens and the prefill time they saved.
+    `class_budget` = (threshold, long_tokens) (sarathi, vllm-v1, llama.cpp: the schedules with a per-iteration token
+    budget): prompts of at least `threshold` tokens share at most `long_tokens` of each iteration (schedulers.py).
     `progress`: called with the count of requests each time some finish on a GPU (loop.py)."""
     names = engines()
     if schedule not in names:
@@ -60,6 +62,17 @@ def simulate(a: Anchor, reqs: Requests, schedule: str, *, chunk_tokens: int = 51
     paged = rule.paged_by_default if paged is None else paged
     scheduler = rule.configure(a, reqs, chunk_tokens=chunk_tokens, max_batch=max_batch,
                                max_num_batched_tokens=max_num_batched_tokens, gpu_name=gpu_name, paged=paged)
+    if class_budget is not None:
+        threshold, long_tokens = class_budget
+        if preset not in ("sarathi", "vllm-v1", "llama.cpp"):
+            raise ValueError("class_budget applies to the schedules with a token budget per iteration (sarathi, "
+                             f"vllm-v1, llama.cpp), not {schedule}")
+        budget = scheduler.chunk_tokens if preset == "sarathi" else scheduler.token_budget
+        if not (threshold >= 1 and 1 <= long_tokens < budget):
+            raise ValueError(f"class_budget: the threshold must be at least 1 token and the long prompts' share "
+                             f"between 1 and the iteration's budget ({budget:g}) less one, not {threshold}, "
+                             f"{long_tokens}")
+        scheduler.class_budget = (int(threshold), int(long_tokens))
     if step_cost is not None and not colocated:
         raise ValueError("step_cost applies to the colocated schedules and replaces `efficiency`")
     step = step_cost_for(a, efficiency, step_cost)
