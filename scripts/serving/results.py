@@ -57,8 +57,11 @@ def successes(doc: dict) -> list[bool]:
 
 # A failed request whose error is one of these never reached the server: the connection was not made (aiohttp's
 # ClientConnectorError, whose message is "Cannot connect to host ...", in vLLM's client; the kit's client
-# scripts/realengine/client.py writes "ConnectionRefusedError: ..." from asyncio.open_connection).
-NOT_CONNECTED = ("ClientConnectorError", "Cannot connect to host", "ConnectionRefusedError")
+# scripts/realengine/client.py writes "ConnectionRefusedError: ..." from asyncio.open_connection), or its body was
+# never written (aiohttp's ClientOSError "Can not write request body", seen from aiperf 0.13.0 against llama-server:
+# the server's token counters did not count those requests).
+NOT_CONNECTED = ("ClientConnectorError", "Cannot connect to host", "ConnectionRefusedError",
+                 "Can not write request body")
 
 
 def never_reached(doc: dict) -> list[bool]:
