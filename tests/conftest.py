@@ -45,6 +45,18 @@ def browser():
 
 
 @pytest.fixture(scope="module")
+def sim_page(browser, tmp_path_factory):
+    """A page holding only the built simulator (site/serving-sim.js, what the page's worker runs), one per module."""
+    d = tmp_path_factory.mktemp("twin")
+    (d / "serving-sim.js").write_bytes((ROOT / "site" / "serving-sim.js").read_bytes())
+    (d / "index.html").write_text('<!doctype html><script src="serving-sim.js"></script>', encoding="utf-8")
+    page = browser.new_page()
+    page.goto((d / "index.html").as_uri())
+    yield page
+    page.close()
+
+
+@pytest.fixture(scope="module")
 def lesson_page(browser):
     """The built lesson page (site/index.html), ready, one tab per test module; no console error by its end."""
     from tests.browser import open_page

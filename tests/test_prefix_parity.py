@@ -11,7 +11,6 @@ from scripts.serving import config, parity, prefix_runs
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.browser
-SITE = ROOT / "site"
 
 RUN = """(fx) => {
   const S = window.C13Sim, out = [];
@@ -53,8 +52,8 @@ def test_the_prefix_fixtures_hit_evict_and_preempt(fixtures):
     assert {c["schedule"] for c in ran if "class_budget" in c["opts"]} == {"vllm-v1", "sarathi", "llama.cpp"}
 
 
-def test_every_request_with_prefix_caching_equals_the_python_engine(blank, fixtures):
-    got = {r["id"]: r for r in blank.evaluate(RUN, fixtures)}
+def test_every_request_with_prefix_caching_equals_the_python_engine(sim_page, fixtures):
+    got = {r["id"]: r for r in sim_page.evaluate(RUN, fixtures)}
     for case in fixtures["cases"]:
         mine = got[case["id"]]
         if "error" in case:
@@ -67,13 +66,3 @@ def test_every_request_with_prefix_caching_equals_the_python_engine(blank, fixtu
         for key in ("admitted_s", "first_token_s", "finish_s", "prefill_saved_s"):
             assert np.allclose(mine[key], want[key], rtol=1e-9, atol=1e-12), (case["id"], key)
 
-
-@pytest.fixture(scope="module")
-def blank(browser, tmp_path_factory):
-    d = tmp_path_factory.mktemp("prefix-twin")
-    (d / "serving-sim.js").write_bytes((SITE / "serving-sim.js").read_bytes())
-    (d / "index.html").write_text('<!doctype html><script src="serving-sim.js"></script>', encoding="utf-8")
-    page = browser.new_page()
-    page.goto((d / "index.html").as_uri())
-    yield page
-    page.close()

@@ -76,20 +76,8 @@ RUN = """async (fx) => {
 }"""
 
 
-@pytest.fixture(scope="module")
-def blank(browser, tmp_path_factory):
-    """A page holding only the simulator (what the page's worker runs)."""
-    d = tmp_path_factory.mktemp("twin")
-    (d / "serving-sim.js").write_bytes((SITE / "serving-sim.js").read_bytes())
-    (d / "index.html").write_text('<!doctype html><script src="serving-sim.js"></script>', encoding="utf-8")
-    page = browser.new_page()
-    page.goto((d / "index.html").as_uri())
-    yield page
-    page.close()
-
-
-def test_every_request_of_60_configurations_equals_the_python_engine(blank, fixtures):
-    got = {r["id"]: r for r in blank.evaluate(RUN, fixtures)}
+def test_every_request_of_60_configurations_equals_the_python_engine(sim_page, fixtures):
+    got = {r["id"]: r for r in sim_page.evaluate(RUN, fixtures)}
     for case in fixtures["cases"]:
         mine = got[case["id"]]
         if "error" in case:

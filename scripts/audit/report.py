@@ -269,9 +269,10 @@ def check_prefix(sims: dict, root: Path, resimulate: bool, anchor_path: Path | N
     if not sims:
         return []
     from scripts.serving import prefix_runs
-    from scripts.serving.config import sweep_doc, workloads_for
+    from scripts.serving.config import sweep_doc
 
-    anchor, _, settings = sweep_doc(anchor_path or root / "anchor-model.json", root / "config" / "workloads.json")
+    anchor, workloads_doc, settings = sweep_doc(anchor_path or root / "anchor-model.json",
+                                                root / "config" / "workloads.json")
     doc = prefix_runs.load(root / prefix_runs.CONFIG)
     e, problems, runs = doc["experiment"], [], {}
     for rid, rec in sorted(sims.items()):
@@ -281,20 +282,16 @@ def check_prefix(sims: dict, root: Path, resimulate: bool, anchor_path: Path | N
         if not resimulate:
             continue
         if rec["workload"].startswith("admission:"):
-            budgeting = "classes" if rec["schedule"].endswith("+classes") else "shared"
-            workloads = workloads_for(root / "config" / "workloads.json", anchor)["workloads"]
-            if budgeting not in runs:
-                runs[budgeting] = prefix_runs.admission_run(anchor, doc, workloads, budgeting, settings["gpu_name"])
-            value = runs[budgeting][rec["metric"]]
-            if format_number(value, rec["format"]) != rec["display"]:
-                problems.append(f"{rid}: re-simulates to {format_number(value, rec['format'])} but shows "
-                                f"{rec['display']}")
-            continue
-        wid, cache = rec["workload"].split(":", 1)[1], "on" if rec["schedule"].endswith("+apc") else "off"
-        key = (wid, rec["rate_per_gpu"], cache)
-        if key not in runs:
-            runs[key] = prefix_runs.run(anchor, doc, wid, rec["rate_per_gpu"], cache, settings["slo_ms"],
-                                        settings["gpu_name"])
+            key = "classes" if rec["schedule"].endswith("+classes") else "shared"
+            if key not in runs:
+                runs[key] = prefix_runs.admission_run(anchor, doc, workloads_doc["workloads"], key,
+                                                      settings["gpu_name"])
+        else:
+            wid, cache = rec["workload"].split(":", 1)[1], "on" if rec["schedule"].endswith("+apc") else "off"
+            key = (wid, rec["rate_per_gpu"], cache)
+            if key not in runs:
+                runs[key] = prefix_runs.run(anchor, doc, wid, rec["rate_per_gpu"], cache, settings["slo_ms"],
+                                            settings["gpu_name"])
         value = runs[key][rec["metric"]] * (100 if rec["metric"] in prefix_runs.PERCENT else 1)
         if format_number(value, rec["format"]) != rec["display"]:
             problems.append(f"{rid}: re-simulates to {format_number(value, rec['format'])} but shows {rec['display']}")

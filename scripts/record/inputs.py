@@ -55,6 +55,25 @@ def bad_character(text: str) -> str | None:
     return None
 
 
+def jsonl_objects(path: Path, max_bytes: int, parse_constant=None):
+    """Each non-blank line of a UTF-8 JSON Lines file, parsed, with its line number (from 1); a line that is not
+    JSON is refused in one line naming the file and the line. `parse_constant`: json.loads's (to refuse NaN)."""
+    import json
+
+    name = Path(path).as_posix()
+    try:
+        text = read_bytes(Path(path), max_bytes).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{name}: not UTF-8 (byte {exc.start})") from None
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            yield n, json.loads(line, parse_constant=parse_constant)
+        except ValueError as exc:
+            raise InputError(f"{name}: line {n}: not a JSON object ({str(exc)[:60]})") from None
+
+
 def read_bytes(path: Path, max_bytes: int = MAX_JSON_BYTES) -> bytes:
     """A regular file's bytes, at most max_bytes (the cap applies while reading: a file growing under us, or a
     device that reports size 0, cannot make it read more); or one line saying why not."""

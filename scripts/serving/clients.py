@@ -18,12 +18,11 @@ the first send to after the last response: the same span up to the client's own 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
 from scripts.record.atomic import write_json_atomic
-from scripts.record.inputs import MAX_JSON_BYTES, InputError, read_bytes
+from scripts.record.inputs import MAX_JSON_BYTES, InputError, jsonl_objects
 
 AIPERF_VERSION = "aiperf 0.13.0"
 NS = 1e-9
@@ -46,19 +45,9 @@ def _metric(rec: dict, tag: str, where: str, required: bool = True):
 def from_aiperf(path: Path | str) -> dict:
     """An aiperf profile_export.jsonl as a vLLM --save-detailed result with send_times (module docstring)."""
     name = Path(path).as_posix()
-    try:
-        text = read_bytes(Path(path), 50 * MAX_JSON_BYTES).decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{name}: not UTF-8 (byte {exc.start})") from None
     rows = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
+    for n, rec in jsonl_objects(Path(path), 50 * MAX_JSON_BYTES):
         where = f"{name}: line {n}"
-        try:
-            rec = json.loads(line)
-        except ValueError as exc:
-            raise InputError(f"{where}: not a JSON object ({str(exc)[:60]})") from None
         if not isinstance(rec, dict) or not isinstance(rec.get("metadata"), dict) or "metrics" not in rec:
             raise InputError(f"{where}: not an aiperf record (needs metadata and metrics; {AIPERF_VERSION} layout)")
         meta = rec["metadata"]

@@ -106,6 +106,29 @@ def fixtures(a: Anchor, gpus: dict, workloads: dict, count: int, seed: int, quan
 PREFIX_KINDS = ("vllm-v1", "vllm-v0", "sarathi", "orca", "llama.cpp")  # the last three: paged, paged, slots
 
 
+def _prefix_case(a: Anchor, gpus: dict, case: dict, reqs: Requests, refusable: bool) -> dict:
+    """One prefix-caching configuration with its requests and the Python engine's answer (or, `refusable`, the
+    error simulate() refused it with)."""
+    case["requests"] = {"arrival_s": reqs.arrival_s.tolist(), "prompt_tokens": reqs.prompt_tokens.tolist(),
+                        "output_tokens": reqs.output_tokens.tolist(),
+                        "segments": [[list(s) for s in segs] for segs in reqs.segments],
+                        "answer_ids": list(reqs.answer_ids) if reqs.answer_ids else None}
+    gpu = gpus[case["gpu"]]
+    eff = rl.BOUND if case["step_time"] == "bound" else rl.achieved(a)
+    try:
+        t = engine.simulate(twin.on_gpu(a, gpu), reqs, case["schedule"], efficiency=eff, gpu_name=gpu["label"],
+                            **case["opts"])
+    except ValueError as err:
+        if not refusable:
+            raise
+        case["error"] = str(err)
+        return case
+    case["expected"] = {"admitted_s": t.admitted_s.tolist(), "first_token_s": t.first_token_s.tolist(),
+                        "finish_s": t.finish_s.tolist(), "preemptions": t.preemptions.tolist(),
+                        "cached_tokens": t.cached_tokens.tolist(), "prefill_saved_s": t.prefill_saved_s.tolist()}
+    return case
+
+
 def prefix_fixtures(a: Anchor, gpus: dict, prefix_doc: dict, count: int, seed: int) -> dict:
     """Configurations with prefix caching on (engine/kv.py paged+apc and reserved+slots): config/prefix.json's two
     workloads at generated rates and sizes, every paged preset and the lesson's schedules on paged memory, llama.cpp
@@ -134,24 +157,9 @@ def prefix_fixtures(a: Anchor, gpus: dict, prefix_doc: dict, count: int, seed: i
             o["capacity_bytes"] = float(rng.choice([2e9, 4e9, 8e9]))
         if kind in ("vllm-v1", "sarathi", "llama.cpp") and rng.random() < 0.6:  # admission by request class
             o["class_budget"] = [int(rng.choice([2048, 4096, 6000])), int(rng.choice([64, 256]))]
-        step_time = STEP_TIMES[int(rng.integers(2))]
-        case = {"id": f"prefix-{k:02d}", "gpu": gid, "workload": wid, "schedule": kind, "step_time": step_time,
-                "opts": o, "requests": {"arrival_s": reqs.arrival_s.tolist(),
-                                        "prompt_tokens": reqs.prompt_tokens.tolist(),
-                                        "output_tokens": reqs.output_tokens.tolist(),
-                                        "segments": [[list(s) for s in segs] for segs in reqs.segments],
-                                        "answer_ids": list(reqs.answer_ids) if reqs.answer_ids else None}}
-        gpu = gpus[gid]
-        eff = rl.BOUND if step_time == "bound" else rl.achieved(a)
-        try:
-            t = engine.simulate(twin.on_gpu(a, gpu), reqs, kind, efficiency=eff, gpu_name=gpu["label"], **o)
-            case["expected"] = {"admitted_s": t.admitted_s.tolist(), "first_token_s": t.first_token_s.tolist(),
-                                "finish_s": t.finish_s.tolist(), "preemptions": t.preemptions.tolist(),
-                                "cached_tokens": t.cached_tokens.tolist(),
-                                "prefill_saved_s": t.prefill_saved_s.tolist()}
-        except ValueError as err:
-            case["error"] = str(err)
-        cases.append(case)
+        case = {"id": f"prefix-{k:02d}", "gpu": gid, "workload": wid, "schedule": kind,
+                "step_time": STEP_TIMES[int(rng.integers(2))], "opts": o}
+        cases.append(_prefix_case(a, gpus, case, reqs, refusable=True))
     for k, kind in enumerate(("vllm-v1", "sarathi", "llama.cpp")):  # a burst of long prompts that memory holds back
         n_short, n_long = 80, 8
         arrival = np.concatenate([np.sort(rng.uniform(0, 40, n_short)), np.full(n_long, 10.0)])
@@ -164,18 +172,8 @@ def prefix_fixtures(a: Anchor, gpus: dict, prefix_doc: dict, count: int, seed: i
             o["max_batch"], o["max_num_batched_tokens"] = 8, 2048
         else:
             o["paged"] = True
-        gid = list(gpus)[0]
-        case = {"id": f"burst-{k}", "gpu": gid, "workload": "burst", "schedule": kind, "step_time": "realistic",
-                "opts": o, "requests": {"arrival_s": reqs.arrival_s.tolist(),
-                                        "prompt_tokens": reqs.prompt_tokens.tolist(),
-                                        "output_tokens": reqs.output_tokens.tolist(),
-                                        "segments": [[list(s) for s in segs] for segs in reqs.segments],
-                                        "answer_ids": None}}
-        t = engine.simulate(twin.on_gpu(a, gpus[gid]), reqs, kind, efficiency=rl.achieved(a),
-                            gpu_name=gpus[gid]["label"], **o)
-        case["expected"] = {"admitted_s": t.admitted_s.tolist(), "first_token_s": t.first_token_s.tolist(),
-                            "finish_s": t.finish_s.tolist(), "preemptions": t.preemptions.tolist(),
-                            "cached_tokens": t.cached_tokens.tolist(), "prefill_saved_s": t.prefill_saved_s.tolist()}
-        cases.append(case)
+        case = {"id": f"burst-{k}", "gpu": list(gpus)[0], "workload": "burst", "schedule": kind,
+                "step_time": "realistic", "opts": o}
+        cases.append(_prefix_case(a, gpus, case, reqs, refusable=False))
     return {"model": twin.model_constants(a), "efficiency": twin.efficiency_constants(a),
             "gpus": {gid: twin.gpu_constants(twin.on_gpu(a, g), g["label"]) for gid, g in gpus.items()}, "cases": cases}

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from scripts.record.inputs import InputError, read_bytes
+from scripts.record.inputs import InputError, jsonl_objects, read_bytes
 from scripts.serving.workload import Requests
 
 MAX_ROWS = 1_000_000
@@ -113,23 +113,11 @@ def read_mooncake(path: Path, max_context: int) -> tuple[Requests, list[list[tup
     equal prefixes). Returns the requests (sorted by arrival, stably) and each one's prompt as segments
     (hash id, tokens) for scripts/serving/engine/prefix.py. Anything else is refused in one line naming the file,
     the line and the field."""
-    import json
-
     name = Path(path).as_posix()
-    try:
-        text = read_bytes(path, MAX_BYTES).decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"{name}: not UTF-8 (byte {exc.start})") from None
     rows = []
-    for n, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
+    for n, obj in jsonl_objects(path, MAX_BYTES, parse_constant=_no_constant):
         if len(rows) >= MAX_ROWS:
             raise InputError(f"{name}: more than the {MAX_ROWS} requests allowed")
-        try:
-            obj = json.loads(line, parse_constant=_no_constant)
-        except ValueError as exc:
-            raise InputError(f"{name}: line {n}: not a JSON object ({str(exc)[:60]})") from None
         if not isinstance(obj, dict) or set(obj) != set(MOONCAKE_FIELDS):
             got = ",".join(sorted(obj)) if isinstance(obj, dict) else type(obj).__name__
             raise InputError(f"{name}: line {n}: needs exactly the fields {','.join(MOONCAKE_FIELDS)}; got {got[:80]}")
