@@ -34,6 +34,9 @@ class Outcome:
     output_tokens: int = 0
     success: bool = False
     error: str = ""
+    cached_tokens: int = -1  # prompt tokens the server reused (usage.prompt_tokens_details.cached_tokens); -1: unsaid
+    slot: int = -1  # the server slot that ran it (with verbose: __verbose.id_slot)
+    answer: list[int] = field(default_factory=list)  # generated token ids (request fields verbose, return_tokens)
 
 
 def poisson_offsets(n: int, rate: float, seed: int) -> np.ndarray:
@@ -140,6 +143,11 @@ async def send_one(host: str, port: int, prompt: list[int], max_tokens: int, ext
             if usage := data.get("usage"):
                 out.output_tokens = int(usage.get("completion_tokens", 0))
                 out.prompt_tokens = int(usage.get("prompt_tokens", out.prompt_tokens))
+                out.cached_tokens = int((usage.get("prompt_tokens_details") or {}).get("cached_tokens", -1))
+            if verbose := data.get("__verbose"):  # each streamed token's id; the final event names the slot
+                out.answer.extend(int(t) for t in verbose.get("tokens", []))
+                if verbose.get("stop"):
+                    out.slot = int(verbose.get("id_slot", -1))
         out.latency = recent - st
         if chunks == 0:
             out.error = "Never received a valid chunk to calculate TTFT."

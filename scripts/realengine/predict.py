@@ -60,27 +60,38 @@ def assumed_send_times(doc: dict, seed: int = 0) -> tuple[list[float], str]:
                              f"{n / rate:g} s; the run's own sends are not recorded in the file")
 
 
-def requests_of(doc: dict) -> Requests:
-    """The requests the server saw, by send time: those that never reached it (results.never_reached) left out."""
-    keep = ~np.asarray(results.never_reached(doc), dtype=bool)
+def seen_order(doc: dict) -> np.ndarray:
+    """Indices of the requests the server saw, by send time: those that never reached it (results.never_reached)
+    left out."""
+    keep = np.flatnonzero(~np.asarray(results.never_reached(doc), dtype=bool))
     sends = np.asarray(doc["send_times"], float)[keep]
-    order = np.argsort(sends, kind="stable")
-    out = np.asarray(doc.get("requested_output_lens", doc["output_lens"]))[keep]
-    return Requests(sends[order], np.asarray(doc["input_lens"])[keep][order], out[order])
+    return keep[np.argsort(sends, kind="stable")]
+
+
+def requests_of(doc: dict) -> Requests:
+    """The requests the server saw, by send time; a prefix-reuse run's (prefix_load.py) with their prompts'
+    segments and answers' content ids."""
+    idx = seen_order(doc)
+    out = np.asarray(doc.get("requested_output_lens", doc["output_lens"]))
+    segments = tuple(doc["segments"][j] for j in idx) if "segments" in doc else None
+    answers = tuple(doc["answer_ids"][j] for j in idx) if "answer_ids" in doc else None
+    return Requests(np.asarray(doc["send_times"], float)[idx], np.asarray(doc["input_lens"])[idx], out[idx],
+                    segments, answers)
 
 
 def simulate_cell(a, doc: dict, step: StepModel, server: dict, max_concurrency: int | None = None):
     """The engine sees each request `step.request_overhead_s` after the client sent it (the round trip inside a
     lone TTFT); TTFT and E2EL are then measured from the send, as the client does. With `max_concurrency` the
     simulated client holds a request back while that many are in flight (vllm bench serve --max-concurrency), and
-    its own send times are the ones measured from."""
+    its own send times are the ones measured from. A run whose requests carry segments (prefix_load.py) is
+    simulated with llama.cpp's slots reusing prompts (engine kv `reserved+slots`, one slot per -np)."""
     sent = requests_of(doc)
-    seen = Requests(sent.arrival_s + step.request_overhead_s, sent.prompt_tokens, sent.output_tokens)
+    seen = sent.with_times(sent.arrival_s + step.request_overhead_s)
     trace = engine.simulate(a, seen, PRESET_RULE, max_num_batched_tokens=server["batch_tokens"],
                             max_batch=server["slots"], capacity_bytes=float("inf"), step_cost=step,
-                            max_concurrency=max_concurrency)
+                            max_concurrency=max_concurrency, prefix_caching=sent.segments is not None)
     if max_concurrency is not None:
-        sent = Requests(trace.requests.arrival_s - step.request_overhead_s, sent.prompt_tokens, sent.output_tokens)
+        sent = sent.with_times(trace.requests.arrival_s - step.request_overhead_s)
     return dataclasses.replace(trace, requests=sent)
 
 
@@ -94,9 +105,28 @@ def compare_cell(a, doc: dict, step: StepModel, server: dict, slo_ms: dict, satu
     span = max(doc["send_times"])
     sent_rate = len(doc["send_times"]) / span if span > 0 else None  # None: all sent at once (request_rate inf)
     saturated = sent_rate is None or measured["request_throughput"] < saturated_below * sent_rate
-    return {"measured": {k: measured[k] for k in COMPARED}, "predicted": {k: predicted[k] for k in COMPARED},
-            "sent_rate": sent_rate, "saturated": saturated, "ks": distribution_distance(doc, trace),
-            "never_reached": int(sum(results.never_reached(doc)))}
+    out = {"measured": {k: measured[k] for k in COMPARED}, "predicted": {k: predicted[k] for k in COMPARED},
+           "sent_rate": sent_rate, "saturated": saturated, "ks": distribution_distance(doc, trace),
+           "never_reached": int(sum(results.never_reached(doc)))}
+    if "cached_tokens" in doc and "segments" in doc:
+        out["reuse"] = reuse_agreement(doc, trace)
+    return out
+
+
+def reuse_agreement(doc: dict, trace) -> dict:
+    """Prompt tokens reused per request, the server's count (usage.prompt_tokens_details.cached_tokens) against the
+    simulated slots' (trace.cached_tokens), over the requests the server reported it for: how many agree exactly,
+    and the token hit rate both ways."""
+    idx = seen_order(doc)
+    measured = np.asarray(doc["cached_tokens"], dtype=np.int64)[idx]
+    predicted = np.asarray(trace.cached_tokens, dtype=np.int64)
+    prompt = np.asarray(doc["input_lens"], dtype=np.int64)[idx]
+    told = measured >= 0
+    n = int(told.sum())
+    return {"requests": n, "equal": int((measured[told] == predicted[told]).sum()),
+            "equal_share": float((measured[told] == predicted[told]).mean()) if n else float("nan"),
+            "measured_hit": float(measured[told].sum() / prompt[told].sum()) if n else float("nan"),
+            "predicted_hit": float(predicted[told].sum() / prompt[told].sum()) if n else float("nan")}
 
 
 def distribution_distance(doc: dict, trace) -> dict:

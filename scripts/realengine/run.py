@@ -4,6 +4,9 @@ its step times, run the load cells, and write the records:
   precomputed/serve/calibration/<engine>-<machine>.json                 machine, engine, model, calibration
 Cells run in rounds (every cell once, then every cell again), so slow drift of the machine shows as run-to-run
 spread instead of biasing one cell. Leave the machine idle while it runs.
+`--prefix` measures the prefix-reuse workloads instead (config/real_engine.json `prefix_load`, prefix_load.py), with
+a calibration of their own taken first, into precomputed/serve-prefix/ (same layout, plus each request's segments,
+the server's reused prompt tokens and slot).
 `--only-calibrate` stops after the calibration; `--rates-scale` multiplies every rate; `--requests`, `--runs` and
 `--only` shrink the run: each makes a trial, which writes under build/serve-trial/ unless `--out` says otherwise."""
 from __future__ import annotations
@@ -27,12 +30,13 @@ import numpy as np
 
 from scripts.bench.kv_cache import cpu_model
 from scripts.realengine import build as engine_build
-from scripts.realengine import calibrate, client
+from scripts.realengine import calibrate, client, prefix_load
 from scripts.realengine import model as model_file
 from scripts.record.atomic import write_json_atomic
 
 OUT = Path("precomputed/serve")
 TRIAL_OUT = Path("build/serve-trial")  # where a trial (any flag below marked so) writes unless --out says otherwise
+PREFIX_OUT, PREFIX_TRIAL_OUT = Path("precomputed/serve-prefix"), Path("build/serve-prefix-trial")
 ENGINE_ID = "llamacpp"
 
 
@@ -44,7 +48,7 @@ def machine_record(threads: int) -> dict:
     return {"id": f"cpu-{slug}-{cores}c-{threads}t", "device": "cpu", "cpu": cpu, "cores": cores,
             "engine_threads": threads, "os": platform.platform(), "python": platform.python_version(),
             "date": dt.datetime.now(dt.UTC).date().isoformat(), "git_commit": commit or "uncommitted",
-            "hostname": platform.node()}
+            "hostname": platform.node(), "loadavg_at_start": [round(x, 2) for x in os.getloadavg()]}
 
 
 def free_port() -> int:
@@ -122,6 +126,19 @@ def _rounded(doc: dict) -> dict:
     return doc
 
 
+def run_prefix_cells(port: int, block: dict, args, machine_id: str, vocab: int, eot: int, meta: dict) -> None:
+    for run in range(1, block["runs_per_cell"] + 1):
+        for workload, rates in block["rates"].items():
+            for rate in rates:
+                rate = round(rate * args.rates_scale, 6)
+                t0 = time.time()
+                doc = _rounded(prefix_load.run_cell(port, block, workload, rate, run, vocab, eot, meta))
+                write_json_atomic(args.out / cell_name(machine_id, workload, rate, run), doc)
+                hit = sum(max(c, 0) for c in doc["cached_tokens"]) / max(1, sum(doc["input_lens"]))
+                print(f"{workload} {rate:g}/s run {run}: {doc['completed']}/{doc['num_prompts']} ok, prompt tokens "
+                      f"reused {hit:.0%}, {time.time() - t0:.0f} s", file=sys.stderr)
+
+
 def is_trial(args) -> bool:
     """A run that does not measure what the committed data holds: calibration only, scaled rates, other request or
     run counts, one cell."""
@@ -132,6 +149,8 @@ def out_dir(args) -> Path:
     """--out if given; else a trial writes under build/ (never over precomputed/serve/), the full run there."""
     if args.out is not None:
         return args.out
+    if args.prefix:
+        return PREFIX_TRIAL_OUT if is_trial(args) else PREFIX_OUT
     return TRIAL_OUT if is_trial(args) else OUT
 
 
@@ -139,6 +158,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--config", type=Path, default=engine_build.CONFIG)
     ap.add_argument("--only-calibrate", action="store_true", help="stop after the calibration (a trial)")
+    ap.add_argument("--prefix", action="store_true",
+                    help="calibrate, then measure the prefix-reuse workloads (prefix_load) instead of the load cells")
     ap.add_argument("--keep-step-calibration", action="store_true",
                     help="keep the committed lone-request step measurements; measure the calibration load runs")
     ap.add_argument("--rates-scale", type=float, default=1.0, help="multiply every rate (a trial unless 1)")
@@ -152,13 +173,16 @@ def main(argv: list[str] | None = None) -> int:
     args.out = out_dir(args)
     print(f"records go to {args.out.as_posix()}/", file=sys.stderr)
     cfg = engine_build.load_config(args.config)
+    block = "prefix_load" if args.prefix else "load"
+    if args.prefix:
+        prefix_load.check(cfg.get("prefix_load"))
     if args.requests:
-        cfg["load"]["requests_per_cell"] = args.requests
+        cfg[block]["requests_per_cell"] = args.requests
     if args.runs:
-        cfg["load"]["runs_per_cell"] = args.runs
+        cfg[block]["runs_per_cell"] = args.runs
     if args.only:
         workload, rate = args.only.split(":")
-        cfg["load"]["rates"] = {workload: [float(rate)]}
+        cfg[block]["rates"] = {workload: [float(rate)]}
     started = time.time()
     binary = engine_build.build(cfg)
     build_info = json.loads((binary.parent / "build.json").read_text())
@@ -204,6 +228,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"calibration load {workload} {rate:g} req/s: {doc['completed']}/{doc['num_prompts']} ok, "
                   f"{time.time() - t0:.0f} s", file=sys.stderr)
         if args.only_calibrate:
+            return 0
+        if args.prefix:
+            run_prefix_cells(port, cfg["prefix_load"], args, machine["id"], vocab, eot, meta)
+            print(f"done in {time.time() - started:.0f} s", file=sys.stderr)
             return 0
         load = cfg["load"]
         for run in range(1, load["runs_per_cell"] + 1):
