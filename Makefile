@@ -100,9 +100,11 @@ bench-serving: $(VENV_STAMP)  ## simulator speed (Vidur's comparison point) and 
 	$(PY) -m scripts.serving.bench
 
 # A real engine under load (issue 26): builds or reuses llama-server, writes or reuses the model, calibrates, runs the
-# load cells and writes precomputed/serve/; leave the machine idle while it runs. Not part of `make test`.
-bench-serving-real: $(VENV_STAMP)  ## llama.cpp's server on this CPU: calibration and load runs -> precomputed/serve/
+# load cells and writes precomputed/serve/; then, calibrated again, the prefix-reuse workloads (issue 42) into
+# precomputed/serve-prefix/. Leave the machine idle while it runs. Not part of `make test`.
+bench-serving-real: $(VENV_STAMP)  ## llama.cpp's server on this CPU: load runs -> precomputed/serve/, prefix reuse -> precomputed/serve-prefix/
 	$(PY) -m scripts.realengine.run
+	$(PY) -m scripts.realengine.run --prefix
 
 lint: $(VENV_STAMP)  ## ruff on the code, actionlint on the CI and Pages workflows
 	.venv/bin/ruff check .

@@ -48,6 +48,8 @@ WORKLOADS_DOC = load_workloads("config/workloads.json")  # validated above
 SWEEP, WORKLOADS = sweep_settings(WORKLOADS_DOC), list(WORKLOADS_DOC["workloads"])
 SERVE_RESULTS = sorted(glob.glob("precomputed/serve/*.json"))  # `vllm bench serve` results, committed
 SERVE_CALIBRATIONS = sorted(glob.glob("precomputed/serve/calibration/*.json"))  # a real engine's step times
+SERVE_PREFIX_RESULTS = sorted(glob.glob("precomputed/serve-prefix/*.json"))  # prefix-reuse runs (run.py --prefix)
+SERVE_PREFIX_CALIBRATIONS = sorted(glob.glob("precomputed/serve-prefix/calibration/*.json"))  # their own calibration
 
 wildcard_constraints:
     anchor="|".join(re.escape(name) for name in ANCHOR_FILES),

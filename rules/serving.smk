@@ -112,6 +112,24 @@ rule serve_comparison:
         "../scripts/serve_comparison.py"
 
 
+# The real engine's prefix-reuse runs beside the simulator's prediction from their own session's calibration (issue 42).
+rule serve_prefix_comparison:
+    input:
+        calibrations=SERVE_PREFIX_CALIBRATIONS,
+        results=SERVE_PREFIX_RESULTS,
+        anchor="anchor-model.json",
+        config="config/real_engine.json",  # the comparison's modelling choices (comparison.*)
+        code=code("scripts/serve_prefix_comparison.py"),
+    output:
+        json=f"{SHARED}/serve_prefix_comparison.json",
+    log:
+        "build/logs/serve_prefix_comparison.log",
+    conda:
+        "../envs/lesson.yaml"
+    script:
+        "../scripts/serve_prefix_comparison.py"
+
+
 # Prefix caching off and on, on workloads that share prefixes (scripts/serving/prefix_runs.py, issue 42): the lab's table.
 rule serving_prefix:
     input:

@@ -14,5 +14,6 @@ from scripts.record.cli import run_cleanly
 if "snakemake" in globals():
     sm = snakemake  # noqa: F821
     run_cleanly(lambda: write_json_atomic(sm.output.json, measured([Path(p) for p in sm.input.records],
-                                                                   Path(sm.input.serve_comparison))),
+                                                                   Path(sm.input.serve_comparison),
+                                                                   Path(sm.input.serve_prefix_comparison))),
                 log=sm.log[0])

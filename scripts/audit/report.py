@@ -161,13 +161,15 @@ def check_measured(records: dict, manifest: dict, root: Path) -> list[str]:
 
 def check_calibrated(records: dict, root: Path, anchor_path: Path | None = None, resimulate: bool = True) -> list[str]:
     """Every prediction of the real engine's runs, recomputed from the committed calibration and run files
-    (precomputed/serve/: the step models are fitted again, every run simulated again); without `resimulate`, only
+    (precomputed/serve/ and precomputed/serve-prefix/: the step models are fitted again, every run simulated
+    again); without `resimulate`, only
     that the data each record names exists."""
     cal = {rid: rec for rid, rec in records.items() if rec.get("kind") == "calibrated"}
     if not cal:
         return []
     from scripts.realengine.comparison import compare
-    from scripts.realengine.records import page_block
+    from scripts.realengine.prefix_comparison import compare as compare_prefix
+    from scripts.realengine.records import page_block, prefix_page_block
     from scripts.realengine.settings import comparison_settings
     from scripts.record.anchor_file import load
     from scripts.record.inputs import read_json
@@ -179,12 +181,18 @@ def check_calibrated(records: dict, root: Path, anchor_path: Path | None = None,
         return [f"calibrated records name data that is missing: {', '.join(missing[:3])}"]
     if not resimulate:
         return []
-    calibrations = [root / f for f in files if "/calibration/" in f]
-    runs = [root / f for f in files if "/calibration/" not in f]
     anchor = load(anchor_path or root / "anchor-model.json")[0]
     config = root / "config" / "real_engine.json"
     settings = comparison_settings(read_json(config), "config/real_engine.json")
-    rebuilt = page_block(compare(calibrations, runs, anchor, settings))["provenance"]
+    rebuilt = {}
+    # the load runs (comparison.py) and the prefix-reuse runs (prefix_comparison.py), each from its own folder
+    for folder, comparing, block in (("precomputed/serve/", compare, page_block),
+                                     ("precomputed/serve-prefix/", compare_prefix, prefix_page_block)):
+        mine = [f for f in files if f.startswith(folder)]
+        if mine:
+            calibrations = [root / f for f in mine if "/calibration/" in f]
+            runs = [root / f for f in mine if "/calibration/" not in f]
+            rebuilt.update(block(comparing(calibrations, runs, anchor, settings))["provenance"])
     problems = []
     for rid, rec in cal.items():
         again = rebuilt.get(rid)

@@ -5,6 +5,11 @@ and client:
                inter-token gaps; and lone prompts of each length in `prefill_prompt_tokens` (one output token,
                `prefill_repeats` times, fresh prompts so nothing is cached): the median TTFT. They give the
                attention cost per context token and the request's round trip.
+  cached       (when the settings have `cached_prefill`) a lone prompt sent after its own first `prefix` tokens,
+               so the slot reuses them and only `new` tokens are computed while attending to the prefix: the
+               median TTFT per (prefix, new) pair, beside the lone `new`-token prompt above. The difference is the
+               cost of attending to a cached prefix, which prompts computed from their first token (everything
+               the load runs hold) cannot separate from the rest.
   load runs    one Poisson run per workload at a rate of its own (`load_runs`, seed `load_seed`), written like the
                measured cells (precomputed/serve/calibration/*-calibration-*.json): the engine's iterations under
                load, read off their token times, give the decode steps and the prompt costs.
@@ -13,6 +18,7 @@ so the model is recomputed from the committed files at every build."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 
 import numpy as np
 
@@ -51,7 +57,48 @@ def measure(port: int, c: dict, vocab: int, eot: int) -> dict:
                 raise SystemExit(f"error: calibration prompt {length} failed: {o.error}")
             ttfts.append(o.ttft)
         prefill.append({"prompt_tokens": length, **_spread(ttfts)})
-    return {"decode": decode, "prefill": prefill, "settings": c}
+    out = {"decode": decode, "prefill": prefill, "settings": c}
+    if "cached_prefill" in c:
+        out["cached_prefill"] = measure_cached(port, c["cached_prefill"], rng, vocab, eot)
+    return out
+
+
+def measure_cached(port: int, c: dict, rng, vocab: int, eot: int) -> list[dict]:
+    """Per (prefix, new) pair: a fresh prefix sent alone (one output token; its slot then holds it), then the prefix
+    plus `new` fresh tokens, whose TTFT is timed; the server must report the prefix reused
+    (usage.prompt_tokens_details.cached_tokens), or the calibration stops."""
+    points = []
+    for prefix in c["prefix_tokens"]:
+        for new in c["new_tokens"]:
+            ttfts = []
+            for _ in range(c["repeats"]):
+                head = client.prompt_ids(prefix, rng, vocab, eot)
+                for prompt in (head, head + client.prompt_ids(new, rng, vocab, eot)):
+                    o = asyncio.run(client.send_one("127.0.0.1", port, prompt, 1))
+                    if not o.success:
+                        raise SystemExit(f"error: calibration cached prompt {prefix}+{new} failed: {o.error}")
+                if o.cached_tokens != prefix:
+                    raise SystemExit(f"error: calibration cached prompt {prefix}+{new}: the server reused "
+                                     f"{o.cached_tokens} tokens, not the {prefix} it was sent before")
+                ttfts.append(o.ttft)
+            points.append({"prefix_tokens": prefix, "new_tokens": new, **_spread(ttfts)})
+    return points
+
+
+def cached_context_cost(cal: dict, model: stepmodel.StepModel) -> float:
+    """e, seconds per prompt chunk per cached token before it: for each (prefix, new) point, its TTFT less the lone
+    TTFT of `new` tokens and less what the pair term already charges (c x new x prefix), over the prefix; the median
+    over the points, at least 0. 0 when the calibration has no cached points (as before they were measured)."""
+    points = cal.get("cached_prefill")
+    if not points:
+        return 0.0
+    lone = {p["prompt_tokens"]: p["median_s"] for p in cal["prefill"]}
+    missing = sorted({p["new_tokens"] for p in points} - set(lone))
+    if missing:
+        raise ValueError(f"calibration: cached points need the lone prompt of {missing} tokens (prefill_prompt_tokens)")
+    per = [(p["median_s"] - lone[p["new_tokens"]] - model.prompt_pair_s * p["new_tokens"] * p["prefix_tokens"])
+           / p["prefix_tokens"] for p in points]
+    return max(float(np.median(per)), 0.0)
 
 
 def fit(cal: dict, load_docs: list[dict], settings: dict) -> tuple[stepmodel.StepModel, dict]:
@@ -66,4 +113,5 @@ def fit(cal: dict, load_docs: list[dict], settings: dict) -> tuple[stepmodel.Ste
     attention, overhead = stepmodel.lone_attention_and_overhead(short, long, short_len + out / 2, long_len + out / 2,
                                                                  prompt_1)
     steps = [it for doc in load_docs for it in stepmodel.iterations(doc, settings["iteration_gap_s"])]
-    return stepmodel.fit(steps, attention, overhead, settings["min_iterations_per_knot"])
+    model, quality = stepmodel.fit(steps, attention, overhead, settings["min_iterations_per_knot"])
+    return dataclasses.replace(model, prompt_context_s=cached_context_cost(cal, model)), quality

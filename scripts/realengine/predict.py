@@ -109,22 +109,34 @@ def compare_cell(a, doc: dict, step: StepModel, server: dict, slo_ms: dict, satu
            "sent_rate": sent_rate, "saturated": saturated, "ks": distribution_distance(doc, trace),
            "never_reached": int(sum(results.never_reached(doc)))}
     if "cached_tokens" in doc and "segments" in doc:
-        out["reuse"] = reuse_agreement(doc, trace)
+        out["reuse"] = reuse_agreement(doc, trace, server["slots"])
     return out
 
 
-def reuse_agreement(doc: dict, trace) -> dict:
+def in_flight_at_send(doc: dict) -> np.ndarray:
+    """Per request (the file's order), how many earlier-sent requests were still in flight when it was sent, as the
+    client measured (sent, and their last token not yet arrived)."""
+    send = np.asarray(doc["send_times"], float)
+    end = send + np.asarray(results.latencies(doc), float)
+    return np.array([int(((send < s) & (end > s)).sum()) for s in send])
+
+
+def reuse_agreement(doc: dict, trace, slots: int) -> dict:
     """Prompt tokens reused per request, the server's count (usage.prompt_tokens_details.cached_tokens) against the
     simulated slots' (trace.cached_tokens), over the requests the server reported it for: how many agree exactly,
-    and the token hit rate both ways."""
+    the token hit rate both ways, and how many of the disagreeing requests were sent while every slot was busy
+    (then which slot frees first, a matter of timing, picks the slot they land in)."""
     idx = seen_order(doc)
     measured = np.asarray(doc["cached_tokens"], dtype=np.int64)[idx]
     predicted = np.asarray(trace.cached_tokens, dtype=np.int64)
     prompt = np.asarray(doc["input_lens"], dtype=np.int64)[idx]
+    busy = in_flight_at_send(doc)[idx] >= slots
     told = measured >= 0
     n = int(told.sum())
-    return {"requests": n, "equal": int((measured[told] == predicted[told]).sum()),
-            "equal_share": float((measured[told] == predicted[told]).mean()) if n else float("nan"),
+    differ = told & (measured != predicted)
+    return {"requests": n, "equal": n - int(differ.sum()),
+            "equal_share": float(1 - differ.sum() / n) if n else float("nan"),
+            "differ_all_slots_busy": int((differ & busy).sum()),
             "measured_hit": float(measured[told].sum() / prompt[told].sum()) if n else float("nan"),
             "predicted_hit": float(predicted[told].sum() / prompt[told].sum()) if n else float("nan")}
 

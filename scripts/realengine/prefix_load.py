@@ -152,15 +152,20 @@ async def _run_sessions(host: str, port: int, sessions: list[dict], max_turns: i
 
 
 def run_cell(port: int, block: dict, workload: str, rate: float, run: int, vocab: int, eot: int, meta: dict) -> dict:
-    """One cell measured: the vLLM layout (client.result_document) plus per request its segments, answer content id,
-    the server's reused prompt tokens and slot (and session, turn for conversations), in send order."""
+    """One cell measured against the server on 127.0.0.1:port (measure_cell)."""
+    return asyncio.run(measure_cell("127.0.0.1", port, block, workload, rate, run, vocab, eot, meta))
+
+
+async def measure_cell(host: str, port: int, block: dict, workload: str, rate: float, run: int, vocab: int, eot: int,
+                       meta: dict) -> dict:
+    """One cell: the vLLM layout (client.result_document) plus per request its segments, answer content id, the
+    server's reused prompt tokens and slot (and session, turn for conversations), in send order."""
     spec, n, seed = block["workloads"][workload], block["requests_per_cell"], block["seed"]
     if spec["kind"] == "system_prompts":
-        rows, duration = asyncio.run(_run_open("127.0.0.1", port,
-                                               system_prompt_plan(n, spec, rate, seed, vocab, eot)))
+        rows, duration = await _run_open(host, port, system_prompt_plan(n, spec, rate, seed, vocab, eot))
     else:
         sessions = conversation_plan(n, spec, rate, seed, vocab, eot)
-        rows, duration = asyncio.run(_run_sessions("127.0.0.1", port, sessions, spec["turns"][1]))
+        rows, duration = await _run_sessions(host, port, sessions, spec["turns"][1])
     rows.sort(key=lambda r: r["outcome"].send_s)
     outcomes = [r["outcome"] for r in rows]
     doc = client.result_document(outcomes, duration, {

@@ -31,14 +31,15 @@ def _digest(path: str) -> str:  # every cell's run file backs seven records: has
 class _Records:
     """The record constructors of one engine + machine, with its machine line and calibration file bound."""
 
-    def __init__(self, e: dict, prov: dict):
+    def __init__(self, e: dict, prov: dict, folder: str = "precomputed/serve"):
         m = e["machine"]
         self.m, self.mid, self.prov, self.cal_file = m, m["id"], prov, e["calibration"]
         eid = e["engine"]["id"]
-        self.data = [self.cal_file, f"precomputed/serve/{eid}-{self.mid}-*.json",
-                     f"precomputed/serve/calibration/{eid}-{self.mid}-calibration-*.json"]
+        self.data = [self.cal_file, f"{folder}/{eid}-{self.mid}-*.json",
+                     f"{folder}/calibration/{eid}-{self.mid}-calibration-*.json"]
         self.machine = f"{m['cpu']} · {m['cores']} cores · llama-server -t {m['engine_threads']} · {m['os']}"
-        self.first_run = e["cells"][0]["runs"][0]["file"]  # the file a whole-measurement record names
+        first = e["cells"][0]
+        self.first_run = first["runs"][0]["file"] if "runs" in first else first["file"]  # a whole-measurement file
 
     def measured(self, rid, label, value, unit, fmt, file, runs, spread):
         self.prov[rid] = pv.measured(rid, label, value, unit, fmt, machine=self.machine, date=self.m["date"],
@@ -211,9 +212,78 @@ def page_block(comparison: dict) -> dict:
     return {"engines": engines, "provenance": prov}
 
 
-def measured(records: list[Path], serve_comparison: Path) -> dict:
-    """bench_medians.json: the KV-cache records' medians and ratios (scripts/bench/records.py) and the real engine's
-    runs beside the simulator's predictions (`serve_real`): every measured number the page shows, in one file."""
+# The lab's prefix-reuse table (prefix_comparison.py): metric -> (label, unit, format, scale)
+PREFIX_SHOWN = {"median_ttft_ms": ("TTFT 中位数", "ms", "int", 1.0), "p99_ttft_ms": ("TTFT p99", "ms", "int", 1.0),
+                "mean_tpot_ms": ("TPOT 均值", "ms", "f1", 1.0)}
+PREFIX_LABELS = {"system_prompts": ("共享系统提示", "个请求"), "conversations": ("多轮对话", "段会话")}
+PREFIX_PREDICTION = ("llama.cpp 的调度与它的槽(每个槽留着上一个请求的 token,新请求挑公共前缀占比最大的空闲槽;"
+                     "scripts/serving/engine/prefix.py)+ 步时模型,只用同一时段单独做的校准压测(提示互不相同)拟合,"
+                     "前缀复用的运行一次也没用来拟合")
+
+
+class _PrefixRecords(_Records):
+    """The prefix-reuse runs' records: data under precomputed/serve-prefix/, predictions by prefix_comparison.py."""
+
+    def __init__(self, e: dict, prov: dict):
+        super().__init__(e, prov, "precomputed/serve-prefix")
+
+    def predicted(self, rid, label, value, unit, fmt, args, fit=PREFIX_PREDICTION):
+        self.prov[rid] = pv.calibrated(rid, label, value, unit, fmt, fit=fit, data=self.data,
+                                       script="scripts/realengine/prefix_comparison.py", args=args)
+
+
+def prefix_page_block(comparison: dict) -> dict:
+    """{"engines": [...], "provenance": {...}} for the prefix-reuse runs; record ids
+    realpfx.<machine>.<workload>.r<rate>.<metric>.{measured,predicted}, realpfx.<machine>.summary.*."""
+    engines, prov = [], {}
+    for e in comparison.get("engines", []):
+        r = _PrefixRecords(e, prov)
+        rows = []
+        for c in e["cells"]:
+            base = f"realpfx.{r.mid}.{c['workload']}.r{c['rate']:g}"
+            name, per = PREFIX_LABELS.get(c["workload"], (c["workload"], "个请求"))
+            where = f"「{name}」负载,每秒 {c['rate']:g} {per}"
+            for key, (label, unit, fmt, scale) in PREFIX_SHOWN.items():
+                r.measured(f"{base}.{key}.measured", f"{where}:{label}(实测)", c["measured"][key] * scale, unit, fmt,
+                           c["file"], 1, "—")
+                r.predicted(f"{base}.{key}.predicted", f"{where}:{label}(模拟器的预测)", c["predicted"][key] * scale,
+                            unit, fmt, {"workload": c["workload"], "rate": c["rate"], "metric": key})
+            r.measured(f"{base}.hit.measured", f"{where}:提示 token 中由槽复用的比例(引擎报告)",
+                       c["reuse"]["measured_hit"] * 100, "%", "int", c["file"], 1, "—")
+            r.predicted(f"{base}.hit.predicted", f"{where}:提示 token 中由槽复用的比例(模拟)",
+                        c["reuse"]["predicted_hit"] * 100, "%", "int",
+                        {"workload": c["workload"], "rate": c["rate"], "metric": "hit"})
+            r.predicted(f"{base}.reuse_equal", f"{where}:复用 token 数与引擎报告完全相同的请求占比",
+                        c["reuse"]["equal_share"] * 100, "%", "int",
+                        {"workload": c["workload"], "rate": c["rate"], "metric": "reuse_equal"})
+            r.measured(f"{base}.rate", f"{where}:发送速率", c["rate"], "/s", "f2", c["file"], 1, "—")
+            r.measured(f"{base}.requests", f"{where}:请求数", c["requests"], "个", "int", c["file"], 1, "—")
+            rows.append({"workload": c["workload"], "rate": c["rate"], "saturated": c["saturated"], "id": base,
+                         "label": name, "per": per})
+        s = e["summary"]
+        for key, label in (("reuse_equal_share", "所有格子合起来:复用 token 数与引擎报告完全相同的请求占比"),
+                           ("central_median_abs_error", "TTFT 中位数、TPOT 均值、E2EL 中位数的预测误差(未饱和格子,"
+                                                        "绝对值的中位数)"),
+                           ("tail_median_abs_error", "各 p99 的预测误差(未饱和格子,绝对值的中位数)")):
+            if s[key] is not None:
+                fmt = "int" if key == "reuse_equal_share" else "f1"
+                r.predicted(f"realpfx.{r.mid}.summary.{key}", label, s[key] * 100, "%", fmt, {"summary": key})
+        r.measured(f"realpfx.{r.mid}.summary.requests", "所有格子合起来的请求数(引擎报告了复用数的)",
+                   s["reuse_requests"], "个", "int", r.first_run, 1, "—")
+        r.predicted(f"realpfx.{r.mid}.summary.reuse_differ", "所有格子合起来:复用 token 数与引擎报告不同的请求数",
+                    s["reuse_differ"], "个", "int", {"summary": "reuse_differ"})
+        r.predicted(f"realpfx.{r.mid}.summary.reuse_differ_busy",
+                    "其中发出时所有槽都在忙的请求数(客户端测得:在途请求数不少于槽数)",
+                    s["reuse_differ_all_slots_busy"], "个", "int", {"summary": "reuse_differ_all_slots_busy"})
+        engines.append({"id": r.mid, "rows": rows, "summary": s, "machine": e["machine"],
+                        "calibration": e["calibration"], "fitted_on": e["fitted_on"]})
+    return {"engines": engines, "provenance": prov}
+
+
+def measured(records: list[Path], serve_comparison: Path, serve_prefix_comparison: Path | None = None) -> dict:
+    """bench_medians.json: the KV-cache records' medians and ratios (scripts/bench/records.py), the real engine's
+    runs beside the simulator's predictions (`serve_real`) and its prefix-reuse runs (`serve_real_prefix`): every
+    measured number the page shows, in one file."""
     from scripts.bench.records import merge
     from scripts.record.inputs import read_json
 
@@ -221,4 +291,8 @@ def measured(records: list[Path], serve_comparison: Path) -> dict:
     real = page_block(read_json(serve_comparison))
     out["serve_real"] = real["engines"]
     out["provenance"].update(real["provenance"])
+    if serve_prefix_comparison is not None:
+        pfx = prefix_page_block(read_json(serve_prefix_comparison))
+        out["serve_real_prefix"] = pfx["engines"]
+        out["provenance"].update(pfx["provenance"])
     return out

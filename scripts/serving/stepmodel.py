@@ -3,11 +3,14 @@
 On this CPU an iteration's time is not the roofline's max(bytes/bandwidth, FLOPs/peak): one decode token costs
 ~5 ms alone and ~11 ms as one of two (the matmul path changes from one token to several), while prompt tokens in
 bulk cost well under 1 ms each. So the step model is measured:
-    seconds = D(decoders) + sum over prompt chunks (a + b x length + c x pairs) + attention x (decoders' contexts)
+    seconds = D(decoders) + sum over prompt chunks (a + b x length + c x pairs + e x start)
+              + attention x (decoders' contexts)
 where D(m) is the time of a decode-only iteration of m running requests (piecewise linear through its knots,
 linear past the last, D(0) = 0), a, b and c the cost of a prompt chunk riding in the iteration (per chunk, per
-token, per query-key pair inside the chunk: L*s + L^2/2 for L tokens after s earlier ones), and `attention` the
-cost per token of a decoder's context. `request_overhead_s` is the time between the client's send and the engine
+token, per query-key pair inside the chunk: L*s + L^2/2 for L tokens after s earlier ones), e a chunk's cost per
+earlier token (a cached prefix: measured on this CPU as about the same for 16 and 64 new tokens, so per chunk rather
+than per pair; calibrate.cached_context_cost, 0 when unmeasured), and `attention` the cost per token of a decoder's
+context. `request_overhead_s` is the time between the client's send and the engine
 seeing the request plus the response's way back (the simulation delays each arrival by it).
 
 Fitted from calibration runs that the predicted runs never include (scripts/realengine/calibrate.py):
@@ -40,6 +43,7 @@ class StepModel:
     prompt_pair_s: float  # c
     attention_s_per_token: float
     request_overhead_s: float
+    prompt_context_s: float = 0.0  # e: per prompt chunk, per token before it (a cached prefix); 0 when unmeasured
 
     def __post_init__(self):
         k, v = np.asarray(self.decode_batch, float), np.asarray(self.decode_seconds, float)
@@ -48,7 +52,7 @@ class StepModel:
             raise ValueError("step model: D needs at least two knots from 1, increasing, with positive "
                              "non-decreasing seconds")
         if min(self.prompt_chunk_s, self.prompt_token_s, self.prompt_pair_s, self.attention_s_per_token,
-               self.request_overhead_s) < 0:
+               self.request_overhead_s, self.prompt_context_s) < 0:
             raise ValueError("step model: the prompt, attention and overhead costs must be >= 0")
 
     def decode(self, m):
@@ -59,8 +63,8 @@ class StepModel:
         return np.where(m > 0, out, 0.0)
 
     def chunk(self, start: float, length: float) -> float:
-        return self.prompt_chunk_s + self.prompt_token_s * length + self.prompt_pair_s * (length * start
-                                                                                         + length * length / 2)
+        return (self.prompt_chunk_s + self.prompt_token_s * length
+                + self.prompt_pair_s * (length * start + length * length / 2) + self.prompt_context_s * start)
 
     def seconds(self, decoders: float, decode_context_sum: float, chunks=()) -> float:
         t = float(self.decode(decoders)) + sum(self.chunk(s, n) for s, n in chunks)
@@ -73,12 +77,13 @@ class StepModel:
         return {"decode_batch": list(self.decode_batch), "decode_seconds": list(self.decode_seconds),
                 "prompt_chunk_s": self.prompt_chunk_s, "prompt_token_s": self.prompt_token_s,
                 "prompt_pair_s": self.prompt_pair_s, "attention_s_per_token": self.attention_s_per_token,
-                "request_overhead_s": self.request_overhead_s}
+                "request_overhead_s": self.request_overhead_s, "prompt_context_s": self.prompt_context_s}
 
     @classmethod
     def from_dict(cls, d: dict) -> StepModel:
         return cls(tuple(d["decode_batch"]), tuple(d["decode_seconds"]), d["prompt_chunk_s"], d["prompt_token_s"],
-                   d["prompt_pair_s"], d["attention_s_per_token"], d["request_overhead_s"])
+                   d["prompt_pair_s"], d["attention_s_per_token"], d["request_overhead_s"],
+                   d.get("prompt_context_s", 0.0))
 
 
 def lone_attention_and_overhead(decode_short: dict[int, float], decode_long: dict[int, float],

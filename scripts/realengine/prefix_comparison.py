@@ -1,0 +1,97 @@
+"""The real engine's prefix-reuse runs beside the simulator's prediction (precomputed/serve_prefix_comparison.json).
+
+Held out by design: the step model is fitted only on the calibration load runs of the same session
+(precomputed/serve-prefix/calibration/: the `short` and `long_mix` workloads, random prompts that share nothing, at
+rates of their own, measured just before the prefix cells); no prefix run is ever fitted on. Each cell is simulated
+with llama.cpp's slots reusing prompts (predict.simulate_cell: engine kv `reserved+slots`), from the run's own send
+times and segments. Per cell: the metrics measured and predicted with their error, the server's reused prompt tokens
+against the simulated slots' per request (predict.reuse_agreement), and whether the run saturated. The goals: reused
+tokens exactly equal for at least 95% of the requests (all cells pooled), and the central metrics' median |error|
+at most 10% below saturation (the load comparison's goal, comparison.GOALS)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from scripts.realengine import calibrate, predict
+from scripts.realengine.comparison import GOALS, is_load_calibration
+from scripts.realengine.settings import read_calibration
+from scripts.record.inputs import InputError
+from scripts.serving import results
+
+REUSE_GOAL = 0.95  # issue 42: reused tokens exactly equal for >= 95 % of requests
+FIELDS = ("send_times", "workload", "workload_kind", "run", "request_rate", "segments", "answer_ids", "cached_tokens")
+
+
+def _cell(path: str, doc: dict, step, cal: dict, saturated_below: float, anchor) -> dict:
+    c = predict.compare_cell(anchor, doc, step, cal["server"], cal["slo_ms"], saturated_below)
+    return {"workload": doc["workload"], "kind": doc["workload_kind"], "rate": float(doc["request_rate"]),
+            "run": doc["run"], "file": path, "requests": doc["num_prompts"], "completed": doc["completed"],
+            "sessions": len(set(doc["sessions"])) if "sessions" in doc else None,
+            **c, "error": predict.cell_errors(c)}
+
+
+def compare(calibration_paths: list[Path], result_paths: list[Path], anchor, settings: dict) -> dict:
+    engines = []
+    loads = sorted(p for p in calibration_paths if is_load_calibration(p))
+    for cpath in sorted(p for p in calibration_paths if not is_load_calibration(p)):
+        cal = read_calibration(cpath)
+        mid, eid = cal["machine"]["id"], cal["engine"]["id"]
+        mine = [p for p in loads if Path(p).name.startswith(f"{eid}-{mid}-calibration-")]
+        if not mine:
+            raise InputError(f"{Path(cpath).as_posix()}: no calibration load runs beside it (the prefix runs are "
+                             "predicted from those only)")
+        docs = []
+        for path in sorted(result_paths):
+            doc = results.load_result(path)
+            if doc.get("machine_id") != mid or doc.get("label") != eid:
+                continue
+            for field in FIELDS:
+                if field not in doc:
+                    raise InputError(f"{Path(path).as_posix()}: field {field} is missing (a prefix-reuse run "
+                                     "records it: scripts/realengine/prefix_load.py)")
+            docs.append((Path(path).as_posix(), doc))
+        if not docs:
+            continue
+        step, quality = calibrate.fit(cal["calibration"], [results.load_result(p) for p in mine], settings)
+        cells = [_cell(path, doc, step, cal, settings["saturated_below"], anchor) for path, doc in docs]
+        cells.sort(key=lambda c: (c["workload"], c["rate"], c["run"]))
+        engines.append({"calibration": Path(cpath).as_posix(), "fitted_on": [Path(p).as_posix() for p in mine],
+                        "machine": cal["machine"], "engine": cal["engine"],
+                        "server": {k: v for k, v in cal["server"].items() if k != "threads_source"},
+                        "slo_ms": cal["slo_ms"], "step_model": step.as_dict(), "fit_quality": quality,
+                        "cells": cells, "summary": summary(cells)})
+    return {"schema_version": 1, "definitions": "scripts/realengine/prefix_comparison.py, scripts/realengine/"
+            "predict.py, scripts/serving/metrics.py", "goals": {**GOALS, "reuse_equal_share": REUSE_GOAL},
+            "engines": engines}
+
+
+def summary(cells: list[dict]) -> dict:
+    below = [c for c in cells if not c["saturated"]]
+
+    def med(keys, group):
+        vals = [abs(c["error"][k]) for c in group for k in keys]
+        return float(np.median(vals)) if vals else None
+
+    def pooled(group):
+        n = sum(c["reuse"]["requests"] for c in group)
+        return sum(c["reuse"]["equal"] for c in group) / n if n else None
+
+    out = {"cells": len(cells), "below_saturation": len(below), "reuse_equal_share": pooled(cells),
+           "reuse_equal_share_below": pooled(below),
+           "reuse_requests": sum(c["reuse"]["requests"] for c in cells),
+           "reuse_differ": sum(c["reuse"]["requests"] - c["reuse"]["equal"] for c in cells),
+           "reuse_differ_all_slots_busy": sum(c["reuse"]["differ_all_slots_busy"] for c in cells),
+           "central_median_abs_error": med(predict.CENTRAL, below),
+           "tail_median_abs_error": med(predict.TAIL, below),
+           "central_median_abs_error_saturated": med(predict.CENTRAL, [c for c in cells if c["saturated"]]),
+           "per_workload": {w: {"central_median_abs_error": med(predict.CENTRAL, [c for c in below
+                                                                                 if c["workload"] == w]),
+                                "reuse_equal_share": pooled([c for c in cells if c["workload"] == w])}
+                            for w in sorted({c["workload"] for c in cells})}}
+    out["meets"] = {
+        "reuse": out["reuse_equal_share"] is not None and out["reuse_equal_share"] >= REUSE_GOAL,
+        "central": out["central_median_abs_error"] is not None
+        and out["central_median_abs_error"] <= GOALS["central_median_abs_error"]}
+    return out

@@ -1,0 +1,162 @@
+"""Issue 42's real-engine measurement, without the engine: the prefix-reuse workloads' plans and config checks,
+the client against a stub that streams as llama-server does with `verbose` and `return_tokens` (each chunk's token
+id, the final event's slot and usage.prompt_tokens_details.cached_tokens), a conversation that re-sends the
+answers it was given, and the prediction's per-request reuse agreement on a run laid out as run.py --prefix writes
+it."""
+import asyncio
+import copy
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from scripts.model.anchor import anchor_from
+from scripts.realengine import predict, prefix_load
+from scripts.record.inputs import InputError, read_json
+from scripts.serving.stepmodel import StepModel
+
+ROOT = Path(__file__).resolve().parent.parent
+BLOCK = read_json(ROOT / "config" / "real_engine.json")["prefix_load"]
+VOCAB, EOT = 50257, 50256
+STEP = StepModel(decode_batch=(1.0, 2.0, 8.0), decode_seconds=(0.005, 0.008, 0.02), prompt_chunk_s=0.002,
+                 prompt_token_s=0.0008, prompt_pair_s=0.0, attention_s_per_token=0.0, request_overhead_s=0.001)
+SERVER = {"slots": 2, "batch_tokens": 2048}
+
+
+def test_committed_block_passes_its_checks():
+    assert prefix_load.check(copy.deepcopy(BLOCK))["workloads"].keys() == {"system_prompts", "conversations"}
+
+
+@pytest.mark.parametrize("edit, field", [
+    (lambda b: b["workloads"]["system_prompts"].update(kind="other"), "workloads.system_prompts.kind"),
+    (lambda b: b["workloads"]["system_prompts"].update(prefix_tokens=[0]), "workloads.system_prompts.prefix_tokens"),
+    (lambda b: b["workloads"]["conversations"].update(turns=[3, 2]), "workloads.conversations.turns"),
+    (lambda b: b["workloads"]["conversations"].pop("assumption"), "workloads.conversations.assumption"),
+    (lambda b: b["workloads"]["conversations"].update(think_s=-1), "workloads.conversations.think_s"),
+    (lambda b: b["rates"].update(conversations=[0]), "rates.conversations"),
+    (lambda b: b.update(requests_per_cell=0), "requests_per_cell"),
+])
+def test_bad_fields_are_named(edit, field):
+    block = copy.deepcopy(BLOCK)
+    edit(block)
+    with pytest.raises(InputError, match=rf"prefix_load: field {field}\b"):
+        prefix_load.check(block)
+
+
+def test_system_prompt_plan_segments_are_the_prompt():
+    spec = BLOCK["workloads"]["system_prompts"]
+    plan = prefix_load.system_prompt_plan(200, spec, 2.0, 5, VOCAB, EOT)
+    again = prefix_load.system_prompt_plan(200, spec, 2.0, 5, VOCAB, EOT)
+    assert plan == again  # seeded
+    prefixes = {}
+    for i, p in enumerate(plan):
+        (k, n_prefix), (user_id, n_user) = p["segments"]
+        assert n_prefix == spec["prefix_tokens"][k] and user_id == len(spec["prefix_tokens"]) + i
+        assert len(p["prompt"]) == n_prefix + n_user and EOT not in p["prompt"]
+        assert prefixes.setdefault(k, p["prompt"][:n_prefix]) == p["prompt"][:n_prefix]  # one text per prefix id
+        lo, hi = spec["user_tokens"]
+        assert lo <= n_user <= hi
+    assert set(prefixes) == set(range(len(spec["prefix_tokens"])))
+    offsets = [p["offset"] for p in plan]
+    assert offsets == sorted(offsets) and len(plan) / offsets[-1] == pytest.approx(2.0, rel=0.2)
+
+
+def test_conversation_plan_holds_the_requested_turns():
+    spec = BLOCK["workloads"]["conversations"]
+    sessions = prefix_load.conversation_plan(101, spec, 0.5, 5, VOCAB, EOT)
+    assert sum(len(s["turns"]) for s in sessions) == 101
+    assert all(spec["turns"][0] <= len(s["turns"]) <= spec["turns"][1] for s in sessions[:-1])
+    think = [t["think"] for s in sessions for t in s["turns"]]
+    assert np.mean(think) == pytest.approx(spec["think_s"], rel=0.3)
+
+
+class SlotStub:
+    """A one-slot llama-server stand-in: streams one token per chunk with its id under __verbose (the layout
+    llama-server writes for verbose + return_tokens), then the final event with
+    usage.prompt_tokens_details.cached_tokens = the common prefix of the prompt with the slot's tokens (its last
+    prompt and all but the last generated token), less one when all of it matches. Answers are ids 1000 + k."""
+
+    def __init__(self):
+        self.slot_tokens, self.bodies = [], []
+
+    async def handle(self, reader, writer):
+        head = b""
+        while b"\r\n\r\n" not in head:
+            head += await reader.read(1)
+        length = int([ln for ln in head.decode().split("\r\n") if ln.lower().startswith("content-length")][0]
+                     .split(":")[1])
+        body = json.loads(await reader.readexactly(length))
+        self.bodies.append(body)
+        prompt, n = body["prompt"], body["max_tokens"]
+        shared = 0
+        for a, b in zip(self.slot_tokens, prompt, strict=False):
+            if a != b:
+                break
+            shared += 1
+        if shared == len(prompt):
+            shared -= 1
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n")
+
+        async def event(obj):
+            data = f"data: {json.dumps(obj)}\n\n".encode()
+            writer.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+            await writer.drain()
+
+        answer = [1000 + k for k in range(n)]
+        for k, tok in enumerate(answer):
+            await asyncio.sleep(0.002)
+            await event({"choices": [{"text": f"t{k}", "index": 0, "finish_reason": None}],
+                         "__verbose": {"tokens": [tok], "stop": False, "id_slot": -1}})
+        await event({"choices": [{"text": "", "index": 0, "finish_reason": "length"}],
+                     "usage": {"completion_tokens": n, "prompt_tokens": len(prompt),
+                               "prompt_tokens_details": {"cached_tokens": shared}},
+                     "__verbose": {"tokens": [], "stop": True, "id_slot": 0}})
+        self.slot_tokens = prompt + answer[:-1]
+        data = b"data: [DONE]\n\n"
+        writer.write(f"{len(data):x}\r\n".encode() + data + b"\r\n0\r\n\r\n")
+        await writer.drain()
+        writer.close()
+
+
+def _conversation_doc(turns: int):
+    spec = {"kind": "conversations", "turns": [turns, turns], "user_tokens": [5, 9], "output_tokens": [3, 6],
+            "think_s": 0.0, "assumption": "test"}
+    block = {"seed": 3, "requests_per_cell": turns, "runs_per_cell": 1, "workloads": {"c": spec}, "rates": {"c": [1.0]}}
+    stub = SlotStub()
+
+    async def measure():
+        server = await asyncio.start_server(stub.handle, "127.0.0.1", 0)
+        async with server:
+            return await prefix_load.measure_cell("127.0.0.1", server.sockets[0].getsockname()[1], block, "c", 1.0, 1,
+                                                  VOCAB, EOT, {"machine_id": "m", "label": "llamacpp"})
+
+    doc = asyncio.run(measure())
+    return doc, stub
+
+
+def test_conversation_resends_the_answers_and_records_the_reuse():
+    doc, stub = _conversation_doc(4)
+    assert doc["completed"] == 4 and doc["slots"] == [0, 0, 0, 0]
+    for t in range(1, 4):  # each turn = the previous prompt + its answer (the ids streamed) + a new message
+        prev, now = stub.bodies[t - 1]["prompt"], stub.bodies[t]["prompt"]
+        answer = [1000 + k for k in range(doc["output_lens"][t - 1])]
+        assert now[:len(prev) + len(answer)] == prev + answer
+        # the slot held the previous prompt and all but the last answer token
+        assert doc["cached_tokens"][t] == len(prev) + len(answer) - 1
+    assert doc["cached_tokens"][0] == 0
+    for segs, n in zip(doc["segments"], doc["input_lens"], strict=True):
+        assert sum(k for _, k in segs) == n
+    assert doc["segments"][2][:3] == [doc["segments"][1][0], [doc["answer_ids"][0], doc["output_lens"][0]],
+                                      doc["segments"][1][2]]
+
+
+def test_prediction_reuse_matches_a_one_slot_server():
+    doc, _ = _conversation_doc(5)
+    anchor = anchor_from(read_json(ROOT / "anchor-model.json"))
+    cell = predict.compare_cell(anchor, doc, STEP, {**SERVER, "slots": 1}, {"ttft": 400, "tpot": 50}, 0.9)
+    assert cell["reuse"]["requests"] == 5 and cell["reuse"]["equal"] == 5
+    assert cell["reuse"]["predicted_hit"] == pytest.approx(cell["reuse"]["measured_hit"])
+    wrong = {**doc, "cached_tokens": [0] * 5}
+    assert predict.compare_cell(anchor, wrong, STEP, {**SERVER, "slots": 1}, {"ttft": 400, "tpot": 50},
+                                0.9)["reuse"]["equal"] == 1  # only the first turn reuses nothing
