@@ -160,3 +160,25 @@ def test_prediction_reuse_matches_a_one_slot_server():
     wrong = {**doc, "cached_tokens": [0] * 5}
     assert predict.compare_cell(anchor, wrong, STEP, {**SERVER, "slots": 1}, {"ttft": 400, "tpot": 50},
                                 0.9)["reuse"]["equal"] == 1  # only the first turn reuses nothing
+
+
+def test_cached_context_cost_is_what_a_cached_prefix_adds_beyond_the_pair_term():
+    from dataclasses import replace
+
+    from scripts.realengine import calibrate
+
+    model = replace(STEP, prompt_pair_s=1e-7)
+    e = 2.2e-5  # about what this CPU showed: ~11 ms per 512 cached tokens, for 16 and for 64 new ones
+    lone = {16: 0.022, 64: 0.060}
+    points = [{"prefix_tokens": p, "new_tokens": n, "median_s": lone[n] + 1e-7 * n * p + e * p}
+              for p in (512, 1024) for n in (16, 64)]
+    points[0]["median_s"] += 0.004  # one noisy point: the median holds
+    cal = {"prefill": [{"prompt_tokens": n, "median_s": s} for n, s in lone.items()], "cached_prefill": points}
+    assert calibrate.cached_context_cost(cal, model) == pytest.approx(e, rel=1e-9)
+    fitted = replace(model, prompt_context_s=e)
+    assert fitted.chunk(1024, 16) - fitted.chunk(0, 16) == pytest.approx(1e-7 * 16 * 1024 + e * 1024)
+    assert fitted.seconds(0, 0.0, [(0, 64)]) == pytest.approx(model.seconds(0, 0.0, [(0, 64)]))  # nothing cached
+    assert StepModel.from_dict({k: v for k, v in model.as_dict().items() if k != "prompt_context_s"}) == model
+    assert calibrate.cached_context_cost({"prefill": cal["prefill"]}, model) == 0.0  # an older calibration
+    with pytest.raises(ValueError, match=r"lone prompt of \[64\] tokens"):
+        calibrate.cached_context_cost({"prefill": cal["prefill"][:1], "cached_prefill": points}, model)

