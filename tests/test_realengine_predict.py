@@ -82,20 +82,23 @@ def test_bad_calls_are_refused_in_one_line(tmp_path, args, says):
 
 def test_a_trial_run_writes_outside_the_committed_records():
     """Issue 43 (tooling): --only-calibrate, scaled rates, other counts or one cell write under build/serve-trial/
-    unless --out is given; the full run writes precomputed/serve/."""
+    (build/serve-prefix-trial/ with --prefix) unless --out is given; the full run writes precomputed/serve/
+    (precomputed/serve-prefix/)."""
     from types import SimpleNamespace
 
-    from scripts.realengine.run import OUT, TRIAL_OUT, out_dir
+    from scripts.realengine.run import OUT, PREFIX_OUT, PREFIX_TRIAL_OUT, TRIAL_OUT, out_dir
 
     def args(**kw):
         base = {"only_calibrate": False, "rates_scale": 1.0, "requests": None, "runs": None, "only": None,
-                "out": None}
+                "out": None, "prefix": False}
         return SimpleNamespace(**{**base, **kw})
 
     assert out_dir(args()) == OUT == Path("precomputed/serve")
+    assert out_dir(args(prefix=True)) == PREFIX_OUT == Path("precomputed/serve-prefix")
     for trial in ({"only_calibrate": True}, {"rates_scale": 0.5}, {"requests": 20}, {"runs": 1},
                   {"only": "short:2"}):
         assert out_dir(args(**trial)) == TRIAL_OUT, trial
+        assert out_dir(args(prefix=True, **trial)) == PREFIX_TRIAL_OUT == Path("build/serve-prefix-trial"), trial
     assert out_dir(args(only_calibrate=True, out=Path("x"))) == Path("x")
 
 

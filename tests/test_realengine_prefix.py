@@ -162,7 +162,7 @@ def test_prediction_reuse_matches_a_one_slot_server():
                                 0.9)["reuse"]["equal"] == 1  # only the first turn reuses nothing
 
 
-def test_cached_context_cost_is_what_a_cached_prefix_adds_beyond_the_pair_term():
+def test_cached_context_cost_prices_earlier_tokens_per_chunk():
     from dataclasses import replace
 
     from scripts.realengine import calibrate
@@ -170,15 +170,16 @@ def test_cached_context_cost_is_what_a_cached_prefix_adds_beyond_the_pair_term()
     model = replace(STEP, prompt_pair_s=1e-7)
     e = 2.2e-5  # about what this CPU showed: ~11 ms per 512 cached tokens, for 16 and for 64 new ones
     lone = {16: 0.022, 64: 0.060}
-    points = [{"prefix_tokens": p, "new_tokens": n, "median_s": lone[n] + 1e-7 * n * p + e * p}
-              for p in (512, 1024) for n in (16, 64)]
+    points = [{"prefix_tokens": p, "new_tokens": n, "median_s": lone[n] + e * p} for p in (512, 1024) for n in (16, 64)]
     points[0]["median_s"] += 0.004  # one noisy point: the median holds
     cal = {"prefill": [{"prompt_tokens": n, "median_s": s} for n, s in lone.items()], "cached_prefill": points}
-    assert calibrate.cached_context_cost(cal, model) == pytest.approx(e, rel=1e-9)
+    assert calibrate.cached_context_cost(cal) == pytest.approx(e, rel=1e-9)
     fitted = replace(model, prompt_context_s=e)
-    assert fitted.chunk(1024, 16) - fitted.chunk(0, 16) == pytest.approx(1e-7 * 16 * 1024 + e * 1024)
+    for new in (16, 64):  # measured: the earlier tokens cost e each, whatever the chunk's length
+        assert fitted.chunk(1024, new) - fitted.chunk(0, new) == pytest.approx(e * 1024)
+    assert model.chunk(1024, 16) - model.chunk(0, 16) == pytest.approx(1e-7 * 16 * 1024)  # unmeasured: pairs
     assert fitted.seconds(0, 0.0, [(0, 64)]) == pytest.approx(model.seconds(0, 0.0, [(0, 64)]))  # nothing cached
     assert StepModel.from_dict({k: v for k, v in model.as_dict().items() if k != "prompt_context_s"}) == model
-    assert calibrate.cached_context_cost({"prefill": cal["prefill"]}, model) == 0.0  # an older calibration
+    assert calibrate.cached_context_cost({"prefill": cal["prefill"]}) == 0.0  # an older calibration
     with pytest.raises(ValueError, match=r"lone prompt of \[64\] tokens"):
-        calibrate.cached_context_cost({"prefill": cal["prefill"][:1], "cached_prefill": points}, model)
+        calibrate.cached_context_cost({"prefill": cal["prefill"][:1], "cached_prefill": points})

@@ -85,10 +85,10 @@ def measure_cached(port: int, c: dict, rng, vocab: int, eot: int) -> list[dict]:
     return points
 
 
-def cached_context_cost(cal: dict, model: stepmodel.StepModel) -> float:
+def cached_context_cost(cal: dict) -> float:
     """e, seconds per prompt chunk per cached token before it: for each (prefix, new) point, its TTFT less the lone
-    TTFT of `new` tokens and less what the pair term already charges (c x new x prefix), over the prefix; the median
-    over the points, at least 0. 0 when the calibration has no cached points (as before they were measured)."""
+    TTFT of `new` tokens, over the prefix; the median over the points, at least 0. 0 when the calibration has no
+    cached points (the pair term then prices earlier tokens, as before they were measured)."""
     points = cal.get("cached_prefill")
     if not points:
         return 0.0
@@ -96,8 +96,7 @@ def cached_context_cost(cal: dict, model: stepmodel.StepModel) -> float:
     missing = sorted({p["new_tokens"] for p in points} - set(lone))
     if missing:
         raise ValueError(f"calibration: cached points need the lone prompt of {missing} tokens (prefill_prompt_tokens)")
-    per = [(p["median_s"] - lone[p["new_tokens"]] - model.prompt_pair_s * p["new_tokens"] * p["prefix_tokens"])
-           / p["prefix_tokens"] for p in points]
+    per = [(p["median_s"] - lone[p["new_tokens"]]) / p["prefix_tokens"] for p in points]
     return max(float(np.median(per)), 0.0)
 
 
@@ -114,4 +113,4 @@ def fit(cal: dict, load_docs: list[dict], settings: dict) -> tuple[stepmodel.Ste
                                                                  prompt_1)
     steps = [it for doc in load_docs for it in stepmodel.iterations(doc, settings["iteration_gap_s"])]
     model, quality = stepmodel.fit(steps, attention, overhead, settings["min_iterations_per_knot"])
-    return dataclasses.replace(model, prompt_context_s=cached_context_cost(cal, model)), quality
+    return dataclasses.replace(model, prompt_context_s=cached_context_cost(cal)), quality

@@ -125,7 +125,9 @@ def reuse_agreement(doc: dict, trace, slots: int) -> dict:
     """Prompt tokens reused per request, the server's count (usage.prompt_tokens_details.cached_tokens) against the
     simulated slots' (trace.cached_tokens), over the requests the server reported it for: how many agree exactly,
     the token hit rate both ways, and how many of the disagreeing requests were sent while every slot was busy
-    (then which slot frees first, a matter of timing, picks the slot they land in)."""
+    (then which slot frees first, a matter of timing, picks the slot they land in), and how many others were a
+    conversation's turn sent (at its measured time) before the simulation had finished the previous turn, whose slot
+    was then still busy."""
     idx = seen_order(doc)
     measured = np.asarray(doc["cached_tokens"], dtype=np.int64)[idx]
     predicted = np.asarray(trace.cached_tokens, dtype=np.int64)
@@ -134,9 +136,16 @@ def reuse_agreement(doc: dict, trace, slots: int) -> dict:
     told = measured >= 0
     n = int(told.sum())
     differ = told & (measured != predicted)
+    behind = np.zeros(len(idx), dtype=bool)  # a conversation's turn sent before its previous turn's simulated end
+    if "sessions" in doc and "turns" in doc:
+        where = {(doc["sessions"][i], doc["turns"][i]): j for j, i in enumerate(idx)}
+        for j, i in enumerate(idx):
+            prev = where.get((doc["sessions"][i], doc["turns"][i] - 1))
+            behind[j] = prev is not None and trace.finish_s[prev] > trace.requests.arrival_s[j]
     return {"requests": n, "equal": n - int(differ.sum()),
             "equal_share": float(1 - differ.sum() / n) if n else float("nan"),
             "differ_all_slots_busy": int((differ & busy).sum()),
+            "differ_previous_turn_running": int((differ & behind & ~busy).sum()),
             "measured_hit": float(measured[told].sum() / prompt[told].sum()) if n else float("nan"),
             "predicted_hit": float(predicted[told].sum() / prompt[told].sum()) if n else float("nan")}
 

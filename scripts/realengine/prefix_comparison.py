@@ -83,6 +83,7 @@ def summary(cells: list[dict]) -> dict:
            "reuse_requests": sum(c["reuse"]["requests"] for c in cells),
            "reuse_differ": sum(c["reuse"]["requests"] - c["reuse"]["equal"] for c in cells),
            "reuse_differ_all_slots_busy": sum(c["reuse"]["differ_all_slots_busy"] for c in cells),
+           "reuse_differ_previous_turn": sum(c["reuse"]["differ_previous_turn_running"] for c in cells),
            "central_median_abs_error": med(predict.CENTRAL, below),
            "tail_median_abs_error": med(predict.TAIL, below),
            "central_median_abs_error_saturated": med(predict.CENTRAL, [c for c in cells if c["saturated"]]),

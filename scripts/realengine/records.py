@@ -216,6 +216,8 @@ def page_block(comparison: dict) -> dict:
 PREFIX_SHOWN = {"median_ttft_ms": ("TTFT 中位数", "ms", "int", 1.0), "p99_ttft_ms": ("TTFT p99", "ms", "int", 1.0),
                 "mean_tpot_ms": ("TPOT 均值", "ms", "f1", 1.0)}
 PREFIX_LABELS = {"system_prompts": ("共享系统提示", "个请求"), "conversations": ("多轮对话", "段会话")}
+PREFIX_GOAL_SOURCE = ("issue 42 定下的目标:复用 token 数完全相同的请求 ≥ 95%,中位类指标的误差同真实引擎对照的目标 ≤ 10%"
+                      "(scripts/realengine/prefix_comparison.py 的 REUSE_GOAL 与 comparison.GOALS)")
 PREFIX_PREDICTION = ("llama.cpp 的调度与它的槽(每个槽留着上一个请求的 token,新请求挑公共前缀占比最大的空闲槽;"
                      "scripts/serving/engine/prefix.py)+ 步时模型,只用同一时段单独做的校准压测(提示互不相同)拟合,"
                      "前缀复用的运行一次也没用来拟合")
@@ -268,6 +270,12 @@ def prefix_page_block(comparison: dict) -> dict:
             if s[key] is not None:
                 fmt = "int" if key == "reuse_equal_share" else "f1"
                 r.predicted(f"realpfx.{r.mid}.summary.{key}", label, s[key] * 100, "%", fmt, {"summary": key})
+        r.measured(f"realpfx.{r.mid}.summary.below_saturation", "没饱和的格子数(完成率不低于发送率的 90%)",
+                   s["below_saturation"], "个", "int", r.first_run, 1, "—")
+        for key, value, label in (("goal.reuse", 95, "目标:复用 token 数与引擎报告完全相同的请求占比下限"),
+                                  ("goal.central", 10, "目标:中位与均值类指标的预测误差上限")):
+            rid = f"realpfx.{r.mid}.{key}"
+            prov[rid] = pv.assumed(rid, label, value, "%", "int", assumption=PREFIX_GOAL_SOURCE)
         r.measured(f"realpfx.{r.mid}.summary.requests", "所有格子合起来的请求数(引擎报告了复用数的)",
                    s["reuse_requests"], "个", "int", r.first_run, 1, "—")
         r.predicted(f"realpfx.{r.mid}.summary.reuse_differ", "所有格子合起来:复用 token 数与引擎报告不同的请求数",
@@ -275,6 +283,9 @@ def prefix_page_block(comparison: dict) -> dict:
         r.predicted(f"realpfx.{r.mid}.summary.reuse_differ_busy",
                     "其中发出时所有槽都在忙的请求数(客户端测得:在途请求数不少于槽数)",
                     s["reuse_differ_all_slots_busy"], "个", "int", {"summary": "reuse_differ_all_slots_busy"})
+        r.predicted(f"realpfx.{r.mid}.summary.reuse_differ_turn",
+                    "其余的里,模拟中同一会话的上一轮还没结束就发出的下一轮(按实测的发送时刻)",
+                    s["reuse_differ_previous_turn"], "个", "int", {"summary": "reuse_differ_previous_turn"})
         engines.append({"id": r.mid, "rows": rows, "summary": s, "machine": e["machine"],
                         "calibration": e["calibration"], "fitted_on": e["fitted_on"]})
     return {"engines": engines, "provenance": prov}

@@ -3,13 +3,15 @@
 On this CPU an iteration's time is not the roofline's max(bytes/bandwidth, FLOPs/peak): one decode token costs
 ~5 ms alone and ~11 ms as one of two (the matmul path changes from one token to several), while prompt tokens in
 bulk cost well under 1 ms each. So the step model is measured:
-    seconds = D(decoders) + sum over prompt chunks (a + b x length + c x pairs + e x start)
+    seconds = D(decoders) + sum over prompt chunks (a + b x length + c x pairs [+ e x start])
               + attention x (decoders' contexts)
 where D(m) is the time of a decode-only iteration of m running requests (piecewise linear through its knots,
 linear past the last, D(0) = 0), a, b and c the cost of a prompt chunk riding in the iteration (per chunk, per
-token, per query-key pair inside the chunk: L*s + L^2/2 for L tokens after s earlier ones), e a chunk's cost per
-earlier token (a cached prefix: measured on this CPU as about the same for 16 and 64 new tokens, so per chunk rather
-than per pair; calibrate.cached_context_cost, 0 when unmeasured), and `attention` the cost per token of a decoder's
+token, per query-key pair: L*s + L^2/2 for L tokens after s earlier ones), e a chunk's cost per earlier token (a
+cached prefix; calibrate.cached_context_cost). When e is measured (> 0) it prices the earlier tokens instead of the
+pair term, which then counts only the pairs inside the chunk (L^2/2): on this CPU a cached prefix added about the
+same time to 16 and to 64 new tokens, a cost per chunk, not per pair. With e = 0 (a calibration without cached
+points) the pair term covers the earlier tokens as before. `attention` is the cost per token of a decoder's
 context. `request_overhead_s` is the time between the client's send and the engine
 seeing the request plus the response's way back (the simulation delays each arrival by it).
 
@@ -63,8 +65,11 @@ class StepModel:
         return np.where(m > 0, out, 0.0)
 
     def chunk(self, start: float, length: float) -> float:
-        return (self.prompt_chunk_s + self.prompt_token_s * length
-                + self.prompt_pair_s * (length * start + length * length / 2) + self.prompt_context_s * start)
+        if self.prompt_context_s > 0:  # earlier tokens priced per chunk (measured), pairs only inside the chunk
+            return (self.prompt_chunk_s + self.prompt_token_s * length + self.prompt_pair_s * length * length / 2
+                    + self.prompt_context_s * start)
+        return self.prompt_chunk_s + self.prompt_token_s * length + self.prompt_pair_s * (length * start
+                                                                                         + length * length / 2)
 
     def seconds(self, decoders: float, decode_context_sum: float, chunks=()) -> float:
         t = float(self.decode(decoders)) + sum(self.chunk(s, n) for s, n in chunks)
