@@ -3,6 +3,7 @@ written here in aiperf's own record layout (MetricRecordInfo: metadata, metrics 
 converted exactly (warmup left out, sends from the earliest start, seconds), reads as a vLLM result, and a file whose
 chunks merged tokens or that is not aiperf's is refused in one line naming the line."""
 import json
+import re
 
 import pytest
 
@@ -82,3 +83,92 @@ def test_chunks_that_merged_tokens_are_refused(tmp_path):
         from_aiperf(write(tmp_path, [bad]))
     out = tmp_path / "never.json"
     assert main(["aiperf", str(write(tmp_path, [bad])), "--out", str(out)]) == 2 and not out.exists()
+
+
+# GuideLLM 0.8.1: a benchmarks.json report (GenerativeBenchmarksReport -> benchmarks[].requests.{successful, errored,
+# incomplete}, each GenerativeRequestStats with info.timings in Unix seconds and the computed prompt/output tokens)
+S0 = 1_764_000_000.0
+
+
+def gl_request(start, first, last, osl, isl, iterations=None, error=None, status="completed"):
+    timings = {"targeted_start": S0 + start, "request_start": S0 + start, "request_end": S0 + last + 0.001,
+               "first_token_iteration": None if error else S0 + first,
+               "last_token_iteration": None if error else S0 + last,
+               "token_iterations": 0 if error else (iterations or osl)}
+    return {"type_": "generative_request_stats", "request_id": f"r{start}",
+            "info": {"timings": timings, "status": status, "error": error},
+            "input_metrics": {"text_tokens": isl}, "output_metrics": {"text_tokens": None if error else osl},
+            "prompt_tokens": isl, "output_tokens": None if error else osl,
+            "time_to_first_token_ms": None if error else 1000 * (first - start)}
+
+
+def gl_report(tmp_path, successful, errored=(), incomplete=(), totals=None, benchmarks=1):
+    bench = {"type_": "generative_benchmark",
+             "requests": {"successful": list(successful), "errored": list(errored), "incomplete": list(incomplete)},
+             "metrics": {"request_totals": totals or {"successful": len(successful), "errored": len(errored),
+                                                      "incomplete": len(incomplete)}}}
+    path = tmp_path / "benchmarks.json"
+    path.write_text(json.dumps({"benchmarks": [bench] * benchmarks}), encoding="utf-8")
+    return path
+
+
+def test_a_guidellm_report_converts_what_it_measured_and_withholds_the_itl(tmp_path):
+    from scripts.serving.clients import from_guidellm
+
+    path = gl_report(tmp_path, [gl_request(1.0, 1.2, 1.5, 4, 256), gl_request(0.5, 0.6, 0.7, 2, 128)],
+                     errored=[gl_request(2.0, 0, 0, 0, 64, error="HTTP 500", status="errored")])
+    doc = from_guidellm(path)
+    assert doc["send_times"] == pytest.approx([0.0, 0.5, 1.5])
+    assert doc["ttfts"] == pytest.approx([0.1, 0.2, 0.0]) and doc["latencies"] == pytest.approx([0.2, 0.5, 0.0])
+    assert doc["itls_evenly_spaced"] is True and doc["itls"][1] == pytest.approx([0.1, 0.1, 0.1])
+    assert doc["success"] == [True, True, False] and doc["errors"][2] == "errored: HTTP 500"
+    out = tmp_path / "result.json"
+    assert main(["guidellm", str(path), "--out", str(out)]) == 0
+    m = results.metrics_of(results.load_result(out))
+    assert m["completed"] == 2 and m["failed"] == 1
+    assert m["median_ttft_ms"] == pytest.approx(150.0)
+    assert m["mean_tpot_ms"] == pytest.approx((100.0 + 100.0) / 2)  # (E2EL - TTFT) / (n - 1), both requests
+    assert m["median_e2el_ms"] == pytest.approx(350.0)
+    assert all(m[k] is None for k in m if k.endswith("_itl_ms"))  # GuideLLM kept no per-token times
+
+
+@pytest.mark.parametrize("make, says", [
+    (lambda p: gl_report(p, [gl_request(0.0, 0.1, 0.2, 2, 9)], totals={"successful": 50}),
+     r"requests.successful keeps 1 of the 50 requests it counted .*sample_size"),
+    (lambda p: gl_report(p, [gl_request(0.0, 0.1, 0.2, 2, 9)], benchmarks=3), r"holds 3 benchmarks; pick one"),
+    (lambda p: gl_report(p, [gl_request(0.0, 0.3, 0.2, 2, 9)]), r"successful\[0\]: needs request_start <="),
+    (lambda p: gl_report(p, [{"info": {}}]), r"successful\[0\]: field info.timings is missing"),
+])
+def test_a_bad_guidellm_report_is_refused_in_one_line(tmp_path, make, says):
+    from scripts.serving.clients import from_guidellm
+
+    with pytest.raises(InputError, match=says) as err:
+        from_guidellm(make(tmp_path))
+    assert "\n" not in str(err.value)
+    assert main(["guidellm", str(make(tmp_path)), "--benchmark", "7", "--out", str(tmp_path / "x.json")]) == 2
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_a_committed_run_told_as_guidellm_gives_the_same_ttft_tpot_e2el_and_predicts(tmp_path, capsys):
+    """One of the kit's real-engine runs written as GuideLLM would have recorded it (first and last token times
+    only), converted back: every metric GuideLLM's data supports equals the original's, and the prediction command
+    takes the file, marking the ITL rows as not measured."""
+    from pathlib import Path
+
+    from scripts.realengine import predict
+
+    root = Path(__file__).resolve().parent.parent
+    src = sorted((root / "precomputed" / "serve").glob("llamacpp-*-short-r2-run1.json"))[0]
+    doc = results.load_result(src)
+    rows = [gl_request(s, s + t, s + e, n, isl) for s, t, e, n, isl, ok in
+            zip(doc["send_times"], doc["ttfts"], results.latencies(doc), doc["output_lens"], doc["input_lens"],
+                results.successes(doc), strict=True) if ok]
+    out = tmp_path / "result.json"
+    assert main(["guidellm", str(gl_report(tmp_path, rows)), "--out", str(out)]) == 0
+    a, b = results.metrics_of(doc), results.metrics_of(results.load_result(out))
+    for k in ("median_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "p99_tpot_ms", "median_e2el_ms", "p99_e2el_ms"):
+        assert b[k] == pytest.approx(a[k], abs=1e-3), k  # Unix seconds as doubles: ~0.2 us steps near 1.7e9
+    cal = sorted((root / "precomputed" / "serve" / "calibration").glob("llamacpp-*-2c-1t.json"))[0]
+    assert predict.main([str(out), "--calibration", str(cal)]) == 0
+    printed = capsys.readouterr().out
+    assert re.search(r"median_itl_ms\s+—\s+\S+\s+—", printed)

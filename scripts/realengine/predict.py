@@ -171,8 +171,10 @@ def relative_error(predicted: float, measured: float) -> float:
 
 
 def cell_errors(cell: dict) -> dict:
+    """Relative error per metric (attainment: absolute); None where the measurement does not give the metric (a
+    client that kept no per-token times: no ITL)."""
     m, p = cell["measured"], cell["predicted"]
-    out = {k: relative_error(p[k], m[k]) for k in COMPARED if k != "slo_attainment"}
+    out = {k: None if m[k] is None else relative_error(p[k], m[k]) for k in COMPARED if k != "slo_attainment"}
     out["slo_attainment"] = p["slo_attainment"] - m["slo_attainment"]  # absolute
     return out
 
@@ -249,6 +251,9 @@ def main(argv=None) -> int:
     print(f"{'metric':<20}{'measured':>12}{'predicted':>12}{'error':>10}")
     for k in COMPARED:
         err = report["error"][k]
+        if err is None:  # not in the measurement (module clients.py: GuideLLM keeps no per-token times)
+            print(f"{k:<20}{'—':>12}{cell['predicted'][k]:>12.4g}{'—':>10}")
+            continue
         shown = f"{err:+.3f}" if k == "slo_attainment" else f"{err:+.1%}"
         print(f"{k:<20}{cell['measured'][k]:>12.4g}{cell['predicted'][k]:>12.4g}{shown:>10}")
     print(f"Kolmogorov-Smirnov distance, measured vs predicted: TTFT {cell['ks']['ttft']:.3f}, "

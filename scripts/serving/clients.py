@@ -3,6 +3,7 @@ kit's `send_times`), so `python -m scripts.serving --vllm-result` and the predic
 vLLM's own files. One line naming the file, the line and the field on any problem; nothing is written then.
 
   python -m scripts.serving.clients aiperf profile_export.jsonl --out result.json
+  python -m scripts.serving.clients guidellm benchmarks.json [--benchmark K] --out result.json
 
 aiperf 0.13.0 (PyPI; aiperf/common/models/record_models.py `MetricRecordInfo`, one JSON object per line of
 `profile_export.jsonl`): `metadata` (request_start_ns and request_end_ns, wall clock; benchmark_phase warmup or
@@ -14,7 +15,22 @@ Converted: warmup records left out; send_times = request_start_ns less the earli
 and itls in seconds; output_lens the output tokens, and a successful request must have one chunk gap fewer than
 tokens (vLLM's ITLs are per token: a file whose chunks merged tokens is refused, not reinterpreted); errors the
 error message, "" on success; duration from the earliest start to the latest end (vLLM times its run from before
-the first send to after the last response: the same span up to the client's own overhead)."""
+the first send to after the last response: the same span up to the client's own overhead).
+
+GuideLLM 0.8.1 (PyPI; guidellm/benchmark/schemas/report.py `GenerativeBenchmarksReport`, benchmark.py
+`GenerativeBenchmark`, schemas/base/request_stats.py `GenerativeRequestStats`, schemas/base/info.py
+`RequestTimings`): one benchmark of `benchmarks` (`--benchmark K` when the report holds several, as a sweep does);
+its `requests` grouped as successful, errored and incomplete, each with info.timings (request_start,
+first_token_iteration, last_token_iteration, token_iterations: Unix seconds), prompt_tokens and output_tokens
+(computed fields, from the server's usage) and info.error. Converted: send_times = request_start less the earliest;
+ttfts = first_token_iteration - request_start (GuideLLM's time_to_first_token_ms); latencies = last_token_iteration -
+request_start (the last token's arrival, as vLLM times it; GuideLLM's request_latency runs to request_end); errored
+and incomplete requests failed, with their error (incomplete: cancelled when the benchmark ended). GuideLLM keeps only
+the first and last token's times, so the per-token gaps are not known: the file says so (`itls_evenly_spaced`), the
+gaps are written evenly spaced (what GuideLLM's own iter_tokens_timings assumes) only so the layout holds, and every
+metric built on them (ITL percentiles) is left out when the file is read (results.metrics_of); TTFT, TPOT and E2EL
+do not use them. A report that kept fewer requests than it counted (`sample_size` set: reservoir sampling) is
+refused: the sampled requests alone are not the load the server saw."""
 from __future__ import annotations
 
 import argparse
@@ -88,14 +104,90 @@ def from_aiperf(path: Path | str) -> dict:
             "errors": [r["error"] for r in rows], "success": [not r["error"] for r in rows]}
 
 
+GUIDELLM_VERSION = "guidellm 0.8.1"
+GUIDELLM_GROUPS = ("successful", "errored", "incomplete")
+
+
+def _number(obj: dict, key: str, where: str, kind=float):
+    v = obj.get(key) if isinstance(obj, dict) else None
+    if isinstance(v, bool) or not isinstance(v, int | float) or v < 0:
+        raise InputError(f"{where}: field {key} must be a number >= 0")
+    return kind(v)
+
+
+def from_guidellm(path: Path | str, benchmark: int | None = None) -> dict:
+    """A GuideLLM benchmarks.json benchmark as a vLLM --save-detailed result with send_times (module docstring)."""
+    from scripts.record.inputs import read_json
+
+    name = Path(path).as_posix()
+    report = read_json(Path(path))
+    benches = report.get("benchmarks") if isinstance(report, dict) else None
+    if not isinstance(benches, list) or not benches:
+        raise InputError(f"{name}: field benchmarks is missing or empty (a {GUIDELLM_VERSION} report)")
+    if benchmark is None and len(benches) > 1:
+        raise InputError(f"{name}: holds {len(benches)} benchmarks; pick one with --benchmark 0..{len(benches) - 1}")
+    k = 0 if benchmark is None else benchmark
+    if not 0 <= k < len(benches):
+        raise InputError(f"{name}: --benchmark {k} is not one of 0..{len(benches) - 1}")
+    bench, where_b = benches[k], f"{name}: benchmarks[{k}]"
+    groups = bench.get("requests") if isinstance(bench, dict) else None
+    if not isinstance(groups, dict) or not all(isinstance(groups.get(g, []), list) for g in GUIDELLM_GROUPS):
+        raise InputError(f"{where_b}: field requests must hold the lists {', '.join(GUIDELLM_GROUPS)}")
+    totals = ((bench.get("metrics") or {}).get("request_totals") or {})
+    for g in GUIDELLM_GROUPS:
+        kept, counted = len(groups.get(g, [])), totals.get(g)
+        if isinstance(counted, int) and kept < counted:
+            raise InputError(f"{where_b}: field requests.{g} keeps {kept} of the {counted} requests it counted (the "
+                             "run sampled them: sample_size); rerun with every request kept")
+    rows = []
+    for g in GUIDELLM_GROUPS:
+        for i, rec in enumerate(groups.get(g, [])):
+            where = f"{where_b}.requests.{g}[{i}]"
+            timings = ((rec.get("info") or {}).get("timings")) if isinstance(rec, dict) else None
+            if not isinstance(timings, dict):
+                raise InputError(f"{where}: field info.timings is missing ({GUIDELLM_VERSION} layout)")
+            start = _number(timings, "request_start", f"{where}.info.timings")
+            row = {"start": start, "isl": _number(rec, "prompt_tokens", where, int), "itl": []}
+            if g == "successful":
+                first = _number(timings, "first_token_iteration", f"{where}.info.timings")
+                last = _number(timings, "last_token_iteration", f"{where}.info.timings")
+                osl = _number(rec, "output_tokens", where, int)
+                if not start <= first <= last or osl < 1:
+                    raise InputError(f"{where}: needs request_start <= first_token_iteration <= "
+                                     "last_token_iteration and at least one output token")
+                row.update(ttft=first - start, e2el=last - start, osl=osl, end=last, error="",
+                           itl=[(last - first) / (osl - 1)] * (osl - 1) if osl > 1 else [])
+            else:
+                message = (rec.get("info") or {}).get("error") or ("cancelled when the benchmark ended"
+                                                                     if g == "incomplete" else "error")
+                end = timings.get("request_end") if isinstance(timings.get("request_end"), int | float) else start
+                row.update(ttft=0.0, e2el=0.0, osl=0, end=max(end, start), error=f"{g}: {message}")
+            rows.append(row)
+    if not rows:
+        raise InputError(f"{where_b}: no requests")
+    rows.sort(key=lambda r: r["start"])
+    first_send, last_end = rows[0]["start"], max(r["end"] for r in rows)
+    return {"source": f"{name} benchmark {k} ({GUIDELLM_VERSION} benchmarks.json, converted by "
+                      "scripts/serving/clients.py)",
+            "itls_evenly_spaced": True,
+            "duration": last_end - first_send, "completed": sum(not r["error"] for r in rows),
+            "send_times": [r["start"] - first_send for r in rows], "ttfts": [r["ttft"] for r in rows],
+            "latencies": [r["e2el"] for r in rows], "itls": [r["itl"] for r in rows],
+            "input_lens": [r["isl"] for r in rows], "output_lens": [r["osl"] for r in rows],
+            "errors": [r["error"] for r in rows], "success": [not r["error"] for r in rows]}
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m scripts.serving.clients", description=__doc__.split("\n\n")[0])
-    ap.add_argument("client", choices=("aiperf",))
-    ap.add_argument("export", type=Path, help="aiperf's profile_export.jsonl")
+    ap.add_argument("client", choices=("aiperf", "guidellm"))
+    ap.add_argument("export", type=Path, help="aiperf's profile_export.jsonl, or GuideLLM's benchmarks.json")
+    ap.add_argument("--benchmark", type=int, help="GuideLLM: which benchmark of the report (its index)")
     ap.add_argument("--out", type=Path, required=True)
     args = ap.parse_args(argv)
     try:
-        doc = from_aiperf(args.export)
+        if args.client == "aiperf" and args.benchmark is not None:
+            raise InputError("--benchmark is GuideLLM's (an aiperf export is one run)")
+        doc = from_aiperf(args.export) if args.client == "aiperf" else from_guidellm(args.export, args.benchmark)
         if args.out.resolve() == args.export.resolve():
             raise InputError(f"--out {args.out.as_posix()}: is the input; writing it would destroy it")
     except InputError as exc:

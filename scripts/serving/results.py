@@ -92,6 +92,8 @@ def metrics_of(doc: dict, slo_ms: dict | None = None, percentiles=metrics.DEFAUL
                           float(doc["duration"]), slo_ms, percentiles, success)
     # vLLM's peaks need each request's send time, which the file does not hold: taken as saved (newer vLLM only)
     out.update({k: doc[k] for k in ("max_output_tokens_per_s", "max_concurrent_requests") if k in doc})
+    if doc.get("itls_evenly_spaced"):  # a client that kept only the first and last token (clients.py GuideLLM)
+        out.update({k: None for k in out if k.endswith("_itl_ms")})
     return out
 
 
