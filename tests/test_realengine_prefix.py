@@ -183,3 +183,25 @@ def test_cached_context_cost_prices_earlier_tokens_per_chunk():
     assert calibrate.cached_context_cost({"prefill": cal["prefill"]}) == 0.0  # an older calibration
     with pytest.raises(ValueError, match=r"lone prompt of \[64\] tokens"):
         calibrate.cached_context_cost({"prefill": cal["prefill"][:1], "cached_prefill": points})
+
+
+@pytest.mark.parametrize("edit, says", [
+    (lambda d: d.pop("segments"), r"field segments is missing"),
+    (lambda d: d["segments"].__setitem__(3, [[1, 5]]), r"field segments\[3\] must be \[content id, tokens\] pairs"),
+    (lambda d: d["cached_tokens"].pop(), r"field cached_tokens must hold one entry per request"),
+    (lambda d: d["cached_tokens"].__setitem__(0, 10 ** 6), r"field cached_tokens\[0\] must be a whole number"),
+])
+def test_a_broken_prefix_run_is_refused_naming_file_and_field(tmp_path, edit, says):
+    from scripts.realengine import prefix_comparison
+    from scripts.realengine.settings import comparison_settings
+
+    runs = sorted((ROOT / "precomputed" / "serve-prefix").glob("*-conversations-r1-run1.json"))
+    cals = sorted((ROOT / "precomputed" / "serve-prefix" / "calibration").glob("*.json"))
+    doc = json.loads(runs[0].read_text(encoding="utf-8"))
+    edit(doc)
+    bad = tmp_path / runs[0].name
+    bad.write_text(json.dumps(doc), encoding="utf-8")
+    settings = comparison_settings(read_json(ROOT / "config" / "real_engine.json"))
+    with pytest.raises(InputError, match=says) as err:
+        prefix_comparison.compare(cals, [bad], anchor_from(read_json(ROOT / "anchor-model.json")), settings)
+    assert bad.name in str(err.value) and "\n" not in str(err.value)

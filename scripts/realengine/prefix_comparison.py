@@ -24,6 +24,29 @@ REUSE_GOAL = 0.95  # issue 42: reused tokens exactly equal for >= 95 % of reques
 FIELDS = ("send_times", "workload", "workload_kind", "run", "request_rate", "segments", "answer_ids", "cached_tokens")
 
 
+PER_REQUEST = ("segments", "answer_ids", "cached_tokens", "slots", "sessions", "turns")
+
+
+def check_fields(doc: dict, name: str) -> None:
+    """What prefix_load.py writes, beyond the vLLM layout results.load_result checked: one entry per request in each
+    per-request list; each prompt's segments ([content id, tokens], tokens >= 1) adding up to its input_lens; the
+    reused tokens a whole number from -1 (not reported) to the prompt's length."""
+    n = len(doc["ttfts"])
+    for key in PER_REQUEST:
+        if key in doc and (not isinstance(doc[key], list) or len(doc[key]) != n):
+            raise InputError(f"{name}: field {key} must hold one entry per request ({n})")
+    for i, (segs, prompt) in enumerate(zip(doc["segments"], doc["input_lens"], strict=True)):
+        ok = isinstance(segs, list) and segs and all(
+            isinstance(s, list) and len(s) == 2 and all(isinstance(x, int) and not isinstance(x, bool) for x in s)
+            and s[1] >= 1 for s in segs)
+        if not ok or sum(s[1] for s in segs) != prompt:
+            raise InputError(f"{name}: field segments[{i}] must be [content id, tokens] pairs adding up to "
+                             f"input_lens[{i}] = {prompt}")
+        c = doc["cached_tokens"][i]
+        if isinstance(c, bool) or not isinstance(c, int) or not -1 <= c <= prompt:
+            raise InputError(f"{name}: field cached_tokens[{i}] must be a whole number from -1 to {prompt}")
+
+
 def _cell(path: str, doc: dict, step, cal: dict, saturated_below: float, anchor) -> dict:
     c = predict.compare_cell(anchor, doc, step, cal["server"], cal["slo_ms"], saturated_below)
     return {"workload": doc["workload"], "kind": doc["workload_kind"], "rate": float(doc["request_rate"]),
@@ -51,6 +74,7 @@ def compare(calibration_paths: list[Path], result_paths: list[Path], anchor, set
                 if field not in doc:
                     raise InputError(f"{Path(path).as_posix()}: field {field} is missing (a prefix-reuse run "
                                      "records it: scripts/realengine/prefix_load.py)")
+            check_fields(doc, Path(path).as_posix())
             docs.append((Path(path).as_posix(), doc))
         if not docs:
             continue
