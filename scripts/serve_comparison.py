@@ -15,11 +15,12 @@ from scripts.record.cli import run_cleanly
 from scripts.record.inputs import read_json
 
 
-def main(calibrations, results, anchor_path, config_path, out):
+def main(calibrations, results, anchor_path, config_path, out, comparing=compare):
+    """`comparing`: comparison.compare (the load runs) or prefix_comparison.compare (rule serve_prefix_comparison)."""
     # The simulated engine's memory is unbounded (predict.py): the anchor only fills the simulator's bookkeeping.
     anchor = anchor_from(read_json(Path(anchor_path)))
     settings = comparison_settings(read_json(Path(config_path)), Path(config_path).as_posix())
-    write_json_atomic(out, compare([Path(p) for p in calibrations], [Path(p) for p in results], anchor, settings))
+    write_json_atomic(out, comparing([Path(p) for p in calibrations], [Path(p) for p in results], anchor, settings))
 
 
 if "snakemake" in globals():

@@ -1,29 +1,17 @@
 """Rule serve_prefix_comparison: the real engine's prefix-reuse runs and their session's calibration
 (precomputed/serve-prefix/) -> the simulator's prediction of each run, reuse per request and error
-(scripts/realengine/prefix_comparison.py)."""
+(scripts/realengine/prefix_comparison.py), through serve_comparison's main."""
 if "snakemake" in globals():  # run by Snakemake from scripts/: make the repo root importable
     import sys
 
     sys.path.insert(0, str(__import__("pathlib").Path(snakemake.scriptdir).parent))  # noqa: F821
 
-from pathlib import Path
-
-from scripts.model.anchor import anchor_from
 from scripts.realengine.prefix_comparison import compare
-from scripts.realengine.settings import comparison_settings
-from scripts.record.atomic import write_json_atomic
 from scripts.record.cli import run_cleanly
-from scripts.record.inputs import read_json
-
-
-def main(calibrations, results, anchor_path, config_path, out):
-    anchor = anchor_from(read_json(Path(anchor_path)))  # memory unbounded in the prediction (predict.py)
-    settings = comparison_settings(read_json(Path(config_path)), Path(config_path).as_posix())
-    write_json_atomic(out, compare([Path(p) for p in calibrations], [Path(p) for p in results], anchor, settings))
-
+from scripts.serve_comparison import main
 
 if "snakemake" in globals():
     sm = snakemake  # noqa: F821
     run_cleanly(lambda: main(sm.input.calibrations, sm.input.results, sm.input.anchor, sm.input.config,
-                             sm.output.json),
+                             sm.output.json, compare),
                 log=sm.log[0])

@@ -18,6 +18,16 @@ ROOT = Path(__file__).resolve().parent.parent
 TTFT_S, GAP_S = 0.060, 0.020
 
 
+async def read_request(reader) -> dict:
+    """An HTTP/1.1 POST's JSON body, read off the stream (the stub servers' one parser)."""
+    head = b""
+    while b"\r\n\r\n" not in head:
+        head += await reader.read(1)
+    length = int([ln for ln in head.decode().split("\r\n") if ln.lower().startswith("content-length")][0]
+                 .split(":")[1])
+    return json.loads(await reader.readexactly(length))
+
+
 class Stub:
     """A streaming /v1/completions server: the first token after TTFT_S, then one chunk every GAP_S, then
     llama-server's closing chunk (empty text, finish_reason, usage). `drop` chunks go missing from the stream."""
@@ -26,12 +36,7 @@ class Stub:
         self.drop, self.status, self.bodies = drop, status, []
 
     async def handle(self, reader, writer):
-        head = b""
-        while b"\r\n\r\n" not in head:
-            head += await reader.read(1)
-        length = int([ln for ln in head.decode().split("\r\n") if ln.lower().startswith("content-length")][0]
-                     .split(":")[1])
-        body = json.loads(await reader.readexactly(length))
+        body = await read_request(reader)
         self.bodies.append(body)
         if self.status != 200:
             writer.write(b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 5\r\n\r\nboom!")

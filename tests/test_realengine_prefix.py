@@ -15,6 +15,7 @@ from scripts.model.anchor import anchor_from
 from scripts.realengine import predict, prefix_load
 from scripts.record.inputs import InputError, read_json
 from scripts.serving.stepmodel import StepModel
+from tests.test_realengine_client import read_request
 
 ROOT = Path(__file__).resolve().parent.parent
 BLOCK = read_json(ROOT / "config" / "real_engine.json")["prefix_load"]
@@ -81,12 +82,7 @@ class SlotStub:
         self.slot_tokens, self.bodies = [], []
 
     async def handle(self, reader, writer):
-        head = b""
-        while b"\r\n\r\n" not in head:
-            head += await reader.read(1)
-        length = int([ln for ln in head.decode().split("\r\n") if ln.lower().startswith("content-length")][0]
-                     .split(":")[1])
-        body = json.loads(await reader.readexactly(length))
+        body = await read_request(reader)
         self.bodies.append(body)
         prompt, n = body["prompt"], body["max_tokens"]
         shared = 0

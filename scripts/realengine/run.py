@@ -138,20 +138,24 @@ def run_prefix_cells(binary: Path, mpath: Path, cfg: dict, args, machine_id: str
     (one server for all cells carried the last cell's prompts into the next: a first trial found requests reusing
     a system prompt, even a whole prompt, from the cell before)."""
     block = cfg["prefix_load"]
+    for run, workload, rate in cells(block, args.rates_scale):
+        t0 = time.time()
+        port = free_port()
+        with serving(server_args(binary, mpath, port, cfg["server"]), port, Path("build/logs/llama-server.log")):
+            warm_up(port, vocab, eot)  # random prompts: nothing a cell's request can reuse
+            doc = _rounded(prefix_load.run_cell(port, block, workload, rate, run, vocab, eot, meta))
+        write_json_atomic(args.out / cell_name(machine_id, workload, rate, run), doc)
+        hit = sum(max(c, 0) for c in doc["cached_tokens"]) / max(1, sum(doc["input_lens"]))
+        print(f"{workload} {rate:g}/s run {run}: {doc['completed']}/{doc['num_prompts']} ok, prompt tokens "
+              f"reused {hit:.0%}, {time.time() - t0:.0f} s", file=sys.stderr)
+
+
+def cells(block: dict, rates_scale: float):
+    """(run, workload, rate) of a block's cells in rounds: every cell once, then every cell again."""
     for run in range(1, block["runs_per_cell"] + 1):
         for workload, rates in block["rates"].items():
             for rate in rates:
-                rate = round(rate * args.rates_scale, 6)
-                t0 = time.time()
-                port = free_port()
-                with serving(server_args(binary, mpath, port, cfg["server"]), port,
-                             Path("build/logs/llama-server.log")):
-                    warm_up(port, vocab, eot)  # random prompts: nothing a cell's request can reuse
-                    doc = _rounded(prefix_load.run_cell(port, block, workload, rate, run, vocab, eot, meta))
-                write_json_atomic(args.out / cell_name(machine_id, workload, rate, run), doc)
-                hit = sum(max(c, 0) for c in doc["cached_tokens"]) / max(1, sum(doc["input_lens"]))
-                print(f"{workload} {rate:g}/s run {run}: {doc['completed']}/{doc['num_prompts']} ok, prompt tokens "
-                      f"reused {hit:.0%}, {time.time() - t0:.0f} s", file=sys.stderr)
+                yield run, workload, round(rate * rates_scale, 6)
 
 
 def is_trial(args) -> bool:
@@ -254,16 +258,12 @@ def main(argv: list[str] | None = None) -> int:
 
 def run_load_cells(port: int, cfg: dict, args, machine_id: str, vocab: int, eot: int, meta: dict) -> None:
     """The load cells, in rounds (every cell once, then every cell again), on the calibration's server."""
-    load = cfg["load"]
-    for run in range(1, load["runs_per_cell"] + 1):
-        for workload, rates in load["rates"].items():
-            for rate in rates:
-                rate = round(rate * args.rates_scale, 6)
-                t0 = time.time()
-                doc = load_cell(port, cfg, workload, rate, run, vocab, eot, meta)
-                write_json_atomic(args.out / cell_name(machine_id, workload, rate, run), doc)
-                print(f"{workload} {rate:g} req/s run {run}: {doc['completed']}/{doc['num_prompts']} ok, "
-                      f"{time.time() - t0:.0f} s", file=sys.stderr)
+    for run, workload, rate in cells(cfg["load"], args.rates_scale):
+        t0 = time.time()
+        doc = load_cell(port, cfg, workload, rate, run, vocab, eot, meta)
+        write_json_atomic(args.out / cell_name(machine_id, workload, rate, run), doc)
+        print(f"{workload} {rate:g} req/s run {run}: {doc['completed']}/{doc['num_prompts']} ok, "
+              f"{time.time() - t0:.0f} s", file=sys.stderr)
 
 
 if __name__ == "__main__":
