@@ -201,3 +201,40 @@ def test_a_broken_prefix_run_is_refused_naming_file_and_field(tmp_path, edit, sa
     with pytest.raises(InputError, match=says) as err:
         prefix_comparison.compare(cals, [bad], anchor_from(read_json(ROOT / "anchor-model.json")), settings)
     assert bad.name in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_run_whose_engine_speed_moved_is_marked_and_left_out_of_the_errors():
+    from scripts.realengine import comparison, prefix_comparison
+
+    doc = {"speed_check": {"before_itl_ms": 10.0, "after_itl_ms": 11.5}}
+    assert predict.speed_moved(doc, 0.10) is True  # 15 % > 10 %
+    assert predict.speed_moved(doc, 0.20) is False
+    assert predict.speed_moved({}, 0.10) is None and predict.speed_moved(doc, None) is None  # no check, no bound
+    err = {k: 0.5 for k in predict.COMPARED} | {"slo_attainment": 0.0}
+    good = {k: 0.02 for k in predict.COMPARED} | {"slo_attainment": 0.0}
+    rows = [{"workload": "w", "rate": 1.0, "saturated": False, "speed_moved": True, "error": err, "spread": None,
+             "measured": {"slo_attainment": 1.0}, "predicted": {"slo_attainment": 1.0}},
+            {"workload": "w", "rate": 2.0, "saturated": False, "speed_moved": False, "error": good, "spread": None,
+             "measured": {"slo_attainment": 1.0}, "predicted": {"slo_attainment": 1.0}}]
+    s = comparison.summary(rows)
+    assert s["speed_moved"] == 1 and s["below_saturation"] == 1
+    assert s["central_median_abs_error"] == pytest.approx(0.02)  # the moved cell's 50 % left out
+    cells = [dict(r, reuse={"requests": 10, "equal": 10, "differ_all_slots_busy": 0,
+                            "differ_previous_turn_running": 0}) for r in rows]
+    p = prefix_comparison.summary(cells)
+    assert p["speed_moved"] == 1 and p["central_median_abs_error"] == pytest.approx(0.02)
+
+
+def test_the_speed_probe_is_a_median_of_medians_against_a_streaming_stub():
+    from scripts.realengine import calibrate
+    from tests.test_realengine_client import GAP_S, Stub
+
+    async def probe():
+        stub = Stub()
+        server = await asyncio.start_server(stub.handle, "127.0.0.1", 0)
+        async with server:
+            port = server.sockets[0].getsockname()[1]
+            return await asyncio.to_thread(calibrate.speed_probe, port, {"requests": 3, "prompt_tokens": 8,
+                                                                         "output_tokens": 6, "seed": 1}, VOCAB, EOT)
+
+    assert asyncio.run(probe()) == pytest.approx(GAP_S * 1e3, abs=15.0)  # the stub's gap, in ms

@@ -85,6 +85,21 @@ def measure_cached(port: int, c: dict, rng, vocab: int, eot: int) -> list[dict]:
     return points
 
 
+def speed_probe(port: int, c: dict, vocab: int, eot: int) -> float:
+    """The engine's lone-request speed now (calibration.speed_probe): `requests` requests sent one at a time, each
+    `prompt_tokens` long and asking for `output_tokens`; the median over them of each one's median inter-token gap,
+    in ms (a median of medians: one noisy step moves neither)."""
+    rng = np.random.default_rng(c["seed"])
+    per = []
+    for _ in range(c["requests"]):
+        o = asyncio.run(client.send_one("127.0.0.1", port, client.prompt_ids(c["prompt_tokens"], rng, vocab, eot),
+                                        c["output_tokens"]))
+        if not o.success or not o.itl:
+            raise SystemExit(f"error: speed probe failed: {o.error or 'no inter-token gaps'}")
+        per.append(float(np.median(o.itl)) * 1e3)
+    return float(np.median(per))
+
+
 def cached_context_cost(cal: dict) -> float:
     """e, seconds per prompt chunk per cached token before it: for each (prefix, new) point, its TTFT less the lone
     TTFT of `new` tokens, over the prefix; the median over the points, at least 0. 0 when the calibration has no

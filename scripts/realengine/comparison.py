@@ -60,6 +60,7 @@ def _cells(docs: list[tuple[str, dict]], predicted: dict) -> list[dict]:
         runs = cell["runs"]
         cell["spread"] = predict.run_spread(runs[0]["measured"], runs[1]["measured"]) if len(runs) > 1 else None
         cell["saturated"] = any(r["saturated"] for r in runs)
+        cell["speed_moved"] = any(r.get("speed_moved", False) for r in runs)
         rows.append(cell)
     return rows
 
@@ -92,14 +93,14 @@ def compare(calibration_paths: list[Path], result_paths: list[Path], anchor, set
         for path, doc in docs:  # each run predicted by the half it is not in
             other = 1 - fold[(doc["workload"], float(doc["request_rate"]))]
             cross[path] = predict.compare_cell(anchor, doc, models[other], cal["server"], cal["slo_ms"],
-                                               saturated_below)
+                                               saturated_below, speed_bound=settings.get("speed_check_bound"))
         rows = _cells(docs, cross)
         mine = [p for p in load_paths if Path(p).name.startswith(f"{eid}-{mid}-calibration-")]
         separate = None
         if mine:
             step, q = calibrate.fit(cal["calibration"], [results.load_result(p) for p in mine], settings)
-            sep = {path: predict.compare_cell(anchor, doc, step, cal["server"], cal["slo_ms"], saturated_below)
-                   for path, doc in docs}
+            sep = {path: predict.compare_cell(anchor, doc, step, cal["server"], cal["slo_ms"], saturated_below,
+                                              speed_bound=settings.get("speed_check_bound")) for path, doc in docs}
             separate = {"files": [Path(p).as_posix() for p in mine], "step_model": step.as_dict(), "fit_quality": q,
                         "summary": summary(_cells(docs, sep))}
         load = {"requests": max(d["num_prompts"] for _, d in docs), "runs": max(len(c["runs"]) for c in rows)}
@@ -123,13 +124,16 @@ def compare(calibration_paths: list[Path], result_paths: list[Path], anchor, set
 
 
 def summary(rows: list[dict]) -> dict:
-    below = [r for r in rows if not r["saturated"]]
+    """The error figures over the cells below saturation whose engine kept its speed (a cell with a run whose
+    speed check moved past the bound is counted in `speed_moved` and left out, as saturated ones are)."""
+    below = [r for r in rows if not r["saturated"] and not r.get("speed_moved")]
 
     def med(keys, cells):
         vals = [abs(c["error"][k]) for c in cells for k in keys]
         return float(np.median(vals)) if vals else None
 
     out = {"cells": len(rows), "below_saturation": len(below),
+           "speed_moved": sum(bool(r.get("speed_moved")) for r in rows),
            "central_median_abs_error": med(predict.CENTRAL, below),
            "tail_median_abs_error": med(predict.TAIL, below),
            "attainment_max_abs_error": max((abs(c["error"]["slo_attainment"]) for c in rows), default=None),

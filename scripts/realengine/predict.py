@@ -95,10 +95,22 @@ def simulate_cell(a, doc: dict, step: StepModel, server: dict, max_concurrency: 
     return dataclasses.replace(trace, requests=sent)
 
 
+def speed_moved(doc: dict, bound: float | None) -> bool | None:
+    """Whether the engine's speed moved during the run by more than `bound` (config/real_engine.json
+    comparison.speed_check_bound): the lone-request probe before and after it (run.py `speed_check`: median ITL),
+    |after - before| / before. None when the run has no check or no bound is set."""
+    check = doc.get("speed_check")
+    if not check or bound is None:
+        return None
+    before, after = float(check["before_itl_ms"]), float(check["after_itl_ms"])
+    return before <= 0 or abs(after - before) / before > bound
+
+
 def compare_cell(a, doc: dict, step: StepModel, server: dict, slo_ms: dict, saturated_below: float,
-                 max_concurrency: int | None = None) -> dict:
+                 max_concurrency: int | None = None, speed_bound: float | None = None) -> dict:
     """A run measured and predicted; `saturated` when it completed fewer than `saturated_below` times the requests
-    per second it was sent (config/real_engine.json comparison.saturated_below)."""
+    per second it was sent (config/real_engine.json comparison.saturated_below); `speed_moved` (only for a run with
+    a speed check) when the engine's own speed moved more than `speed_bound` while it ran."""
     measured = results.metrics_of(doc, slo_ms)
     trace = simulate_cell(a, doc, step, server, max_concurrency)
     predicted = metrics.from_trace(trace, slo_ms)
@@ -110,6 +122,9 @@ def compare_cell(a, doc: dict, step: StepModel, server: dict, slo_ms: dict, satu
            "never_reached": int(sum(results.never_reached(doc)))}
     if "cached_tokens" in doc and "segments" in doc:
         out["reuse"] = reuse_agreement(doc, trace, server["slots"])
+    moved = speed_moved(doc, speed_bound)
+    if moved is not None:
+        out["speed_moved"] = moved
     return out
 
 

@@ -47,8 +47,9 @@ def check_fields(doc: dict, name: str) -> None:
             raise InputError(f"{name}: field cached_tokens[{i}] must be a whole number from -1 to {prompt}")
 
 
-def _cell(path: str, doc: dict, step, cal: dict, saturated_below: float, anchor) -> dict:
-    c = predict.compare_cell(anchor, doc, step, cal["server"], cal["slo_ms"], saturated_below)
+def _cell(path: str, doc: dict, step, cal: dict, saturated_below: float, anchor, speed_bound=None) -> dict:
+    c = predict.compare_cell(anchor, doc, step, cal["server"], cal["slo_ms"], saturated_below,
+                             speed_bound=speed_bound)
     return {"workload": doc["workload"], "kind": doc["workload_kind"], "rate": float(doc["request_rate"]),
             "run": doc["run"], "file": path, "requests": doc["num_prompts"], "completed": doc["completed"],
             "sessions": len(set(doc["sessions"])) if "sessions" in doc else None,
@@ -79,7 +80,8 @@ def compare(calibration_paths: list[Path], result_paths: list[Path], anchor, set
         if not docs:
             continue
         step, quality = calibrate.fit(cal["calibration"], [results.load_result(p) for p in mine], settings)
-        cells = [_cell(path, doc, step, cal, settings["saturated_below"], anchor) for path, doc in docs]
+        cells = [_cell(path, doc, step, cal, settings["saturated_below"], anchor, settings.get("speed_check_bound"))
+                 for path, doc in docs]
         cells.sort(key=lambda c: (c["workload"], c["rate"], c["run"]))
         engines.append({"calibration": Path(cpath).as_posix(), "fitted_on": [Path(p).as_posix() for p in mine],
                         "machine": cal["machine"], "engine": cal["engine"],
@@ -92,7 +94,7 @@ def compare(calibration_paths: list[Path], result_paths: list[Path], anchor, set
 
 
 def summary(cells: list[dict]) -> dict:
-    below = [c for c in cells if not c["saturated"]]
+    below = [c for c in cells if not c["saturated"] and not c.get("speed_moved")]  # as comparison.summary
 
     def med(keys, group):
         vals = [abs(c["error"][k]) for c in group for k in keys]
@@ -102,7 +104,8 @@ def summary(cells: list[dict]) -> dict:
         n = sum(c["reuse"]["requests"] for c in group)
         return sum(c["reuse"]["equal"] for c in group) / n if n else None
 
-    out = {"cells": len(cells), "below_saturation": len(below), "reuse_equal_share": pooled(cells),
+    out = {"cells": len(cells), "below_saturation": len(below),
+           "speed_moved": sum(bool(c.get("speed_moved")) for c in cells), "reuse_equal_share": pooled(cells),
            "reuse_equal_share_below": pooled(below),
            "reuse_requests": sum(c["reuse"]["requests"] for c in cells),
            "reuse_differ": sum(c["reuse"]["requests"] - c["reuse"]["equal"] for c in cells),

@@ -17,6 +17,8 @@ SHOWN = {"median_ttft_ms": ("TTFT 中位数", "ms", "int", 1.0), "p99_ttft_ms": 
          "mean_tpot_ms": ("TPOT 均值", "ms", "f1", 1.0), "p99_itl_ms": ("ITL p99", "ms", "int", 1.0),
          "median_e2el_ms": ("E2EL 中位数", "ms", "int", 1.0), "slo_attainment": ("SLO 达标率", "%", "int", 100.0)}
 WORKLOAD_LABELS = {"short": "短请求", "long_mix": "夹带长提示"}
+SPEED_MOVED = ("测量前后单独请求的解码速度变化超过界限(config/real_engine.json comparison.speed_check_bound)、"
+               "因此不计入误差的格子数")
 GOAL_SOURCE = "课程定下的目标:模拟器对真实引擎的预测误差(issue 26;scripts/realengine/comparison.py 的 GOALS)"
 PREDICTION = ("llama.cpp 的调度(每轮先给每个在生成的槽一个 token,再用剩余预算装等待中的提示)"
               "+ 步时模型(scripts/serving/stepmodel.py),只用另一半请求率的实测运行拟合(交叉验证)")
@@ -92,6 +94,8 @@ def _summary(r: _Records, e: dict) -> None:
                         summ["attainment_max_abs_error"] * 100, "百分点", "f1", {prefix: "attainment"}, fit)
     r.measured(f"real.{r.mid}.summary.below_saturation", "没饱和的格子数(完成率不低于发送率的 90%)",
                s["below_saturation"], "个", "int", first, 2, "—")
+    if s.get("speed_moved"):
+        r.measured(f"real.{r.mid}.summary.speed_moved", SPEED_MOVED, s["speed_moved"], "个", "int", first, 2, "—")
     w = s.get("worst_central")
     if w:
         where = f"「{WORKLOAD_LABELS.get(w['workload'], w['workload'])}」负载每秒 {w['rate']:g} 个请求"
@@ -272,6 +276,9 @@ def prefix_page_block(comparison: dict) -> dict:
                 r.predicted(f"realpfx.{r.mid}.summary.{key}", label, s[key] * 100, "%", fmt, {"summary": key})
         r.measured(f"realpfx.{r.mid}.summary.below_saturation", "没饱和的格子数(完成率不低于发送率的 90%)",
                    s["below_saturation"], "个", "int", r.first_run, 1, "—")
+        if s.get("speed_moved"):
+            r.measured(f"realpfx.{r.mid}.summary.speed_moved", SPEED_MOVED, s["speed_moved"], "个", "int", r.first_run,
+                       1, "—")
         for key, value, label in (("goal.reuse", 95, "目标:复用 token 数与引擎报告完全相同的请求占比下限"),
                                   ("goal.central", 10, "目标:中位与均值类指标的预测误差上限")):
             rid = f"realpfx.{r.mid}.{key}"

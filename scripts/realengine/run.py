@@ -126,6 +126,22 @@ def _rounded(doc: dict) -> dict:
     return doc
 
 
+def speed_checked(port: int, cfg: dict, vocab: int, eot: int, measure) -> dict:
+    """`measure()`'s result document with the engine's speed probed just before and just after it
+    (calibrate.speed_probe) and the machine's load average before it: the comparison keeps a run whose speed moved
+    more than comparison.speed_check_bound out of its error figures (predict.speed_moved)."""
+    probe = cfg["calibration"].get("speed_probe")
+    if probe is None:
+        return measure()
+    load = [round(x, 2) for x in os.getloadavg()]
+    before = calibrate.speed_probe(port, probe, vocab, eot)
+    doc = measure()
+    after = calibrate.speed_probe(port, probe, vocab, eot)
+    doc["speed_check"] = {"before_itl_ms": round(before, 4), "after_itl_ms": round(after, 4), "loadavg_before": load,
+                          "probe": {k: v for k, v in probe.items() if k != "note"}}
+    return doc
+
+
 def warm_up(port: int, vocab: int, eot: int) -> None:
     """Four short requests, discarded: the first requests after a start pay for allocations."""
     prompts = [client.prompt_ids(64, np.random.default_rng(i), vocab, eot) for i in range(4)]
@@ -143,7 +159,8 @@ def run_prefix_cells(binary: Path, mpath: Path, cfg: dict, args, machine_id: str
         port = free_port()
         with serving(server_args(binary, mpath, port, cfg["server"]), port, Path("build/logs/llama-server.log")):
             warm_up(port, vocab, eot)  # random prompts: nothing a cell's request can reuse
-            doc = _rounded(prefix_load.run_cell(port, block, workload, rate, run, vocab, eot, meta))
+            doc = speed_checked(port, cfg, vocab, eot, lambda port=port, w=workload, r=rate, k=run: _rounded(
+                prefix_load.run_cell(port, block, w, r, k, vocab, eot, meta)))
         write_json_atomic(args.out / cell_name(machine_id, workload, rate, run), doc)
         hit = sum(max(c, 0) for c in doc["cached_tokens"]) / max(1, sum(doc["input_lens"]))
         print(f"{workload} {rate:g}/s run {run}: {doc['completed']}/{doc['num_prompts']} ok, prompt tokens "
@@ -260,7 +277,8 @@ def run_load_cells(port: int, cfg: dict, args, machine_id: str, vocab: int, eot:
     """The load cells, in rounds (every cell once, then every cell again), on the calibration's server."""
     for run, workload, rate in cells(cfg["load"], args.rates_scale):
         t0 = time.time()
-        doc = load_cell(port, cfg, workload, rate, run, vocab, eot, meta)
+        doc = speed_checked(port, cfg, vocab, eot, lambda w=workload, r=rate, k=run: load_cell(
+            port, cfg, w, r, k, vocab, eot, meta))
         write_json_atomic(args.out / cell_name(machine_id, workload, rate, run), doc)
         print(f"{workload} {rate:g} req/s run {run}: {doc['completed']}/{doc['num_prompts']} ok, "
               f"{time.time() - t0:.0f} s", file=sys.stderr)
