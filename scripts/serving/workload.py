@@ -118,18 +118,101 @@ def generate(workload: dict, n: int, rate: float, seed: int, burstiness: float =
 SYSTEM, USER, TURN = 1 << 40, 2 << 40, 3 << 40  # content id ranges: shared prefixes, own questions, conversations
 
 
-def shared_system_prompts(spec: dict, n: int, rate: float, seed: int) -> Requests:
-    """Each request: one of `prefixes` (equal chance), then its own question (`user_tokens`); answers of
-    `output_tokens`. Sent as vLLM sends (arrival_times)."""
+def times_from_draws(draws, rate: float, burstiness: float = 1.0) -> np.ndarray:
+    """arrival_times from its standard gamma draws (Generator.gamma(shape, scale) is scale x standard_gamma(shape),
+    the same bits), so a stream can be shipped once and spaced at any rate: the twin's summary.js arrivalTimes."""
+    if rate <= 0 or burstiness <= 0:
+        raise ValueError("rate and burstiness must be positive")
+    n = len(draws)
+    times = np.cumsum((1.0 / (rate * burstiness)) * np.asarray(draws, dtype=float))
+    if n and times[-1] > 0:
+        times *= (n / rate) / times[-1]
+    return times
+
+
+# The two workloads below are each split in two, as the lab page needs them: the seeded draws (`*_draws`, which do
+# not depend on the rate; the page ships them in prefix-data.js) and the requests built from them at a rate
+# (`*_requests`; templates/serving_sim/workload.js does the same steps). The draws are taken from the streams in
+# the order the generator always took them, so the requests are the same bits as before the split.
+def system_prompt_draws(spec: dict, n: int, seed: int) -> dict:
     lengths_rng, arrivals_rng = streams(seed)
-    prefixes = spec["prefixes"]["value"]
+    prefixes = [int(x) for x in spec["prefixes"]["value"]]
     which = lengths_rng.integers(0, len(prefixes), size=n)
     own = sample_lengths(lengths_rng, spec["user_tokens"], n)
     outputs = sample_lengths(lengths_rng, spec["output_tokens"], n)
-    segments = tuple(((SYSTEM + int(k), int(prefixes[k])), (USER + i, int(u)))
+    return {"prefixes": prefixes, "which": [int(x) for x in which], "user_tokens": [int(x) for x in own],
+            "output_tokens": [int(x) for x in outputs],
+            "gamma": [float(x) for x in arrivals_rng.standard_gamma(1.0, size=n)]}
+
+
+def system_prompt_requests(draws: dict, rate: float) -> Requests:
+    """Each request: one of `prefixes` (equal chance), then its own question; sent as vLLM sends (arrival_times)."""
+    prefixes, which, own = draws["prefixes"], draws["which"], draws["user_tokens"]
+    segments = tuple(((SYSTEM + k, prefixes[k]), (USER + i, u))
                      for i, (k, u) in enumerate(zip(which, own, strict=True)))
-    prompts = np.array([prefixes[k] for k in which], dtype=np.int64) + own
-    return Requests(arrival_times(arrivals_rng, n, rate), prompts, outputs, segments)
+    prompts = np.array([prefixes[k] + u for k, u in zip(which, own, strict=True)], dtype=np.int64)
+    return Requests(times_from_draws(draws["gamma"], rate), prompts, np.array(draws["output_tokens"], dtype=np.int64),
+                    segments)
+
+
+def shared_system_prompts(spec: dict, n: int, rate: float, seed: int) -> Requests:
+    """Each request: one of `prefixes` (equal chance), then its own question (`user_tokens`); answers of
+    `output_tokens`. Sent as vLLM sends (arrival_times)."""
+    return system_prompt_requests(system_prompt_draws(spec, n, seed), rate)
+
+
+def mean_turns(turns_spec: dict) -> float:
+    return (turns_spec["min"] + turns_spec["max"]) / 2 if turns_spec["dist"] == "uniform" else \
+        float(turns_spec.get("value", turns_spec.get("median", 1)))
+
+
+def conversation_draws(spec: dict, n: int, seed: int) -> dict:
+    lengths_rng, arrivals_rng = streams(seed)
+    turns_spec, think = spec["turns"], float(spec["think_time_s"]["value"])
+    mean = mean_turns(turns_spec)
+    counts = []
+    while sum(counts) < n:  # enough conversations for n turns (the last ones' later turns may fall outside the run)
+        counts.extend(sample_lengths(lengths_rng, turns_spec, max(1, n // max(1, int(mean)))).tolist())
+    start_gamma = arrivals_rng.standard_gamma(1.0, size=len(counts))
+    total = int(sum(counts))
+    questions = sample_lengths(lengths_rng, spec["user_tokens"], total)
+    answers = sample_lengths(lengths_rng, spec["output_tokens"], total)
+    gaps = think * arrivals_rng.standard_exponential(size=total) if think > 0 else np.zeros(total)
+    return {"n": n, "mean_turns": mean, "system_tokens": int(spec["system_tokens"]["value"]),
+            "counts": [int(x) for x in counts], "start_gamma": [float(x) for x in start_gamma],
+            "questions": [int(x) for x in questions], "answers": [int(x) for x in answers],
+            "think_gaps_s": [float(x) for x in gaps]}
+
+
+def conversation_requests(draws: dict, rate: float) -> tuple[Requests, np.ndarray, np.ndarray]:
+    """The turns of conversation_draws at a rate: conversations start at rate / mean turns (arrival_times); each
+    later turn is sent its think time after the one before; the first n turns by send time are the run."""
+    n, system = draws["n"], draws["system_tokens"]
+    starts = times_from_draws(draws["start_gamma"], rate / draws["mean_turns"])
+    questions, answers, gaps = draws["questions"], draws["answers"], draws["think_gaps_s"]
+    sends, segs, outs, answer_ids, conv, turn = [], [], [], [], [], []
+    g = 0
+    for c, (start, k) in enumerate(zip(starts, draws["counts"], strict=True)):
+        history = [(SYSTEM, system)] if system else []
+        t = float(start)
+        for j in range(k):
+            if j:
+                t += gaps[g]
+            history = history + [(TURN + 2 * g, questions[g])]
+            sends.append(t)
+            segs.append(tuple(history))
+            outs.append(answers[g])
+            answer_ids.append(TURN + 2 * g + 1)
+            conv.append(c)
+            turn.append(j)
+            history = history + [(TURN + 2 * g + 1, answers[g])]
+            g += 1
+    order = np.argsort(np.array(sends), kind="stable")[:n]
+    pick = order.tolist()
+    prompts = np.array([sum(t for _, t in segs[i]) for i in pick], dtype=np.int64)
+    reqs = Requests(np.array(sends)[order], prompts, np.array(outs, dtype=np.int64)[order],
+                    tuple(segs[i] for i in pick), tuple(answer_ids[i] for i in pick))
+    return reqs, np.array(conv)[order], np.array(turn)[order]
 
 
 def conversations(spec: dict, n: int, rate: float, seed: int) -> tuple[Requests, np.ndarray, np.ndarray]:
@@ -138,39 +221,4 @@ def conversations(spec: dict, n: int, rate: float, seed: int) -> tuple[Requests,
     rate / mean turns); each later turn is sent an exponential think time (mean `think_time_s`) after the one before,
     without waiting for its answer. The first n turns by send time are the run. Returns the requests, each one's
     conversation and its turn's index (the previous turn is the request with the same conversation and index - 1)."""
-    lengths_rng, arrivals_rng = streams(seed)
-    turns_spec, think = spec["turns"], float(spec["think_time_s"]["value"])
-    mean_turns = (turns_spec["min"] + turns_spec["max"]) / 2 if turns_spec["dist"] == "uniform" else \
-        float(turns_spec.get("value", turns_spec.get("median", 1)))
-    counts = []
-    while sum(counts) < n:  # enough conversations for n turns (the last ones' later turns may fall outside the run)
-        counts.extend(sample_lengths(lengths_rng, turns_spec, max(1, n // max(1, int(mean_turns)))).tolist())
-    starts = arrival_times(arrivals_rng, len(counts), rate / mean_turns)
-    total = int(sum(counts))
-    questions = sample_lengths(lengths_rng, spec["user_tokens"], total)
-    answers = sample_lengths(lengths_rng, spec["output_tokens"], total)
-    gaps = arrivals_rng.exponential(think, size=total) if think > 0 else np.zeros(total)
-    system = int(spec["system_tokens"]["value"])
-    sends, segs, outs, answer_ids, conv, turn = [], [], [], [], [], []
-    g = 0
-    for c, (start, k) in enumerate(zip(starts, counts, strict=True)):
-        history = [(SYSTEM, system)] if system else []
-        t = float(start)
-        for j in range(k):
-            if j:
-                t += float(gaps[g])
-            history = history + [(TURN + 2 * g, int(questions[g]))]
-            sends.append(t)
-            segs.append(tuple(history))
-            outs.append(int(answers[g]))
-            answer_ids.append(TURN + 2 * g + 1)
-            conv.append(c)
-            turn.append(j)
-            history = history + [(TURN + 2 * g + 1, int(answers[g]))]
-            g += 1
-    order = np.argsort(np.array(sends), kind="stable")[:n]
-    pick = order.tolist()
-    prompts = np.array([sum(t for _, t in segs[i]) for i in pick], dtype=np.int64)
-    reqs = Requests(np.array(sends)[order], prompts, np.array(outs, dtype=np.int64)[order],
-                    tuple(segs[i] for i in pick), tuple(answer_ids[i] for i in pick))
-    return reqs, np.array(conv)[order], np.array(turn)[order]
+    return conversation_requests(conversation_draws(spec, n, seed), rate)
