@@ -35,7 +35,8 @@ rule render_site:
                    "templates/bench_section.html.j2", "templates/lesson.js",
                    "templates/lesson.css", "templates/provenance.html.j2",
                    *sorted(glob.glob("templates/serving_sim/*.js")),  # the simulator's twin, joined by render
-                   "templates/serve_real_section.html.j2", "templates/serve_real_reading.html.j2"],
+                   "templates/serve_real_section.html.j2", "templates/serve_real_reading.html.j2",
+                   "templates/serve_real_prefix_section.html.j2"],
         code=code("scripts/render_site.py"),
     output:
         html=f"{PAGE}/index.html",
@@ -45,6 +46,7 @@ rule render_site:
         data_script=f"{PAGE}/lesson-data.js",
         serving_script=f"{PAGE}/serving-data.js",
         sim_script=f"{PAGE}/serving-sim.js",
+        prefix_script=f"{PAGE}/prefix-data.js",
         provenance=f"{PAGE}/provenance.html",
         source=directory(f"{PAGE}/source"),
     log:

@@ -365,12 +365,100 @@ function lesson(loadScript, files) {
     updateQueued = true;
     requestAnimationFrame(() => { updateQueued = false; update(); });
   }
-  const simSettled = () => !inflight.size && !simQueue.length && !updateQueued && !attainTimer;
+  const simSettled = () => !inflight.size && !simQueue.length && !updateQueued && !attainTimer && !prefixBusy();
   function settle() {
     if (updating || !simSettled()) return;  // an update in progress may still queue work: it settles at its end
     const waiters = settleWaiters;
     settleWaiters = [];
     waiters.forEach((f) => f());
+  }
+  // ---- prefix_runs.py: the lab's cache-off/on experiment, simulated here (serving-sim.js, prefix-data.js) -------
+  // At the table's rates the lab shows prefix.json's records; at any rate its worker builds the workload's requests
+  // from their draws (workload.js, as workload.py does) and runs the engine twice, cache off and on, reading each run
+  // as prefix_runs.run does (prefix_runs.js). tests/test_prefix_lab.py holds the two equal at the table's rates.
+  const PREFIX_BOX = document.getElementById("prefix-try");
+  const PREFIX_LAB = !!PREFIX_BOX && !!files.prefix;
+  const PREFIX_METRICS = ["token_hit_rate", "ttft_p50_ms", "ttft_p99_ms", "request_goodput", "saved_prefill_ms", "late_turns"];
+  const prefixRuns = new Map();  // "workload/rate/cache" -> a run's summary, or {error}
+  let prefixWorker = null, prefixLocal = null, prefixJob = null, prefixQueue = [], prefixLoading = null, prefixOpening = null;
+  const prefixData = () => window.C13_PREFIX && window.C13Sim;
+  const prefixBusy = () => !!prefixJob || prefixQueue.length > 0 || (!!prefixLoading && !prefixData());
+  function prefixWorkerMain(S, scope) {  // the worker's body (main-thread fallback: the same)
+    let P = null;
+    const build = {system_prompt: S.systemPromptRequests, multi_turn: S.conversationRequests};
+    const handle = (msg) => {
+      if (msg.init) { P = msg.init; return null; }
+      try {
+        if (!build[msg.workload]) throw new Error(`no workload ${msg.workload}`);
+        const reqs = build[msg.workload](P.draws[msg.workload], msg.rate);
+        const trace = S.simulate(P.model, P.gpu, reqs, P.schedule, {efficiency: P.efficiency, prefix_caching: msg.cache === "on"});
+        return {key: msg.key, run: S.prefixRunSummary(trace, reqs, P.slo_ms)};
+      } catch (err) { return {key: msg.key, error: String(err.message || err)}; }
+    };
+    if (scope) scope.onmessage = (e) => { const r = handle(e.data); if (r) scope.postMessage(r); };
+    return handle;
+  }
+  function prefixLoad() {
+    if (!PREFIX_LAB || prefixLoading) return prefixLoading;
+    prefixLoading = (window.c13ServingSim ? Promise.resolve() : (files.serving ? servingData() : loadScript(files.sim)))
+      .then(() => (window.C13_PREFIX ? null : loadScript(files.prefix))).then(() => {
+        try {
+          const src = `"use strict";\nconst S = (${window.c13ServingSim.toString()})();\n(${prefixWorkerMain.toString()})(S, self);\n`;
+          prefixWorker = new Worker(URL.createObjectURL(new Blob([src], {type: "text/javascript"})));
+          prefixWorker.onmessage = (e) => prefixDone(e.data);
+          prefixWorker.onerror = (e) => { e.preventDefault(); prefixWorker = null; if (prefixJob) { prefixQueue.unshift(prefixJob); prefixJob = null; } prefixPump(); };
+          prefixWorker.postMessage({init: window.C13_PREFIX});
+        } catch (err) {
+          prefixWorker = null;
+        }
+        queueUpdate();
+      });
+    return prefixLoading;
+  }
+  function prefixPump() {
+    if (prefixJob || !prefixQueue.length) { settle(); return; }
+    prefixJob = prefixQueue.shift();
+    if (prefixWorker) { prefixWorker.postMessage(prefixJob); return; }
+    if (!prefixLocal) { prefixLocal = prefixWorkerMain(window.C13Sim, null); prefixLocal({init: window.C13_PREFIX}); }
+    const job = prefixJob;
+    setTimeout(() => prefixDone(prefixLocal(job)), 0);
+  }
+  function prefixDone(msg) {
+    if (!msg || !prefixJob || msg.key !== prefixJob.key) return;
+    prefixRuns.set(msg.key, msg.error ? {error: msg.error} : msg.run);
+    prefixJob = null;
+    queueUpdate();
+    prefixPump();
+  }
+  function prefixReadouts(s) {  // the lab's readouts for the state (null: being simulated; NaN: the run failed)
+    if (!PREFIX_LAB) return {};
+    if (!prefixOpening) prefixOpening = `${s.prefix_workload}/${s.prefix_rate}`;
+    const out = {}, atOpening = `${s.prefix_workload}/${s.prefix_rate}` === prefixOpening;
+    const jobs = ["off", "on"].map((cache) => ({key: `${s.prefix_workload}/${s.prefix_rate}/${cache}`, workload: s.prefix_workload,
+      rate: s.prefix_rate, cache}));
+    if (!prefixData()) {  // before its data arrives, the page's own numbers hold only for the state they were built for
+      if (!atOpening) { prefixLoad(); for (const j of jobs) for (const m of PREFIX_METRICS) out[`prefix.${j.cache}.${m}`] = null; }
+      return out;
+    }
+    const wanted = jobs.filter((j) => !prefixRuns.has(j.key));
+    if (wanted.length) { prefixQueue = wanted; prefixPump(); }  // older wishes are dropped
+    for (const j of jobs) {
+      const run = prefixRuns.get(j.key);
+      for (const m of PREFIX_METRICS) {
+        out[`prefix.${j.cache}.${m}`] = !run ? null : run.error ? NaN : m === "token_hit_rate" ? run[m] * 100 : run[m];
+      }
+    }
+    return out;
+  }
+  function prefixProvenance(s) {  // at the table's rates a readout is its record; elsewhere it is this browser's run
+    if (!PREFIX_LAB) return;
+    const rates = window.C13_PREFIX ? window.C13_PREFIX.rates : null, g = String(s.prefix_rate);
+    const atTable = rates ? rates.includes(s.prefix_rate) : `${s.prefix_workload}/${s.prefix_rate}` === prefixOpening;
+    PREFIX_BOX.querySelectorAll("[data-prefix-record]").forEach((el) => {
+      if (atTable) el.dataset.prov = `prefix.${s.prefix_workload}.r${g}.${el.dataset.prefixRecord}`;
+      else delete el.dataset.prov;
+    });
+    PREFIX_BOX.querySelectorAll("[data-when-prefix-workload]").forEach((el) => { el.hidden = el.dataset.whenPrefixWorkload !== s.prefix_workload; });
   }
   function cellFor(s, workload, schedule, rate, need, errors) {  // a simulated cell, or null (requested / refused)
     const job = simJob(s, workload, schedule, rate), c = simCells.get(job.key);
@@ -616,7 +704,8 @@ function lesson(loadScript, files) {
       }
       el.setAttribute("aria-valuetext", String(state[el.dataset.param]));
     }
-    const load = loadReadouts(state), r = {...readouts(state), ...tokenReadouts(state), ...techniqueTable(state), ...load};
+    const load = loadReadouts(state), r = {...readouts(state), ...tokenReadouts(state), ...techniqueTable(state), ...load,
+      ...prefixReadouts(state)};
     for (const el of document.querySelectorAll("[data-readout]")) {
       const v = r[el.dataset.readout];
       if (v === undefined) continue;  // the under-load readouts before serving-data.js has arrived
@@ -628,6 +717,7 @@ function lesson(loadScript, files) {
       el.dataset.value = String(v);
       setText(el, Number.isNaN(v) ? "—" : formatNumber(v, el.dataset.format || "int"));  // NaN: no ratio to a zero
     }
+    prefixProvenance(state);
     if (twin()) {  // the experiment's words that depend on its engine settings
       const live = !onBuildSettings(state), step = engineOf(state).step_time;
       document.querySelectorAll("[data-when-sim-live]").forEach((el) => { el.hidden = !live; });
@@ -793,7 +883,7 @@ function lesson(loadScript, files) {
         document.querySelectorAll('select[data-choice="gpu"]').forEach((el) => { el.value = v; });
       } else if (name === "pd_split") {
         document.querySelectorAll('select[data-choice="pd_split"]').forEach((el) => { el.value = v; });
-      } else if (name === "workload" || name === "scatter" || name === "step_time" || name === "technique") {
+      } else if (["workload", "scatter", "step_time", "technique", "prefix_workload"].includes(name)) {
         document.querySelectorAll(`input[data-choice="${name}"]`).forEach((el) => { el.checked = el.value === v; });
       } else if (name === "show") {
         Object.assign(state.show, v);
@@ -1014,6 +1104,16 @@ function lesson(loadScript, files) {
     .then(update).then(() => { markScrolling(); document.body.dataset.ready = "1"; });
   window.lessonDraw = draw;
   if (files.page === "lab" && files.serving) servingData();  // the lab's numbers open serving.json's records too
+  if (PREFIX_LAB) {  // the cache experiment's data and worker load when its box comes near the screen
+    if ("IntersectionObserver" in window) {
+      const near = new IntersectionObserver((entries) => {
+        if (entries.some((e) => e.isIntersecting)) { near.disconnect(); prefixLoad(); }
+      }, {rootMargin: "600px 0px"});
+      near.observe(PREFIX_BOX);
+    } else {
+      prefixLoad();
+    }
+  }
   update();
   markScrolling();
 }
@@ -1031,6 +1131,6 @@ function lesson(loadScript, files) {
   });
   const afterFirstFrame = new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
   afterFirstFrame.then(() => Promise.all([load(me.dataset.data), load(me.dataset.runtime)]))
-    .then(() => lesson(load, {serving: me.dataset.serving, sim: me.dataset.sim, page: me.dataset.page}))
+    .then(() => lesson(load, {serving: me.dataset.serving, sim: me.dataset.sim, page: me.dataset.page, prefix: me.dataset.prefix}))
     .catch((err) => { document.body.dataset.ready = "error"; console.error(err); });
 })();

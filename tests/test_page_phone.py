@@ -16,8 +16,10 @@ SITE = ROOT / "site"
 def test_the_page_has_no_inline_script_and_names_its_three_files():
     for name, page in (("lab.html", "lab"), ("index.html", "index")):  # the lab: the same frame, its own name
         scripts = re.findall(r"<script\b[^>]*>", (SITE / name).read_text(encoding="utf-8"))
+        lab_only = ' data-prefix="prefix-data.js"' if page == "lab" else ""  # the lab's prefix-cache experiment
         assert scripts == [f'<script defer src="lesson.js" data-page="{page}" data-data="lesson-data.js" '
-                           'data-runtime="vega.min.js" data-serving="serving-data.js" data-sim="serving-sim.js">']
+                           'data-runtime="vega.min.js" data-serving="serving-data.js" '
+                           f'data-sim="serving-sim.js"{lab_only}>']
     html = (SITE / "index.html").read_text(encoding="utf-8")
     # the text, CSS and each number's provenance markup only (before the scripts were split out it was 1.13 MB); the
     # real-engine section's two tables alone carry 144 numbers, each a <span data-prov> (about 19 KB)

@@ -440,7 +440,23 @@ def check_embedded(site: Path, data: Path) -> list[str]:
     serving_path = data / "serving.json"
     if serving_path.exists():
         problems += check_serving_data(site, json.loads(serving_path.read_text(encoding="utf-8")))
+    prefix_path = data / "prefix.json"
+    if prefix_path.exists():
+        problems += check_prefix_data(site, json.loads(prefix_path.read_text(encoding="utf-8")))
     return problems
+
+
+def check_prefix_data(site: Path, prefix: dict) -> list[str]:
+    """prefix-data.js (the lab's cache-off/on experiment: draws and engine inputs) equals the one rebuilt from
+    prefix.json."""
+    from scripts.page.render import PREFIX_SCRIPT, prefix_script
+
+    if not prefix.get("page"):
+        return []
+    path = site / PREFIX_SCRIPT
+    if not path.exists():
+        return [f"{path}: missing (the lab's prefix-cache experiment has no data)"]
+    return _differs(path, path.read_text(encoding="utf-8"), prefix_script(prefix))
 
 
 def _differs(path: Path, found: str, expected: str) -> list[str]:

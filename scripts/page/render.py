@@ -46,6 +46,7 @@ SIM_INCLUDE = re.compile(r"^  // @include ((?:[a-z_]+\.js ?)+)$", re.M)  # twin.
 DATA_PREFIX, SPECS_PREFIX, PAGE_PROV_PREFIX = "window.C13_DATA=", "window.C13_SPECS=", "window.C13_PAGE_PROV="
 PAGES = {"index.html": "index.html.j2", "lab.html": "lab.html.j2"}  # the lesson and its lab, one build
 SERVING_PREFIX, SERVING_PROV_PREFIX = "window.C13_SERVING=", "window.C13_SERVING_PROV="
+PREFIX_SCRIPT, PREFIX_DATA_PREFIX = "prefix-data.js", "window.C13_PREFIX="  # the lab's prefix-cache experiment
 
 
 RUNTIME_CACHE = REPO / ".cache" / "vendor" / RUNTIME  # fetched and checked by the fetch_vendor rule
@@ -78,6 +79,12 @@ def serving_script(experiment: dict, records: dict) -> str:
     """serving-data.js: the under-load experiment's requests (loaded when its section comes near the screen) and
     the records of the serving numbers the page shows."""
     return f"{SERVING_PREFIX}{json_for_script(experiment)};\n{SERVING_PROV_PREFIX}{json_for_script(records)};\n"
+
+
+def prefix_script(prefix: dict) -> str:
+    """prefix-data.js: the lab's cache-off/on experiment (prefix.json `page`: the workloads' draws and the engine's
+    inputs; the lab loads it with serving-sim.js when the section comes near the screen)."""
+    return f"{PREFIX_DATA_PREFIX}{json_for_script(prefix['page'])};\n"
 
 
 def read_data_script(text: str, prefixes: tuple[str, str] = (DATA_PREFIX, SPECS_PREFIX)) -> tuple[str, str]:
@@ -267,7 +274,8 @@ def _render(data: dict, tokens: dict | None, bench: dict | None, questions_md: s
         cmd=lambda cid: command_code(commands, cid),
         schedule_labels=names.SCHEDULE_LABELS, tail_part_labels=names.TAIL_PART_LABELS,
         css=Markup((templates / "lesson.css").read_text(encoding="utf-8")),
-        scripts={"page": SCRIPT, "data": DATA_SCRIPT, "runtime": RUNTIME, "serving": SERVING_SCRIPT, "sim": SIM_SCRIPT},
+        scripts={"page": SCRIPT, "data": DATA_SCRIPT, "runtime": RUNTIME, "serving": SERVING_SCRIPT, "sim": SIM_SCRIPT,
+                 "prefix": PREFIX_SCRIPT if prefix and prefix.get("page") else ""},
         chart_boxes=chart_boxes(compiled, {**default_chart_data(data), **(default_load_data(
             load["opening"], serving["settings"]["rates_per_gpu"]) if load else {})}),
         csp=Markup("; ".join([
@@ -303,6 +311,9 @@ def _render(data: dict, tokens: dict | None, bench: dict | None, questions_md: s
         files[SERVING_SCRIPT] = serving_script(load["experiment"], serving_records_on_page(list(html_pages.values()),
                                                                                           serving))
         files[SIM_SCRIPT] = sim_script(templates / SIM_SOURCE)
+    if prefix and prefix.get("page"):
+        files[PREFIX_SCRIPT] = prefix_script(prefix)
+        files.setdefault(SIM_SCRIPT, sim_script(templates / SIM_SOURCE))
     return files
 
 

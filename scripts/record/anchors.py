@@ -20,7 +20,8 @@ SHARED = "build/shared"
 # Names the default site uses at its top level (scripts/page/render.py, rules/page.smk's render_site outputs), the
 # build's own directories under build/, and what publish stages: an anchor with one of these names would overwrite
 # part of the default page or another rule's outputs.
-RESERVED = {"index.html", "lesson.js", "lesson-data.js", "serving-data.js", "serving-sim.js", "vega.min.js",
+RESERVED = {"index.html", "lesson.js", "lesson-data.js", "serving-data.js", "serving-sim.js", "prefix-data.js",
+            "vega.min.js",
             "robots.txt", "provenance.html", "source", "report.html", DEFAULT, "shared", "logs", "bench", "tokenizers",
             "anchors"}
 STEM = re.compile(r"^[a-z0-9](?:[a-z0-9-]|\.(?=[a-z0-9]))*$")

@@ -21,7 +21,7 @@ from scripts.record.schema import PREFIX, read_input
 from scripts.serving import metrics
 from scripts.serving.config import _check_lengths
 from scripts.serving.engine import simulate
-from scripts.serving.workload import conversations, shared_system_prompts
+from scripts.serving.workload import conversation_draws, conversations, shared_system_prompts, system_prompt_draws
 
 CONFIG = "config/prefix.json"
 SCRIPT = "scripts/serving_prefix.py"
@@ -81,7 +81,11 @@ def late_turns(trace, conv, turn) -> int:
 def run(anchor, doc: dict, wid: str, rate: float, cache: str, slo_ms: dict, gpu_name: str) -> dict:
     """One run's metrics (module docstring)."""
     reqs, conv, turn = requests_for(doc, wid, rate)
-    schedule = doc["experiment"]["schedule"]["value"]
+    return run_requests(anchor, doc["experiment"]["schedule"]["value"], reqs, conv, turn, cache, slo_ms, gpu_name)
+
+
+def run_requests(anchor, schedule: str, reqs, conv, turn, cache: str, slo_ms: dict, gpu_name: str) -> dict:
+    """run() on given requests (the browser's twin reads a run the same way: templates/serving_sim/prefix_runs.js)."""
     trace = simulate(anchor, reqs, schedule, efficiency=rl.achieved(anchor), gpu_name=gpu_name,
                      prefix_caching=CACHE[cache])
     m = metrics.from_trace(trace, slo_ms)
@@ -119,6 +123,9 @@ def records(doc: dict, rows: list[dict], slo_ms: dict, slo_assumption: str) -> d
         rid = f"prefix.rate.r{rate:g}"
         out[rid] = pv.assumed(rid, "前缀缓存实验的请求率", rate, "req/s", "f1" if rate != int(rate) else "int",
                               assumption=e["rates"]["assumption"], field="experiment.rates")
+    out["prefix.requests"] = pv.assumed("prefix.requests", "前缀缓存实验每次运行的请求数", e["requests"]["value"],
+                                        "request", "int", assumption=e["requests"]["assumption"],
+                                        field="experiment.requests")
     for key, label in (("ttft", "前缀缓存实验的 TTFT 目标"), ("tpot", "前缀缓存实验的 TPOT 目标")):
         rid = f"prefix.slo.{key}_ms"
         out[rid] = pv.assumed(rid, label, slo_ms[key], "ms", "int", assumption=slo_assumption,
@@ -268,6 +275,36 @@ def admission_claims() -> list[dict]:
              "fix": "config/prefix.json admission"}]
 
 
+# ---- the lab's own runs: the same experiment simulated in the browser at any rate (site/prefix-data.js) ------------
+PAGE_RATES = (0.25, 3.0, 0.25)  # the lab's rate slider: lowest, highest, step (req/s); it holds every table rate
+
+
+def page_experiment(anchor, doc: dict, slo_ms: dict, gpu_name: str) -> dict:
+    """What prefix-data.js carries: each workload's draws (workload.*_draws; the twin builds a run's requests from
+    them at any rate, templates/serving_sim/workload.js), the engine's inputs (the anchor's roofline constants, the
+    GPU, the realistic step times, vLLM's memory defaults), the SLOs, the slider's rates and the opening state. The
+    browser's runs at the table's rates equal the table's records (tests/test_prefix_lab.py)."""
+    from scripts.serving import twin
+
+    e = doc["experiment"]
+    n, seed = e["requests"]["value"], e["seed"]["value"]
+    low, high, step = PAGE_RATES
+    slider = [round(low + k * step, 6) for k in range(int(round((high - low) / step)) + 1)]
+    missing = [r for r in e["rates"]["value"] if r not in slider]
+    if missing:
+        raise InputError(f"{CONFIG}: field experiment.rates.value: {missing} not on the lab's rate slider "
+                         f"({low:g} to {high:g} req/s in steps of {step:g})")
+    w = doc["workloads"]
+    return {"schedule": e["schedule"]["value"], "slo_ms": slo_ms, "requests": n, "seed": seed,
+            "rates": e["rates"]["value"], "slider_rates": slider,
+            # the table's second rate (1 req/s as committed): busy enough that the cache shows in the tail
+            "opening": {"workload": WORKLOADS[0], "rate": e["rates"]["value"][min(1, len(e["rates"]["value"]) - 1)]},
+            "model": twin.model_constants(anchor), "gpu": twin.gpu_constants(anchor, gpu_name),
+            "efficiency": twin.efficiency_constants(anchor)["realistic"],
+            "draws": {"system_prompt": system_prompt_draws(w["system_prompt"], n, seed),
+                      "multi_turn": conversation_draws(w["multi_turn"], n, seed)}}
+
+
 def build(anchor_path, workloads_path, config_path) -> dict:
     """precomputed/prefix.json: the cache runs, the burst runs, their records and settled claims (rule
     serving_prefix)."""
@@ -279,7 +316,13 @@ def build(anchor_path, workloads_path, config_path) -> dict:
     recs = records(doc, rows, settings["slo_ms"], workloads_doc["sweep"]["slo_ms"]["assumption"])
     admission = admission_rows(anchor, doc, workloads_doc["workloads"], settings["gpu_name"])
     recs.update(admission_records(doc, admission))
+    page = page_experiment(anchor, doc, settings["slo_ms"], settings["gpu_name"])
+    # the lab slider's opening rate, shown with two decimals as the slider shows every rate it reaches
+    recs["prefix.opening.rate"] = pv.assumed(
+        "prefix.opening.rate", "前缀缓存实验滑块的初始请求率", page["opening"]["rate"], "req/s", "f2",
+        assumption=doc["experiment"]["rates"]["assumption"], field="experiment.rates (the table's second rate)")
     return {"config": CONFIG, "schedule": doc["experiment"]["schedule"]["value"], "slo_ms": settings["slo_ms"],
             "workloads": {w: doc["workloads"][w]["label"] for w in WORKLOADS},
             "rates": doc["experiment"]["rates"]["value"], "rows": rows, "admission": admission,
-            "claims": settle(claims(doc) + admission_claims(), recs), "provenance": recs}
+            "claims": settle(claims(doc) + admission_claims(), recs), "provenance": recs,
+            "page": page}

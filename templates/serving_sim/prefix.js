@@ -40,16 +40,36 @@
       return out;
     }
   }
-  // The free queue is an insertion-ordered Map (head first), as prefix.py's OrderedDict; moving a block to the head
-  // rebuilds it (only unhashed blocks go there, as block_pool.free_blocks does).
+  // The free queue, head first, as prefix.py's OrderedDict: a doubly linked list over block ids (slot numBlocks is
+  // the sentinel), so taking a block out, appending and moving to the head cost O(1) as there.
+  class FreeQueue {
+    constructor(n) {
+      this.end = n;
+      this.next = new Int32Array(n + 1);
+      this.prev = new Int32Array(n + 1);
+      this.in = new Uint8Array(n);
+      this.size = 0;
+      this.next[n] = n; this.prev[n] = n;
+    }
+    _link(id, before) { const after = this.prev[before]; this.next[after] = id; this.prev[id] = after; this.next[id] = before; this.prev[before] = id; this.in[id] = 1; this.size += 1; }
+    append(id) { this._link(id, this.end); }
+    prepend(id) { this._link(id, this.next[this.end]); }
+    delete(id) {
+      if (!this.in[id]) return;
+      this.next[this.prev[id]] = this.next[id]; this.prev[this.next[id]] = this.prev[id];
+      this.in[id] = 0; this.size -= 1;
+    }
+    head() { return this.next[this.end]; }
+    *keys() { for (let id = this.next[this.end]; id !== this.end; id = this.next[id]) yield id; }
+  }
   class VllmPrefixPool {
     constructor(numBlocks, blockSize) {
       if (numBlocks < 1 || blockSize < 1) throw new Error("a block pool needs at least one block of at least one token");
       this.block_size = blockSize;
       this.blocks = [];
       for (let i = 0; i < numBlocks; i++) this.blocks.push({id: i, ref_cnt: 0, hash: null});
-      this.free_queue = new Map();
-      for (let i = 0; i < numBlocks; i++) this.free_queue.set(i, true);
+      this.free_queue = new FreeQueue(numBlocks);
+      for (let i = 0; i < numBlocks; i++) this.free_queue.append(i);
       this.cached = new Map();  // block hash -> the block holding it
     }
     numFree() { return this.free_queue.size; }
@@ -72,7 +92,7 @@
       if (n > this.free_queue.size) return null;
       const out = [];
       for (let k = 0; k < n; k++) {
-        const bid = this.free_queue.keys().next().value;
+        const bid = this.free_queue.head();
         this.free_queue.delete(bid);
         const block = this.blocks[bid];
         if (block.hash !== null) {  // evicted: its prefix can no longer be hit
@@ -88,21 +108,14 @@
       block.hash = hash;
       if (!this.cached.has(hash)) this.cached.set(hash, block);
     }
-    free(blocks) {  // in reverse order; a cached block to the tail, an uncached one to the head
-      const toHead = [];
+    free(blocks) {  // in reverse order; a cached block to the tail, an uncached one to the head (move_to_end last=False)
       for (let k = blocks.length - 1; k >= 0; k--) {
         const b = blocks[k];
         b.ref_cnt -= 1;
         if (b.ref_cnt === 0) {
-          if (b.hash === null) toHead.push(b.id);
-          else this.free_queue.set(b.id, true);
+          if (b.hash === null) this.free_queue.prepend(b.id);
+          else this.free_queue.append(b.id);
         }
-      }
-      if (toHead.length) {  // each moved to the head in turn: the last one moved ends first
-        const rest = this.free_queue;
-        this.free_queue = new Map();
-        for (let k = toHead.length - 1; k >= 0; k--) this.free_queue.set(toHead[k], true);
-        for (const id of rest.keys()) this.free_queue.set(id, true);
       }
     }
   }
