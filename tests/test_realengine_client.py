@@ -237,6 +237,7 @@ def test_committed_comparison_reads_as_page_records():
      "config/real_engine.json: field comparison.min_iterations_per_knot.value must be of type integer"),
     ("iteration_gap_ms", None, "config/real_engine.json: field comparison.iteration_gap_ms is missing"),
     ("speed_check_bound", 2.0, "config/real_engine.json: field comparison.speed_check_bound.value must be <= 1"),
+    ("step_noise_seeds", 51, "config/real_engine.json: field comparison.step_noise_seeds.value must be <= 50"),
     ("iteration_gap_ms", "",
      "config/real_engine.json: field comparison.iteration_gap_ms.assumption must have at least 1 characters")])
 def test_the_comparisons_choices_are_checked_config_fields(field, value, says):
@@ -246,7 +247,7 @@ def test_the_comparisons_choices_are_checked_config_fields(field, value, says):
     config = json.loads((ROOT / "config" / "real_engine.json").read_text(encoding="utf-8"))
     good = comparison_settings(config)
     assert good == {"saturated_below": 0.9, "iteration_gap_s": 0.0015, "min_iterations_per_knot": 5,
-                    "speed_check_bound": 0.1}
+                    "speed_check_bound": 0.1, "noise_seeds": 0}
     if value is None:
         del config["comparison"][field]
     elif value == "":

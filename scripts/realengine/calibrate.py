@@ -117,7 +117,8 @@ def cached_context_cost(cal: dict) -> float:
 
 def fit(cal: dict, load_docs: list[dict], settings: dict) -> tuple[stepmodel.StepModel, dict]:
     """The step model from the lone steps (`cal`, the calibration record's `calibration`) and the calibration load
-    runs' result documents; with the fit's quality on the iterations it was fitted on. `settings`:
+    runs' result documents; with the fit's quality on the iterations it was fitted on and its step-time noise
+    (`quality["noise"]`: stepmodel.StepNoise as a dict, or None). `settings`:
     settings.comparison_settings (the iteration gap, the iterations a knot needs)."""
     s = cal["settings"]
     short_len, long_len, out = s["decode_prompt_tokens"], s["long_context_prompt_tokens"], s["decode_output_tokens"]
@@ -128,4 +129,8 @@ def fit(cal: dict, load_docs: list[dict], settings: dict) -> tuple[stepmodel.Ste
                                                                  prompt_1)
     steps = [it for doc in load_docs for it in stepmodel.iterations(doc, settings["iteration_gap_s"])]
     model, quality = stepmodel.fit(steps, attention, overhead, settings["min_iterations_per_knot"])
+    try:  # the step-time noise on the same iterations (stepmodel.StepNoise); None when too few to say
+        quality["noise"] = stepmodel.step_noise(steps, model, settings["min_iterations_per_knot"]).as_dict()
+    except ValueError:
+        quality["noise"] = None
     return dataclasses.replace(model, prompt_context_s=cached_context_cost(cal)), quality

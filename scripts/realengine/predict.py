@@ -22,7 +22,7 @@ import dataclasses
 import numpy as np
 
 from scripts.serving import engine, metrics, results
-from scripts.serving.stepmodel import StepModel
+from scripts.serving.stepmodel import Noisy, StepModel, StepNoise
 from scripts.serving.workload import Requests
 
 PRESET_RULE = "llama.cpp"  # llama.cpp's iteration rule in the serving model (scripts/serving/engine/schedulers.py)
@@ -106,20 +106,38 @@ def speed_moved(doc: dict, bound: float | None) -> bool | None:
     return before <= 0 or abs(after - before) / before > bound
 
 
+def predicted_over_seeds(a, doc: dict, step: StepModel, server: dict, slo_ms: dict, max_concurrency: int | None,
+                         noise: StepNoise | None, seeds: int):
+    """The prediction: one run of the step model, or with its measured noise (stepmodel.Noisy) `seeds` runs, seeds
+    0..seeds-1: each metric's median over them and its [min, max]. Returns (metrics, spread or None, first trace)."""
+    if noise is None or seeds < 1:
+        trace = simulate_cell(a, doc, step, server, max_concurrency)
+        return metrics.from_trace(trace, slo_ms), None, trace
+    traces = [simulate_cell(a, doc, Noisy(step, noise, seed), server, max_concurrency) for seed in range(seeds)]
+    runs = [metrics.from_trace(t, slo_ms) for t in traces]
+    middle = {k: float(np.median([r[k] for r in runs])) for k in COMPARED}
+    spread = {k: [float(min(r[k] for r in runs)), float(max(r[k] for r in runs))] for k in COMPARED}
+    return {**runs[0], **middle}, spread, traces[0]
+
+
 def compare_cell(a, doc: dict, step: StepModel, server: dict, slo_ms: dict, saturated_below: float,
-                 max_concurrency: int | None = None, speed_bound: float | None = None) -> dict:
+                 max_concurrency: int | None = None, speed_bound: float | None = None,
+                 noise: StepNoise | None = None, noise_seeds: int = 0) -> dict:
     """A run measured and predicted; `saturated` when it completed fewer than `saturated_below` times the requests
     per second it was sent (config/real_engine.json comparison.saturated_below); `speed_moved` (only for a run with
-    a speed check) when the engine's own speed moved more than `speed_bound` while it ran."""
+    a speed check) when the engine's own speed moved more than `speed_bound` while it ran. With `noise` and
+    `noise_seeds` the prediction is the median over that many seeded noisy runs, and `predicted_spread` their range
+    (the Kolmogorov-Smirnov distances are seed 0's)."""
     measured = results.metrics_of(doc, slo_ms)
-    trace = simulate_cell(a, doc, step, server, max_concurrency)
-    predicted = metrics.from_trace(trace, slo_ms)
+    predicted, spread, trace = predicted_over_seeds(a, doc, step, server, slo_ms, max_concurrency, noise, noise_seeds)
     span = max(doc["send_times"])
     sent_rate = len(doc["send_times"]) / span if span > 0 else None  # None: all sent at once (request_rate inf)
     saturated = sent_rate is None or measured["request_throughput"] < saturated_below * sent_rate
     out = {"measured": {k: measured[k] for k in COMPARED}, "predicted": {k: predicted[k] for k in COMPARED},
            "sent_rate": sent_rate, "saturated": saturated, "ks": distribution_distance(doc, trace),
            "never_reached": int(sum(results.never_reached(doc)))}
+    if spread is not None:
+        out["predicted_spread"], out["noise_seeds"] = spread, noise_seeds
     if "cached_tokens" in doc and "segments" in doc:
         out["reuse"] = reuse_agreement(doc, trace, server["slots"])
     moved = speed_moved(doc, speed_bound)
@@ -230,11 +248,16 @@ def main(argv=None) -> int:
     ap.add_argument("--config", type=Path, default=Path("config/real_engine.json"),
                     help="the comparison's settings (default: config/real_engine.json)")
     ap.add_argument("--anchor", type=Path, default=Path("anchor-model.json"))
+    ap.add_argument("--noise-seeds", type=int, default=0, metavar="N",
+                    help="predict with the step model's measured step-time noise, N seeded runs: the median and "
+                         "the range over them (default 0: the noiseless step model)")
     ap.add_argument("--out", type=Path, help="also write the prediction as JSON here")
     args = ap.parse_args(argv)
     try:
         if args.max_concurrency is not None and args.max_concurrency < 1:
             raise InputError(f"--max-concurrency must be at least 1, not {args.max_concurrency}")
+        if args.noise_seeds < 0:
+            raise InputError(f"--noise-seeds must be at least 0, not {args.noise_seeds}")
         cal = read_calibration(args.calibration)
         fit_on = args.fit_on or sorted(args.calibration.parent.glob(
             f"{cal['engine']['id']}-{cal['machine']['id']}-calibration-*.json"))
@@ -251,8 +274,12 @@ def main(argv=None) -> int:
             times, sends = assumed_send_times(doc)
             doc = {**doc, "send_times": times}
         step, quality = calibrate.fit(cal["calibration"], [results.load_result(p) for p in fit_on], settings)
+        noise = StepNoise.from_dict(quality["noise"]) if args.noise_seeds and quality["noise"] else None
+        if args.noise_seeds and noise is None:
+            raise InputError("--noise-seeds: the calibration runs give too few iterations to measure the noise")
         cell = compare_cell(anchor_from(read_json(args.anchor)), doc, step, cal["server"], cal["slo_ms"],
-                            settings["saturated_below"], args.max_concurrency)
+                            settings["saturated_below"], args.max_concurrency, noise=noise,
+                            noise_seeds=args.noise_seeds)
     except (InputError, ValueError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
@@ -270,7 +297,9 @@ def main(argv=None) -> int:
             print(f"{k:<20}{'—':>12}{cell['predicted'][k]:>12.4g}{'—':>10}")
             continue
         shown = f"{err:+.3f}" if k == "slo_attainment" else f"{err:+.1%}"
-        print(f"{k:<20}{cell['measured'][k]:>12.4g}{cell['predicted'][k]:>12.4g}{shown:>10}")
+        band = "" if "predicted_spread" not in cell else "   seeds: {:.4g} to {:.4g}".format(
+            *cell["predicted_spread"][k])
+        print(f"{k:<20}{cell['measured'][k]:>12.4g}{cell['predicted'][k]:>12.4g}{shown:>10}{band}")
     print(f"Kolmogorov-Smirnov distance, measured vs predicted: TTFT {cell['ks']['ttft']:.3f}, "
           f"TPOT {cell['ks']['tpot']:.3f}")
     if cell["never_reached"]:

@@ -28,4 +28,5 @@ def comparison_settings(config: dict, where: str = "config/real_engine.json") ->
     return {"saturated_below": float(block["saturated_below"]["value"]),
             "iteration_gap_s": block["iteration_gap_ms"]["value"] / 1000,
             "min_iterations_per_knot": block["min_iterations_per_knot"]["value"],
-            "speed_check_bound": block["speed_check_bound"]["value"] if "speed_check_bound" in block else None}
+            "speed_check_bound": block["speed_check_bound"]["value"] if "speed_check_bound" in block else None,
+            "noise_seeds": block["step_noise_seeds"]["value"] if "step_noise_seeds" in block else 0}

@@ -27,7 +27,14 @@ D(m) is the median of decode-only iterations with m decoders (their attention re
 fit, kept non-negative, of what the mixed iterations took beyond D and attention, solved exactly in rational
 arithmetic (`least_squares`): a BLAS solver's last digits depend on the CPU's vector unit, and the committed
 data must rebuild byte for byte on any machine. The object has IterationCost's
-`seconds` and `decode_run`, so engine.simulate(step_cost=...) runs on it unchanged."""
+`seconds` and `decode_run`, so engine.simulate(step_cost=...) runs on it unchanged.
+
+Step-time noise (`StepNoise`, issue 43): the same iterations' measured / modelled time, kept as quantiles per decode
+batch size (decode-only iterations, for each knot of D) and for the iterations with prompt work. `Noisy(model,
+noise, seed)` is a step model whose iterations the engine loop stretches by seeded draws from those quantiles
+(inverse CDF, linear between them), so requests that arrive together do not move in lockstep and the p99s carry the
+engine's jitter. The spread includes the client's own timing jitter in reading the iterations (a token read late
+makes one iteration longer and the next shorter), so it overstates the engine's somewhat."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -106,13 +113,16 @@ def iterations(doc: dict, gap_s: float) -> list[dict]:
     """The engine's iterations as the client saw them (module docstring), from a result file with `send_times`:
     [{"decoders", "context_sum", "prompts" (their lengths), "seconds"}] for each iteration of known duration.
     Tokens that reach the client within `gap_s` of each other count as one iteration's."""
-    events = []
+    events, waiting = [], []  # waiting: (sent, first token) of each request
     for i, (sent, ttft, gaps) in enumerate(zip(doc["send_times"], doc["ttfts"], doc["itls"], strict=True)):
         if not doc.get("success", [True] * len(doc["ttfts"]))[i]:
             continue
         times = sent + ttft + np.concatenate(([0.0], np.cumsum(gaps)))
         events.extend((float(t), i, k) for k, t in enumerate(times))
+        waiting.append((float(sent), float(times[0])))
     events.sort()
+    sent_at = np.array([w[0] for w in waiting]) if waiting else np.zeros(0)
+    first_at = np.array([w[1] for w in waiting]) if waiting else np.zeros(0)
     clusters, current = [], []
     for e in events:
         if current and e[0] - current[-1][0] > gap_s:
@@ -127,10 +137,14 @@ def iterations(doc: dict, gap_s: float) -> list[dict]:
         decoders = [(i, k) for _, i, k in now if k > 0]
         if not any(i in earlier for i, _ in decoders):
             continue  # the engine may have idled between them: no duration
+        start, end = np.mean([t for t, _, _ in before]), np.mean([t for t, _, _ in now])
         out.append({"decoders": len(decoders),
                     "context_sum": float(sum(doc["input_lens"][i] + k for i, k in decoders)),
                     "prompts": [int(doc["input_lens"][i]) for _, i, k in now if k == 0],
-                    "seconds": float(np.mean([t for t, _, _ in now]) - np.mean([t for t, _, _ in before]))})
+                    "seconds": float(end - start),
+                    # requests sent before it began whose first token came after it: the engine may have been
+                    # working on their prompts in it, unseen by the client
+                    "unseen_prompts": int(((sent_at < start) & (first_at > now[-1][0])).sum())})
     return out
 
 
@@ -193,3 +207,90 @@ def fit(steps: list[dict], attention: float, overhead: float, min_samples: int) 
                "p90_abs_rel_error": float(np.percentile(rel, 90)),
                "decode_samples": {str(b): len(pure[b]) for b in knots}}
     return model, quality
+
+
+NOISE_QUANTILES = 20  # quantiles at 0, 1/20, ..., 1 of each distribution: 21 values
+
+
+@dataclass(frozen=True)
+class StepNoise:
+    """Measured / modelled iteration time: quantiles (levels k / NOISE_QUANTILES) per decode batch size of the
+    decode-only iterations, and of the iterations with prompt work."""
+    batches: tuple[int, ...]  # increasing; a batch beyond the last uses the last's
+    decode: tuple[tuple[float, ...], ...]
+    prompt: tuple[float, ...]
+
+    def __post_init__(self):
+        rows = (*self.decode, self.prompt)
+        if not self.batches or len(self.batches) != len(self.decode) or list(self.batches) != sorted(set(self.batches)):
+            raise ValueError("step noise: one quantile row per decode batch, batches increasing")
+        if any(len(r) != NOISE_QUANTILES + 1 or min(r) <= 0 or list(r) != sorted(r) for r in rows):
+            raise ValueError(f"step noise: each row needs {NOISE_QUANTILES + 1} positive non-decreasing quantiles")
+
+    def as_dict(self) -> dict:
+        return {"batches": list(self.batches), "decode": [list(r) for r in self.decode], "prompt": list(self.prompt)}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> StepNoise:
+        return cls(tuple(int(b) for b in d["batches"]), tuple(tuple(r) for r in d["decode"]), tuple(d["prompt"]))
+
+    def floor(self) -> float:
+        """The smallest factor any draw can give (the loop's bound on how many iterations fit before an event)."""
+        return min(min(r[0] for r in self.decode), self.prompt[0])
+
+
+def step_noise(steps: list[dict], model: StepModel, min_samples: int) -> StepNoise:
+    """The noise of `model` on the iterations it was fitted on: quantiles of measured / modelled seconds for each
+    decode batch with at least `min_samples` decode-only iterations (D's knots), and for the iterations with prompt
+    work. Only iterations during which no other request was waiting for its first token count: llama.cpp prefills
+    a waiting prompt in chunks that ride with the decodes, and the client sees such an iteration as decode-only
+    (on the committed long-prompt runs, 5 % of the batch-1 iterations were 3-78 times the model's)."""
+    ratio: dict[int, list[float]] = {}
+    prompt = []
+    for s in steps:
+        modelled = model.seconds(s["decoders"], s["context_sum"], [(0, n) for n in s["prompts"]])
+        if modelled <= 0 or s["seconds"] <= 0 or s.get("unseen_prompts", 0):
+            continue  # an iteration that may have carried prompt work the client could not see is not noise
+        if s["prompts"]:
+            prompt.append(s["seconds"] / modelled)
+        elif s["decoders"]:
+            ratio.setdefault(s["decoders"], []).append(s["seconds"] / modelled)
+    batches = sorted(b for b, v in ratio.items() if len(v) >= min_samples)
+    if not batches or len(prompt) < min_samples:
+        raise ValueError(f"step noise: too few iterations (decode batches with {min_samples}+: {batches}; "
+                         f"with prompts: {len(prompt)})")
+    levels = np.linspace(0.0, 1.0, NOISE_QUANTILES + 1)
+    q = lambda xs: tuple(float(x) for x in np.quantile(np.asarray(xs, float), levels))  # noqa: E731
+    return StepNoise(tuple(batches), tuple(q(ratio[b]) for b in batches), q(prompt))
+
+
+class NoiseDraws:
+    """Seeded factors for the loop: `decode(batch, m)` for m decode-only iterations, `prompt()` for one with prompt
+    work. Draws are taken in the loop's order, so a seed gives the same run every time."""
+
+    def __init__(self, noise: StepNoise, seed: int):
+        self.noise, self.rng = noise, np.random.default_rng(seed)
+        self.levels = np.linspace(0.0, 1.0, NOISE_QUANTILES + 1)
+        self.floor = noise.floor()
+
+    def _row(self, batch: int):
+        k = int(np.searchsorted(self.noise.batches, batch, side="right")) - 1
+        return self.noise.decode[max(k, 0)]
+
+    def decode(self, batch: int, m: int) -> np.ndarray:
+        return np.interp(self.rng.random(m), self.levels, self._row(batch))
+
+    def prompt(self) -> float:
+        return float(np.interp(self.rng.random(), self.levels, self.noise.prompt))
+
+
+class Noisy:
+    """`model`'s step times, which the engine loop stretches by `NoiseDraws(noise, seed)` (stepcost.Measured)."""
+
+    def __init__(self, model: StepModel, noise: StepNoise, seed: int):
+        self.model, self.noise, self.seed = model, noise, seed
+        self.request_overhead_s = model.request_overhead_s
+        self.seconds, self.decode_run = model.seconds, model.decode_run
+
+    def draws(self) -> NoiseDraws:
+        return NoiseDraws(self.noise, self.seed)

@@ -314,8 +314,9 @@ class GpuLoop:
             m = self.kv.steps_that_fit(k)
         nd, cost, overhead = len(self.dec_ids), self.step.cost, self.step.overhead_s
         csum = self.base_sum + nd * self.n_iters
+        noise = self.step.noise
         if event < np.inf:  # iterations only lengthen as contexts grow: the event falls within this many
-            first = cost.seconds(nd, csum) + overhead
+            first = cost.seconds(nd, csum) * (noise.floor if noise else 1.0) + overhead
             m = min(m, int((event - t) / first) + 2)
         ends, alone = self.ends, self.dec_alone
         if self.scalar_run:  # IterationCost.seconds(nd, x) of each step, its terms in order
@@ -336,7 +337,10 @@ class GpuLoop:
                 alone.append(d)
             m = steps
         else:
-            durations = cost.decode_run(nd, float(csum) + np.arange(m, dtype=np.float64) * nd) + overhead
+            durations = cost.decode_run(nd, float(csum) + np.arange(m, dtype=np.float64) * nd)
+            if noise:  # measured step-time noise (stepmodel.Noisy): each iteration stretched by its own draw
+                durations = durations * noise.decode(nd, m)
+            durations = durations + overhead
             run_ends = t + np.cumsum(durations)
             if event < np.inf:
                 starts = np.concatenate(([t], run_ends[:-1]))
@@ -357,7 +361,8 @@ class GpuLoop:
         chunks = scheduler.prefill_chunks(self.prefilling, self.pf_len, self.done_prefill, len(self.dec_ids))
         decoders = len(self.dec_ids) if scheduler.decodes_with_prefill else 0
         ctx_sum = self.base_sum + decoders * self.n_iters if decoders else 0.0
-        d = cost.seconds(decoders, ctx_sum, [(s, ln) for _, s, ln in chunks]) + overhead
+        d = cost.seconds(decoders, ctx_sum, [(s, ln) for _, s, ln in chunks])
+        d = (d * self.step.noise.prompt() if self.step.noise else d) + overhead
         self.t += d
         t = self.t
         self.ends.append(t)

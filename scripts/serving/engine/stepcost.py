@@ -6,7 +6,9 @@ prompt work and `decode_run` for a run of pure-decode iterations, then adds `ove
             IterationCost, the one cost model of the page): the seed's numbers.
   derated   the same roofline with the peaks scaled by achieved shares and a fixed time per iteration
             (roofline.Efficiency; roofline.achieved(anchor) is the anchor's realistic set).
-  measured  an engine's fitted step times (scripts/serving/stepmodel.py StepModel, from a real engine's runs).
+  measured  an engine's fitted step times (scripts/serving/stepmodel.py StepModel, from a real engine's runs);
+            with `stepmodel.Noisy` its measured step-time noise too: `noise` gives the loop seeded factors that
+            stretch each iteration (the others' `noise` is None).
 `cost` is what the loop times iterations with; an `IterationCost` lets the loop price pure-decode runs step by step
 with its terms inline (the same arithmetic as IterationCost.seconds, in the same order)."""
 from __future__ import annotations
@@ -21,7 +23,7 @@ class Roofline:
     """The roofline bound of anchor `a` (roofline.BOUND: peak FLOP/s and bandwidth, no overhead)."""
 
     def __init__(self, a: Anchor):
-        self.anchor, self.cost, self.overhead_s = a, rl.iteration_cost(a), 0.0
+        self.anchor, self.cost, self.overhead_s, self.noise = a, rl.iteration_cost(a), 0.0, None
 
 
 @register("step_cost", "derated")
@@ -31,7 +33,7 @@ class Derated:
 
     def __init__(self, a: Anchor, efficiency: rl.Efficiency):
         self.anchor = rl.derated(a, efficiency)
-        self.cost, self.overhead_s = rl.iteration_cost(self.anchor), efficiency.overhead_s
+        self.cost, self.overhead_s, self.noise = rl.iteration_cost(self.anchor), efficiency.overhead_s, None
 
 
 @register("step_cost", "measured")
@@ -41,6 +43,7 @@ class Measured:
 
     def __init__(self, a: Anchor, step_model):
         self.anchor, self.cost, self.overhead_s = a, step_model, 0.0
+        self.noise = step_model.draws() if hasattr(step_model, "draws") else None  # a fresh seeded stream per run
 
 
 def step_cost_for(a: Anchor, efficiency: rl.Efficiency = rl.BOUND, step_model=None):

@@ -1,0 +1,119 @@
+"""Step-time noise as data (issue 43; scripts/serving/stepmodel.py StepNoise, Noisy): the quantiles of measured /
+modelled iteration time per decode batch, only from iterations during which no request waited for its first token;
+seeded draws that stretch each simulated iteration (engine loop), so a closed loop of equal requests no longer moves
+in lockstep; the same seed gives the same run; factors of exactly 1 give the noiseless run bit for bit; the
+prediction command reports the median and range over seeds."""
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from scripts.model.anchor import anchor_from
+from scripts.realengine import predict
+from scripts.record.inputs import read_json
+from scripts.serving import stepmodel
+from scripts.serving.stepmodel import NOISE_QUANTILES, Noisy, StepModel, StepNoise
+from tests.conftest import ROOT
+
+STEP = StepModel((1.0, 2.0, 4.0, 8.0), (0.005, 0.011, 0.020, 0.026), 0.006, 0.0007, 0.0, 0.0, 0.002)
+SERVER = {"batch_tokens": 2048, "slots": 4}
+LEVELS = np.linspace(0.0, 1.0, NOISE_QUANTILES + 1)
+
+
+def flat(factor: float, batches=(1,)) -> StepNoise:
+    row = (factor,) * (NOISE_QUANTILES + 1)
+    return StepNoise(tuple(batches), (row,) * len(batches), row)
+
+
+def equal_requests(n=24):
+    """A closed loop's file: n equal requests, all sent at 0 (vllm bench serve --request-rate inf)."""
+    return {"send_times": [0.0] * n, "input_lens": [64] * n, "output_lens": [32] * n, "ttfts": [0.1] * n,
+            "itls": [[0.01] * 31] * n, "latencies": [0.4] * n, "success": [True] * n, "errors": [""] * n}
+
+
+def test_the_quantiles_are_the_ratios_and_iterations_with_a_waiting_prompt_are_left_out():
+    ratios = np.linspace(0.8, 1.2, 41)
+    steps = [{"decoders": 2, "context_sum": 0.0, "prompts": [], "seconds": 0.011 * r, "unseen_prompts": 0}
+             for r in ratios]
+    steps += [{"decoders": 2, "context_sum": 0.0, "prompts": [], "seconds": 0.011 * 40, "unseen_prompts": 1}]
+    steps += [{"decoders": 1, "context_sum": 0.0, "prompts": [100], "seconds": (0.005 + 0.006 + 0.07) * r,
+               "unseen_prompts": 0} for r in ratios]
+    noise = stepmodel.step_noise(steps, STEP, min_samples=5)
+    assert noise.batches == (2,)  # batch 1 never ran decode-only here
+    assert noise.decode[0] == pytest.approx(tuple(np.quantile(ratios, LEVELS)), rel=1e-12)
+    assert noise.decode[0][-1] == pytest.approx(1.2)  # the 40x iteration (a prompt the client could not see) is out
+    assert noise.prompt == pytest.approx(tuple(np.quantile(ratios, LEVELS)), rel=1e-12)
+    assert StepNoise.from_dict(json.loads(json.dumps(noise.as_dict()))) == noise
+    with pytest.raises(ValueError, match="too few iterations"):
+        stepmodel.step_noise(steps[:3], STEP, min_samples=5)
+
+
+def test_an_iteration_while_a_request_waits_for_its_first_token_is_marked():
+    # A decodes alone from 0.1 s every 10 ms; B is sent at 0.155 s and its first token comes at 0.2 s
+    a = {"sent": 0.0, "ttft": 0.1, "itls": [0.01] * 19}
+    b = {"sent": 0.155, "ttft": 0.045, "itls": [0.01] * 5}
+    doc = {"send_times": [a["sent"], b["sent"]], "ttfts": [a["ttft"], b["ttft"]], "itls": [a["itls"], b["itls"]],
+           "input_lens": [8, 8], "success": [True, True]}
+    its = stepmodel.iterations(doc, 0.0015)
+    ends = np.cumsum([0.1] + [0.01] * 19)
+    unseen = {round(float(e), 3): it["unseen_prompts"] for e, it in zip(ends[1:], its, strict=False)}
+    assert unseen[0.16] == 0  # B was sent after it began
+    assert unseen[0.17] == 1 and unseen[0.19] == 1  # B waiting: its prompt may be in them, unseen
+    assert unseen[0.2] == 0 and unseen[0.21] == 0  # B's first token is in the one ending at 0.2 s: seen
+    assert [it["prompts"] for it in its if it["prompts"]] == [[8]]  # B's first token rides at 0.2 s
+
+
+def test_a_closed_loop_of_equal_requests_leaves_lockstep_with_noise_and_a_seed_repeats_its_run():
+    a = anchor_from(read_json(ROOT / "anchor-model.json"))
+    doc = equal_requests()
+    plain = predict.simulate_cell(a, doc, STEP, SERVER, max_concurrency=4)
+    ttft = plain.first_token_s - plain.requests.arrival_s
+    noise = StepNoise((1, 4), ((0.7,) * 10 + (1.0,) + (1.4,) * 10, tuple(np.linspace(0.6, 1.8, 21))),
+                      tuple(np.linspace(0.8, 1.3, 21)))
+    runs = [predict.simulate_cell(a, doc, Noisy(STEP, noise, seed), SERVER, max_concurrency=4) for seed in (0, 0, 1)]
+    noisy = [r.first_token_s - r.requests.arrival_s for r in runs]
+    lockstep = np.median(ttft) == pytest.approx(np.percentile(ttft, 99))
+    assert lockstep  # the noiseless loop: every wave of four the same
+    assert np.percentile(noisy[0], 99) > 1.05 * np.median(noisy[0])
+    assert np.array_equal(noisy[0], noisy[1]) and not np.array_equal(noisy[0], noisy[2])
+
+
+def test_factors_of_one_give_the_noiseless_run_and_factors_of_two_double_a_lone_requests_steps():
+    a = anchor_from(read_json(ROOT / "anchor-model.json"))
+    doc = equal_requests(6)
+    plain = predict.simulate_cell(a, doc, STEP, SERVER)
+    one = predict.simulate_cell(a, doc, Noisy(STEP, flat(1.0, (1, 2)), 3), SERVER)
+    assert np.array_equal(plain.first_token_s, one.first_token_s) and np.array_equal(plain.finish_s, one.finish_s)
+    lone = {k: [v[0]] for k, v in equal_requests(1).items()}
+    p1 = predict.simulate_cell(a, lone, STEP, SERVER)
+    p2 = predict.simulate_cell(a, lone, Noisy(STEP, flat(2.0), 0), SERVER)
+    assert (p2.finish_s[0] - STEP.request_overhead_s) == pytest.approx(2 * (p1.finish_s[0] - STEP.request_overhead_s))
+
+
+def test_bad_noise_is_refused():
+    with pytest.raises(ValueError, match="quantiles"):
+        StepNoise((1,), ((1.0,) * 3,), (1.0,) * (NOISE_QUANTILES + 1))
+    with pytest.raises(ValueError, match="positive non-decreasing"):
+        StepNoise((1,), (tuple(np.linspace(1.2, 0.8, NOISE_QUANTILES + 1)),), (1.0,) * (NOISE_QUANTILES + 1))
+    with pytest.raises(ValueError, match="batches increasing"):
+        StepNoise((2, 1), ((1.0,) * 21, (1.0,) * 21), (1.0,) * 21)
+
+
+def test_the_prediction_command_reports_the_median_and_range_over_seeds(tmp_path):
+    run = ROOT / "precomputed" / "serve" / "llamacpp-cpu-amd-epyc-2c-1t-short-r8-run1.json"
+    cal = ROOT / "precomputed" / "serve" / "calibration" / "llamacpp-cpu-amd-epyc-2c-1t.json"
+    out = tmp_path / "p.json"
+    r = subprocess.run([sys.executable, "-m", "scripts.realengine.predict", str(run), "--calibration", str(cal),
+                        "--noise-seeds", "3", "--out", str(out)], cwd=ROOT, capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+    got = json.loads(out.read_text(encoding="utf-8"))
+    assert got["noise_seeds"] == 3 and got["fit_quality"]["noise"]["batches"][0] == 1
+    for metric, (low, high) in got["predicted_spread"].items():
+        assert low <= got["predicted"][metric] <= high, metric
+    assert "seeds:" in next(line for line in r.stdout.splitlines() if line.startswith("p99_ttft_ms"))
+    bad = subprocess.run([sys.executable, "-m", "scripts.realengine.predict", str(run), "--calibration", str(cal),
+                          "--noise-seeds", "-1"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 2 and bad.stderr.strip() == "error: --noise-seeds must be at least 0, not -1"
