@@ -1,8 +1,9 @@
 """Step-time noise as data (issue 43; scripts/serving/stepmodel.py StepNoise, Noisy): the quantiles of measured /
-modelled iteration time per decode batch, only from iterations during which no request waited for its first token;
-seeded draws that stretch each simulated iteration (engine loop), so a closed loop of equal requests no longer moves
-in lockstep; the same seed gives the same run; factors of exactly 1 give the noiseless run bit for bit; the
-prediction command reports the median and range over seeds."""
+modelled iteration time per decode batch, only from iterations during which no request waited for its first token,
+the client's read jitter taken out by the lag-one covariance and each row scaled to mean 1; seeded draws that
+stretch each simulated iteration (engine loop), so a closed loop of equal requests no longer moves in lockstep; the
+same seed gives the same run; factors of exactly 1 give the noiseless run bit for bit; the prediction command
+reports the median and range over seeds."""
 import json
 import subprocess
 import sys
@@ -117,3 +118,24 @@ def test_the_prediction_command_reports_the_median_and_range_over_seeds(tmp_path
     bad = subprocess.run([sys.executable, "-m", "scripts.realengine.predict", str(run), "--calibration", str(cal),
                           "--noise-seeds", "-1"], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert bad.returncode == 2 and bad.stderr.strip() == "error: --noise-seeds must be at least 0, not -1"
+
+
+def test_the_clients_part_of_the_spread_is_taken_out_and_each_row_has_mean_one():
+    """Iterations seen as e_j + c_j - c_(j-1): with the engine exact (e = the model) and only client jitter c, the
+    lag-one covariance cancels the whole spread (engine share 0): every factor is 1."""
+    rng = np.random.default_rng(5)
+    c = rng.normal(0.0, 0.001, 4001)
+    t, steps = 0.0, []
+    for j in range(4000):
+        seconds = 0.011 + c[j + 1] - c[j]
+        steps.append({"decoders": 2, "context_sum": 0.0, "prompts": [] if j % 4 else [10], "seconds": seconds,
+                      "unseen_prompts": 0, "start": t, "end": t + seconds})
+        t += seconds
+    model = StepModel((1.0, 2.0), (0.005, 0.011), 0.0, 0.0, 0.0, 0.0, 0.0)
+    noise = stepmodel.step_noise(steps, model, min_samples=5)
+    assert noise.engine_share < 0.3  # 0 up to the estimate's sampling error (a square root of a small difference)
+    for row in (*noise.decode, noise.prompt):
+        assert float(np.sum((np.array(row[1:]) + row[:-1]) / 2) / NOISE_QUANTILES) == pytest.approx(1.0, rel=1e-12)
+        assert max(row) / min(row) < 1.25
+    alone = stepmodel.step_noise([{k: v for k, v in s.items() if k not in ("start", "end")} for s in steps], model, 5)
+    assert alone.engine_share == 1.0 and max(alone.decode[0]) / min(alone.decode[0]) > 1.5  # no pairs: kept whole

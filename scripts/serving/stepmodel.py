@@ -33,8 +33,9 @@ Step-time noise (`StepNoise`, issue 43): the same iterations' measured / modelle
 batch size (decode-only iterations, for each knot of D) and for the iterations with prompt work. `Noisy(model,
 noise, seed)` is a step model whose iterations the engine loop stretches by seeded draws from those quantiles
 (inverse CDF, linear between them), so requests that arrive together do not move in lockstep and the p99s carry the
-engine's jitter. The spread includes the client's own timing jitter in reading the iterations (a token read late
-makes one iteration longer and the next shorter), so it overstates the engine's somewhat."""
+engine's jitter. The client's own jitter in reading the iterations (a token read late makes one iteration longer
+and the next shorter) is taken out by the lag-one covariance (`engine_share`), and each distribution is scaled to
+mean 1: the step model's medians already price the iterations, the noise adds their spread."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -141,7 +142,7 @@ def iterations(doc: dict, gap_s: float) -> list[dict]:
         out.append({"decoders": len(decoders),
                     "context_sum": float(sum(doc["input_lens"][i] + k for i, k in decoders)),
                     "prompts": [int(doc["input_lens"][i]) for _, i, k in now if k == 0],
-                    "seconds": float(end - start),
+                    "seconds": float(end - start), "start": float(start), "end": float(end),
                     # requests sent before it began whose first token came after it: the engine may have been
                     # working on their prompts in it, unseen by the client
                     "unseen_prompts": int(((sent_at < start) & (first_at > now[-1][0])).sum())})
@@ -219,6 +220,7 @@ class StepNoise:
     batches: tuple[int, ...]  # increasing; a batch beyond the last uses the last's
     decode: tuple[tuple[float, ...], ...]
     prompt: tuple[float, ...]
+    engine_share: float = 1.0  # each row's spread around its median was scaled by this (step_noise: the client's part)
 
     def __post_init__(self):
         rows = (*self.decode, self.prompt)
@@ -228,11 +230,13 @@ class StepNoise:
             raise ValueError(f"step noise: each row needs {NOISE_QUANTILES + 1} positive non-decreasing quantiles")
 
     def as_dict(self) -> dict:
-        return {"batches": list(self.batches), "decode": [list(r) for r in self.decode], "prompt": list(self.prompt)}
+        return {"batches": list(self.batches), "decode": [list(r) for r in self.decode], "prompt": list(self.prompt),
+                "engine_share": self.engine_share}
 
     @classmethod
     def from_dict(cls, d: dict) -> StepNoise:
-        return cls(tuple(int(b) for b in d["batches"]), tuple(tuple(r) for r in d["decode"]), tuple(d["prompt"]))
+        return cls(tuple(int(b) for b in d["batches"]), tuple(tuple(r) for r in d["decode"]), tuple(d["prompt"]),
+                   float(d.get("engine_share", 1.0)))
 
     def floor(self) -> float:
         """The smallest factor any draw can give (the loop's bound on how many iterations fit before an event)."""
@@ -247,21 +251,49 @@ def step_noise(steps: list[dict], model: StepModel, min_samples: int) -> StepNoi
     (on the committed long-prompt runs, 5 % of the batch-1 iterations were 3-78 times the model's)."""
     ratio: dict[int, list[float]] = {}
     prompt = []
+    clean = []  # (step, its group, its ratio) of every iteration that counts
     for s in steps:
         modelled = model.seconds(s["decoders"], s["context_sum"], [(0, n) for n in s["prompts"]])
         if modelled <= 0 or s["seconds"] <= 0 or s.get("unseen_prompts", 0):
             continue  # an iteration that may have carried prompt work the client could not see is not noise
-        if s["prompts"]:
-            prompt.append(s["seconds"] / modelled)
-        elif s["decoders"]:
-            ratio.setdefault(s["decoders"], []).append(s["seconds"] / modelled)
+        group = "prompt" if s["prompts"] else s["decoders"] if s["decoders"] else None
+        if group is None:
+            continue
+        (prompt if group == "prompt" else ratio.setdefault(group, [])).append(s["seconds"] / modelled)
+        clean.append((s, group, s["seconds"] / modelled))
     batches = sorted(b for b, v in ratio.items() if len(v) >= min_samples)
     if not batches or len(prompt) < min_samples:
         raise ValueError(f"step noise: too few iterations (decode batches with {min_samples}+: {batches}; "
                          f"with prompts: {len(prompt)})")
+    share = engine_share(clean, {**{b: float(np.median(v)) for b, v in ratio.items()},
+                                 "prompt": float(np.median(prompt))})
     levels = np.linspace(0.0, 1.0, NOISE_QUANTILES + 1)
-    q = lambda xs: tuple(float(x) for x in np.quantile(np.asarray(xs, float), levels))  # noqa: E731
-    return StepNoise(tuple(batches), tuple(q(ratio[b]) for b in batches), q(prompt))
+
+    def q(xs):  # the quantiles, their spread around the median scaled to the engine's share, then mean 1
+        row = np.quantile(np.asarray(xs, float), levels)
+        mid = float(np.median(xs))
+        row = mid + (row - mid) * share
+        return tuple(float(x) for x in row / float(np.sum((row[1:] + row[:-1]) / 2) / NOISE_QUANTILES))
+    return StepNoise(tuple(batches), tuple(q(ratio[b]) for b in batches), q(prompt), share)
+
+
+def engine_share(clean: list, medians: dict) -> float:
+    """How much of the iterations' spread is the engine's: the client reads each iteration's end with a jitter c,
+    so an iteration it sees lasts e + c_j - c_(j-1); its variance is the engine's plus twice the client's, and two
+    consecutive iterations share one c with opposite signs (their covariance is minus the client's variance). Over
+    the consecutive pairs of counted iterations (one's end is the other's start), on the ratios less their group's
+    median: engine variance = variance + 2 x lag-one covariance; the share is its square root over the standard
+    deviation's, in [0, 1] (1 when no pairs)."""
+    u = [(s, r - medians[g]) for s, g, r in clean]
+    pairs = [(a, b) for (sa, a), (sb, b) in zip(u, u[1:], strict=False)
+             if sb.get("start") is not None and sb.get("start") == sa.get("end")]
+    if len(pairs) < 2:
+        return 1.0
+    var = float(np.mean([x * x for _, x in u]))
+    cov = float(np.mean([a * b for a, b in pairs]))
+    if var <= 0:
+        return 1.0
+    return float(np.sqrt(min(max(var + 2 * cov, 0.0) / var, 1.0)))
 
 
 class NoiseDraws:
