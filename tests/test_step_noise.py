@@ -79,6 +79,11 @@ def test_a_closed_loop_of_equal_requests_leaves_lockstep_with_noise_and_a_seed_r
     assert lockstep  # the noiseless loop: every wave of four the same
     assert np.percentile(noisy[0], 99) > 1.05 * np.median(noisy[0])
     assert np.array_equal(noisy[0], noisy[1]) and not np.array_equal(noisy[0], noisy[2])
+    for part, seconds in runs[0].breakdown.items():  # a stretched iteration's decode-only time is stretched alike
+        assert seconds.min() >= -1e-12, part
+    total = sum(runs[0].breakdown.values())
+    seen = runs[0].requests.arrival_s + STEP.request_overhead_s  # the parts count from when the engine saw it
+    assert np.allclose(total, runs[0].finish_s - seen, rtol=1e-9)
 
 
 def test_factors_of_one_give_the_noiseless_run_and_factors_of_two_double_a_lone_requests_steps():

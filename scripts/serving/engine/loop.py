@@ -362,7 +362,8 @@ class GpuLoop:
         decoders = len(self.dec_ids) if scheduler.decodes_with_prefill else 0
         ctx_sum = self.base_sum + decoders * self.n_iters if decoders else 0.0
         d = cost.seconds(decoders, ctx_sum, [(s, ln) for _, s, ln in chunks])
-        d = (d * self.step.noise.prompt() if self.step.noise else d) + overhead
+        factor = self.step.noise.prompt() if self.step.noise else None  # measured step-time noise (stepmodel.Noisy)
+        d = (d * factor if factor is not None else d) + overhead
         self.t += d
         t = self.t
         self.ends.append(t)
@@ -372,6 +373,7 @@ class GpuLoop:
                             (cost.dense * decoders + ctx_sum * cost.attention) / cost.peak_flops)
             else:
                 alone = cost.seconds(decoders, ctx_sum)
+                alone = alone * factor if factor is not None else alone  # stretched as the iteration was
             self.dec_alone.append(alone + overhead)
             self.n_iters += 1
             if self.pd_decode:
