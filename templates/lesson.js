@@ -296,6 +296,9 @@ function lesson(loadScript, files) {
     if (scope) scope.onmessage = (e) => { const r = handle(e.data); if (r) scope.postMessage(r); };
     return handle;
   }
+  // A worker's script: serving-sim.js's code and `main(S, self)`, as a Blob URL (so it runs from file:// too).
+  const workerUrl = (main) => URL.createObjectURL(new Blob([
+    `"use strict";\nconst S = (${window.c13ServingSim.toString()})();\n(${main.toString()})(S, self);\n`], {type: "text/javascript"}));
   // A small pool of workers (two to three: a cold setting needs the three schedules' cells at the current rate
   // first, and they run side by side); without workers, the main thread, one cell per task.
   let simInit = null, simLocal = null, simStarted = false;
@@ -308,8 +311,7 @@ function lesson(loadScript, files) {
         peak_bf16_flops: g.constants.peak_bf16_flops}]))};
     const count = Math.min(3, Math.max(2, (navigator.hardwareConcurrency || 2) - 1));
     try {  // workers made from this page's own code (a Blob): they run from file:// too
-      const src = `"use strict";\nconst S = (${window.c13ServingSim.toString()})();\n(${simWorkerMain.toString()})(S, self);\n`;
-      const url = URL.createObjectURL(new Blob([src], {type: "text/javascript"}));
+      const url = workerUrl(simWorkerMain);
       for (let k = 0; k < count; k++) {
         const w = {worker: new Worker(url), job: null};
         w.worker.onmessage = (e) => simDone(w, e.data);
@@ -403,8 +405,7 @@ function lesson(loadScript, files) {
     prefixLoading = (window.c13ServingSim ? Promise.resolve() : (files.serving ? servingData() : loadScript(files.sim)))
       .then(() => (window.C13_PREFIX ? null : loadScript(files.prefix))).then(() => {
         try {
-          const src = `"use strict";\nconst S = (${window.c13ServingSim.toString()})();\n(${prefixWorkerMain.toString()})(S, self);\n`;
-          prefixWorker = new Worker(URL.createObjectURL(new Blob([src], {type: "text/javascript"})));
+          prefixWorker = new Worker(workerUrl(prefixWorkerMain));
           prefixWorker.onmessage = (e) => prefixDone(e.data);
           prefixWorker.onerror = (e) => { e.preventDefault(); prefixWorker = null; if (prefixJob) { prefixQueue.unshift(prefixJob); prefixJob = null; } prefixPump(); };
           prefixWorker.postMessage({init: window.C13_PREFIX});

@@ -21,7 +21,6 @@ from scripts.realengine import calibrate, predict
 from scripts.realengine.settings import read_calibration
 from scripts.record.inputs import InputError
 from scripts.serving import results
-from scripts.serving.stepmodel import StepNoise
 
 GOALS = {"central_median_abs_error": 0.10, "tail_median_abs_error": 0.20, "attainment_abs_error": 0.05}
 FOLDS = 2  # the halves: a workload's sorted rates alternate between them
@@ -66,18 +65,9 @@ def _cells(docs: list[tuple[str, dict]], predicted: dict) -> list[dict]:
     return rows
 
 
-def noise_of(quality: dict, settings: dict) -> dict:
-    """compare_cell's noise arguments: the fit's measured step-time noise and config/real_engine.json
-    comparison.step_noise_seeds (none when the seeds are 0 or the fit could not measure the noise)."""
-    seeds = settings.get("noise_seeds", 0)
-    if not seeds or not quality.get("noise"):
-        return {}
-    return {"noise": StepNoise.from_dict(quality["noise"]), "noise_seeds": seeds}
-
-
 def compare(calibration_paths: list[Path], result_paths: list[Path], anchor, settings: dict) -> dict:
     """Every real engine's runs predicted (module docstring); `settings`: comparison_settings."""
-    engines, saturated_below = [], settings["saturated_below"]
+    engines, saturated_below, seeds = [], settings["saturated_below"], settings.get("noise_seeds", 0)
     load_paths = sorted(p for p in calibration_paths if is_load_calibration(p))
     for cpath in sorted(p for p in calibration_paths if not is_load_calibration(p)):
         cal = read_calibration(cpath)
@@ -104,7 +94,7 @@ def compare(calibration_paths: list[Path], result_paths: list[Path], anchor, set
             other = 1 - fold[(doc["workload"], float(doc["request_rate"]))]
             cross[path] = predict.compare_cell(anchor, doc, models[other], cal["server"], cal["slo_ms"],
                                                saturated_below, speed_bound=settings.get("speed_check_bound"),
-                                               **noise_of(quality[other], settings))
+                                               **predict.noise_arguments(quality[other], seeds))
         rows = _cells(docs, cross)
         mine = [p for p in load_paths if Path(p).name.startswith(f"{eid}-{mid}-calibration-")]
         separate = None
@@ -112,7 +102,7 @@ def compare(calibration_paths: list[Path], result_paths: list[Path], anchor, set
             step, q = calibrate.fit(cal["calibration"], [results.load_result(p) for p in mine], settings)
             sep = {path: predict.compare_cell(anchor, doc, step, cal["server"], cal["slo_ms"], saturated_below,
                                               speed_bound=settings.get("speed_check_bound"),
-                                              **noise_of(q, settings)) for path, doc in docs}
+                                              **predict.noise_arguments(q, seeds)) for path, doc in docs}
             separate = {"files": [Path(p).as_posix() for p in mine], "step_model": step.as_dict(), "fit_quality": q,
                         "summary": summary(_cells(docs, sep))}
         load = {"requests": max(d["num_prompts"] for _, d in docs), "runs": max(len(c["runs"]) for c in rows)}

@@ -120,6 +120,15 @@ def predicted_over_seeds(a, doc: dict, step: StepModel, server: dict, slo_ms: di
     return {**runs[0], **middle}, spread, traces[0]
 
 
+def noise_arguments(quality: dict, seeds: int) -> dict:
+    """compare_cell's noise arguments from a fit's quality (calibrate.fit: its measured step-time noise) and a seed
+    count (config/real_engine.json comparison.step_noise_seeds, or --noise-seeds): none when the seeds are 0 or the
+    fit could not measure the noise."""
+    if not seeds or not quality.get("noise"):
+        return {}
+    return {"noise": StepNoise.from_dict(quality["noise"]), "noise_seeds": seeds}
+
+
 def compare_cell(a, doc: dict, step: StepModel, server: dict, slo_ms: dict, saturated_below: float,
                  max_concurrency: int | None = None, speed_bound: float | None = None,
                  noise: StepNoise | None = None, noise_seeds: int = 0) -> dict:
@@ -274,12 +283,11 @@ def main(argv=None) -> int:
             times, sends = assumed_send_times(doc)
             doc = {**doc, "send_times": times}
         step, quality = calibrate.fit(cal["calibration"], [results.load_result(p) for p in fit_on], settings)
-        noise = StepNoise.from_dict(quality["noise"]) if args.noise_seeds and quality["noise"] else None
-        if args.noise_seeds and noise is None:
+        noise = noise_arguments(quality, args.noise_seeds)
+        if args.noise_seeds and not noise:
             raise InputError("--noise-seeds: the calibration runs give too few iterations to measure the noise")
         cell = compare_cell(anchor_from(read_json(args.anchor)), doc, step, cal["server"], cal["slo_ms"],
-                            settings["saturated_below"], args.max_concurrency, noise=noise,
-                            noise_seeds=args.noise_seeds)
+                            settings["saturated_below"], args.max_concurrency, **noise)
     except (InputError, ValueError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

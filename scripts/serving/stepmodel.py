@@ -211,6 +211,7 @@ def fit(steps: list[dict], attention: float, overhead: float, min_samples: int) 
 
 
 NOISE_QUANTILES = 20  # quantiles at 0, 1/20, ..., 1 of each distribution: 21 values
+LEVELS = np.linspace(0.0, 1.0, NOISE_QUANTILES + 1)
 
 
 @dataclass(frozen=True)
@@ -249,32 +250,27 @@ def step_noise(steps: list[dict], model: StepModel, min_samples: int) -> StepNoi
     work. Only iterations during which no other request was waiting for its first token count: llama.cpp prefills
     a waiting prompt in chunks that ride with the decodes, and the client sees such an iteration as decode-only
     (on the committed long-prompt runs, 5 % of the batch-1 iterations were 3-78 times the model's)."""
-    ratio: dict[int, list[float]] = {}
-    prompt = []
-    clean = []  # (step, its group, its ratio) of every iteration that counts
+    groups: dict = {}  # a decode batch size, or "prompt" -> the ratios of its counted iterations
+    clean = []  # (step, its group, its ratio) of every counted iteration, in order
     for s in steps:
         modelled = model.seconds(s["decoders"], s["context_sum"], [(0, n) for n in s["prompts"]])
-        if modelled <= 0 or s["seconds"] <= 0 or s.get("unseen_prompts", 0):
+        group = "prompt" if s["prompts"] else s["decoders"] or None
+        if group is None or modelled <= 0 or s["seconds"] <= 0 or s.get("unseen_prompts", 0):
             continue  # an iteration that may have carried prompt work the client could not see is not noise
-        group = "prompt" if s["prompts"] else s["decoders"] if s["decoders"] else None
-        if group is None:
-            continue
-        (prompt if group == "prompt" else ratio.setdefault(group, [])).append(s["seconds"] / modelled)
+        groups.setdefault(group, []).append(s["seconds"] / modelled)
         clean.append((s, group, s["seconds"] / modelled))
-    batches = sorted(b for b, v in ratio.items() if len(v) >= min_samples)
+    prompt = groups.get("prompt", [])
+    batches = sorted(b for b, v in groups.items() if b != "prompt" and len(v) >= min_samples)
     if not batches or len(prompt) < min_samples:
         raise ValueError(f"step noise: too few iterations (decode batches with {min_samples}+: {batches}; "
                          f"with prompts: {len(prompt)})")
-    share = engine_share(clean, {**{b: float(np.median(v)) for b, v in ratio.items()},
-                                 "prompt": float(np.median(prompt))})
-    levels = np.linspace(0.0, 1.0, NOISE_QUANTILES + 1)
+    medians = {g: float(np.median(v)) for g, v in groups.items()}
+    share = engine_share(clean, medians)
 
-    def q(xs):  # the quantiles, their spread around the median scaled to the engine's share, then mean 1
-        row = np.quantile(np.asarray(xs, float), levels)
-        mid = float(np.median(xs))
-        row = mid + (row - mid) * share
+    def q(group):  # the quantiles, their spread around the median scaled to the engine's share, then mean 1
+        row = medians[group] + (np.quantile(np.asarray(groups[group], float), LEVELS) - medians[group]) * share
         return tuple(float(x) for x in row / float(np.sum((row[1:] + row[:-1]) / 2) / NOISE_QUANTILES))
-    return StepNoise(tuple(batches), tuple(q(ratio[b]) for b in batches), q(prompt), share)
+    return StepNoise(tuple(batches), tuple(q(b) for b in batches), q("prompt"), share)
 
 
 def engine_share(clean: list, medians: dict) -> float:
@@ -301,19 +297,17 @@ class NoiseDraws:
     work. Draws are taken in the loop's order, so a seed gives the same run every time."""
 
     def __init__(self, noise: StepNoise, seed: int):
-        self.noise, self.rng = noise, np.random.default_rng(seed)
-        self.levels = np.linspace(0.0, 1.0, NOISE_QUANTILES + 1)
-        self.floor = noise.floor()
+        self.noise, self.rng, self.floor = noise, np.random.default_rng(seed), noise.floor()
 
     def _row(self, batch: int):
         k = int(np.searchsorted(self.noise.batches, batch, side="right")) - 1
         return self.noise.decode[max(k, 0)]
 
     def decode(self, batch: int, m: int) -> np.ndarray:
-        return np.interp(self.rng.random(m), self.levels, self._row(batch))
+        return np.interp(self.rng.random(m), LEVELS, self._row(batch))
 
     def prompt(self) -> float:
-        return float(np.interp(self.rng.random(), self.levels, self.noise.prompt))
+        return float(np.interp(self.rng.random(), LEVELS, self.noise.prompt))
 
 
 class Noisy:
