@@ -30,13 +30,14 @@ import numpy as np
 
 from scripts.bench.kv_cache import cpu_model
 from scripts.realengine import build as engine_build
-from scripts.realengine import calibrate, client, prefix_load
+from scripts.realengine import calibrate, client, heldout, prefix_load
 from scripts.realengine import model as model_file
 from scripts.record.atomic import write_json_atomic
 
 OUT = Path("precomputed/serve")
 TRIAL_OUT = Path("build/serve-trial")  # where a trial (any flag below marked so) writes unless --out says otherwise
 PREFIX_OUT, PREFIX_TRIAL_OUT = Path("precomputed/serve-prefix"), Path("build/serve-prefix-trial")
+HELD_OUT, HELD_OUT_TRIAL = Path("precomputed/serve-heldout"), Path("build/serve-heldout-trial")
 ENGINE_ID = "llamacpp"
 
 
@@ -101,10 +102,10 @@ def cell_name(machine_id: str, workload: str, rate: float, run: int) -> str:
 
 
 def load_cell(port: int, cfg: dict, workload: str, rate: float, run: int, vocab: int, eot: int, meta: dict,
-              seed: int | None = None) -> dict:
+              seed: int | None = None, spec: dict | None = None) -> dict:
     load = cfg["load"]
     n, seed = load["requests_per_cell"], load["seed"] if seed is None else seed
-    spec = load["workloads"][workload]
+    spec = load["workloads"][workload] if spec is None else spec
     prompt_lens, output_lens = client.request_lengths(n, spec, seed)
     rng = np.random.default_rng([seed, 2])
     prompts = [client.prompt_ids(int(p), rng, vocab, eot) for p in prompt_lens]
@@ -187,6 +188,8 @@ def out_dir(args) -> Path:
         return args.out
     if args.prefix:
         return PREFIX_TRIAL_OUT if is_trial(args) else PREFIX_OUT
+    if args.held_out:
+        return HELD_OUT_TRIAL if is_trial(args) else HELD_OUT
     return TRIAL_OUT if is_trial(args) else OUT
 
 
@@ -196,6 +199,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only-calibrate", action="store_true", help="stop after the calibration (a trial)")
     ap.add_argument("--prefix", action="store_true",
                     help="calibrate, then measure the prefix-reuse workloads (prefix_load) instead of the load cells")
+    ap.add_argument("--held-out", action="store_true",
+                    help="calibrate, then send the held-out cells (held_out) with aiperf instead of the load cells")
     ap.add_argument("--keep-step-calibration", action="store_true",
                     help="keep the committed lone-request step measurements; measure the calibration load runs")
     ap.add_argument("--rates-scale", type=float, default=1.0, help="multiply every rate (a trial unless 1)")
@@ -209,16 +214,23 @@ def main(argv: list[str] | None = None) -> int:
     args.out = out_dir(args)
     print(f"records go to {args.out.as_posix()}/", file=sys.stderr)
     cfg = engine_build.load_config(args.config)
-    block = "prefix_load" if args.prefix else "load"
+    if args.prefix and args.held_out:
+        raise SystemExit("error: --prefix and --held-out measure different cells; pick one")
+    block = "prefix_load" if args.prefix else "held_out" if args.held_out else "load"
     if args.prefix:
         prefix_load.check(cfg.get("prefix_load"))
+    aiperf = heldout.environment(cfg["held_out"]) if args.held_out else None
     if args.requests:
         cfg[block]["requests_per_cell"] = args.requests
+        if args.held_out:
+            cfg[block]["closed_loop"]["requests"] = args.requests
     if args.runs:
         cfg[block]["runs_per_cell"] = args.runs
     if args.only:
         workload, rate = args.only.split(":")
         cfg[block]["rates"] = {workload: [float(rate)]}
+        if args.held_out:
+            cfg[block].pop("closed_loop", None)
     started = time.time()
     binary = engine_build.build(cfg)
     build_info = json.loads((binary.parent / "build.json").read_text())
@@ -254,17 +266,22 @@ def main(argv: list[str] | None = None) -> int:
                   "slo_assumption": cfg["slo_ms"]["assumption"]}
         write_json_atomic(record_path, record)
         print(f"lone-request steps measured in {time.time() - started:.0f} s", file=sys.stderr)
-        for workload, rate in cfg["calibration"]["load_runs"].items():  # step times under load, for the fit
+        runs = [(w, r, None) for w, r in cfg["calibration"]["load_runs"].items()]
+        if args.held_out:  # answers long enough to fill every slot (held_out.calibration_load_runs)
+            runs += [(w, s["rate"], s) for w, s in cfg["held_out"]["calibration_load_runs"].items()]
+        for workload, rate, spec in runs:  # step times under load, for the fit
             t0 = time.time()
             doc = load_cell(port, cfg, workload, rate, 0, vocab, eot, {**meta, "purpose": "calibration"},
-                            seed=cfg["calibration"]["load_seed"])  # other requests than the evaluated cells'
+                            seed=cfg["calibration"]["load_seed"], spec=spec)  # other requests than the cells'
 
             write_json_atomic(args.out / "calibration" / calibration_name(machine["id"], workload, rate), doc)
             print(f"calibration load {workload} {rate:g} req/s: {doc['completed']}/{doc['num_prompts']} ok, "
                   f"{time.time() - t0:.0f} s", file=sys.stderr)
         if args.only_calibrate:
             return 0
-        if not args.prefix:
+        if args.held_out:
+            run_held_out_cells(aiperf, port, cfg, args, machine["id"], vocab, eot, meta)
+        elif not args.prefix:
             run_load_cells(port, cfg, args, machine["id"], vocab, eot, meta)
     if args.prefix:  # each cell on a server of its own
 
@@ -282,6 +299,23 @@ def run_load_cells(port: int, cfg: dict, args, machine_id: str, vocab: int, eot:
         write_json_atomic(args.out / cell_name(machine_id, workload, rate, run), doc)
         print(f"{workload} {rate:g} req/s run {run}: {doc['completed']}/{doc['num_prompts']} ok, "
               f"{time.time() - t0:.0f} s", file=sys.stderr)
+
+
+def run_held_out_cells(aiperf: Path, port: int, cfg: dict, args, machine_id: str, vocab: int, eot: int,
+                       meta: dict) -> None:
+    """The held-out cells (heldout.py), each sent by aiperf on the calibration's server and speed-checked."""
+    block = cfg["held_out"]
+    tokenizer = heldout.tokenizer_dir(Path("build/aiperf/tokenizer-gpt2"))
+    for workload, rate, concurrency in heldout.cells(block, args.rates_scale):
+        t0 = time.time()
+        doc = speed_checked(port, cfg, vocab, eot, lambda w=workload, r=rate, c=concurrency: _rounded(
+            heldout.run_cell(aiperf, block, port, w, r, c, tokenizer, Path("build/aiperf") / w, meta)))
+        name = cell_name(machine_id, workload, rate, 1) if rate is not None else \
+            f"{ENGINE_ID}-{machine_id}-{workload}-c{concurrency}-run1.json"
+        write_json_atomic(args.out / name, doc)
+        load = f"concurrency {concurrency}" if rate is None else f"{rate:g} req/s"
+        print(f"{workload} {load}: "
+              f"{doc['completed']}/{doc['num_prompts']} ok, {time.time() - t0:.0f} s", file=sys.stderr)
 
 
 if __name__ == "__main__":
