@@ -15,7 +15,10 @@ Converted: warmup records left out; send_times = request_start_ns less the earli
 and itls in seconds; output_lens the output tokens, and a successful request must have one chunk gap fewer than
 tokens (vLLM's ITLs are per token: a file whose chunks merged tokens is refused, not reinterpreted); errors the
 error message, "" on success; duration from the earliest start to the latest end (vLLM times its run from before
-the first send to after the last response: the same span up to the client's own overhead).
+the first send to after the last response: the same span up to the client's own overhead). A failed request with
+no input_sequence_length (with --use-server-token-count the count is the server's, and a request whose body was never
+written has none) is kept as failed with 0 prompt tokens when its error says it never reached the server
+(results.NOT_CONNECTED); any other record without it is refused.
 
 GuideLLM 0.8.1 (PyPI; guidellm/benchmark/schemas/report.py `GenerativeBenchmarksReport`, benchmark.py
 `GenerativeBenchmark`, schemas/base/request_stats.py `GenerativeRequestStats`, schemas/base/info.py
@@ -39,6 +42,7 @@ from pathlib import Path
 
 from scripts.record.atomic import write_json_atomic
 from scripts.record.inputs import MAX_JSON_BYTES, InputError, jsonl_objects
+from scripts.serving import results
 
 AIPERF_VERSION = "aiperf 0.13.0"
 NS = 1e-9
@@ -74,11 +78,13 @@ def from_aiperf(path: Path | str) -> dict:
                 raise InputError(f"{where}: field metadata.{key} must be a whole number of nanoseconds")
         error = rec.get("error")
         ok = error is None
+        message = "" if ok else str((error or {}).get("message") or (error or {}).get("type") or "error")
         isl = _metric(rec, "input_sequence_length", where, required=False)
-        if isl is None:
-            raise InputError(f"{where}: field metrics.input_sequence_length is missing (the prompt's tokens)")
-        row = {"start": meta["request_start_ns"], "end": meta["request_end_ns"], "isl": int(isl),
-               "error": "" if ok else str((error or {}).get("message") or (error or {}).get("type") or "error")}
+        if isl is None:  # a request whose body was never written has no count when the counts are the server's
+            if ok or not any(m in message for m in results.NOT_CONNECTED):
+                raise InputError(f"{where}: field metrics.input_sequence_length is missing (the prompt's tokens)")
+            isl = 0  # never reached the server: left out of every prediction (results.never_reached)
+        row = {"start": meta["request_start_ns"], "end": meta["request_end_ns"], "isl": int(isl), "error": message}
         if ok:
             row["ttft"] = float(_metric(rec, "time_to_first_token", where)) / 1000
             row["e2el"] = float(_metric(rec, "request_latency", where)) / 1000
