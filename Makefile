@@ -19,7 +19,7 @@ export PYTHONHASHSEED := 0
 
 
 .PHONY: test-cluster test-exhaustive test-all bench-cluster sweep-cluster anchors-cluster
-.PHONY: anchors site data publish test check-stale audit bench bench-page bench-serving bench-serving-real lint dist serve browser-deps clean
+.PHONY: anchors site data publish test check-stale audit bench bench-page bench-serving bench-serving-real bench-serving-heldout lint dist serve browser-deps clean
 
 # Every rule, the render included, writes under build/; only when all of them succeeded does publish replace
 # precomputed/ and site/ (crash-safe: a journal, then renames). A failed or killed build leaves both as they were.
@@ -105,6 +105,13 @@ bench-serving: $(VENV_STAMP)  ## simulator speed (Vidur's comparison point) and 
 bench-serving-real: $(VENV_STAMP)  ## llama.cpp's server on this CPU: load runs -> precomputed/serve/, prefix reuse -> precomputed/serve-prefix/
 	$(PY) -m scripts.realengine.run
 	$(PY) -m scripts.realengine.run --prefix
+
+# The held-out cells (issue 43): aiperf, pinned, in an environment of its own (config/real_engine.json held_out.client),
+# then a calibration and the cells into precomputed/serve-heldout/. Leave the machine idle while it runs.
+AIPERF_ENV := .cache/aiperf-0.13.0
+bench-serving-heldout: $(VENV_STAMP)  ## the same engine driven by aiperf on shapes it was never fitted on -> precomputed/serve-heldout/
+	test -x $(AIPERF_ENV)/bin/aiperf || { python3.11 -m venv $(AIPERF_ENV) && $(AIPERF_ENV)/bin/pip install -q aiperf==0.13.0; }
+	$(PY) -m scripts.realengine.run --held-out
 
 lint: $(VENV_STAMP)  ## ruff on the code, actionlint on the CI and Pages workflows
 	.venv/bin/ruff check .

@@ -8,6 +8,7 @@ rule bench_medians:
         records=BENCH_RECORDS,
         serve_comparison=f"{SHARED}/serve_comparison.json",
         serve_prefix_comparison=f"{SHARED}/serve_prefix_comparison.json",
+        serve_heldout_comparison=f"{SHARED}/serve_heldout_comparison.json",
         code=code("scripts/bench_medians.py"),
     output:
         json=f"{SHARED}/bench_medians.json",

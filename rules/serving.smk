@@ -130,6 +130,25 @@ rule serve_prefix_comparison:
         "../scripts/serve_prefix_comparison.py"
 
 
+# The held-out cells (another client, other shapes, a closed loop) predicted from their session's calibration (issue 43).
+rule serve_heldout_comparison:
+    input:
+        calibrations=SERVE_HELDOUT_CALIBRATIONS,
+        results=SERVE_HELDOUT_RESULTS,
+        other=SERVE_CALIBRATIONS,  # the committed load calibration: the same cells predicted from another day
+        anchor="anchor-model.json",
+        config="config/real_engine.json",  # the comparison's modelling choices (comparison.*)
+        code=code("scripts/serve_heldout_comparison.py"),
+    output:
+        json=f"{SHARED}/serve_heldout_comparison.json",
+    log:
+        "build/logs/serve_heldout_comparison.log",
+    conda:
+        "../envs/lesson.yaml"
+    script:
+        "../scripts/serve_heldout_comparison.py"
+
+
 # Prefix caching off and on, on workloads that share prefixes (scripts/serving/prefix_runs.py, issue 42): the lab's table.
 rule serving_prefix:
     input:

@@ -15,5 +15,6 @@ if "snakemake" in globals():
     sm = snakemake  # noqa: F821
     run_cleanly(lambda: write_json_atomic(sm.output.json, measured([Path(p) for p in sm.input.records],
                                                                    Path(sm.input.serve_comparison),
-                                                                   Path(sm.input.serve_prefix_comparison))),
+                                                                   Path(sm.input.serve_prefix_comparison),
+                                                                   Path(sm.input.serve_heldout_comparison))),
                 log=sm.log[0])

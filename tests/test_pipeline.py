@@ -151,7 +151,8 @@ def test_changed_passage_reruns_only_the_tokenizer_rules(scratch):
 PAGE = {"render_site", "all"}
 EDITS = {
     "scripts/model/roofline.py": ({"precomputed", "manifest", "serving_cells", "serving_goodput", "serving_engines",
-                                   "serve_comparison", "serve_prefix_comparison", "serving_prefix"},
+                                   "serve_comparison", "serve_prefix_comparison", "serve_heldout_comparison",
+                                   "serving_prefix"},
                                   PAGE | {"serving_sweep", "bench_medians", "shared_data"}),
     "scripts/lesson/precomputed.py": ({"precomputed", "manifest"}, PAGE),
     "scripts/tokens/corpus.py": ({"verify_qwen35", "manifest"}, {"tokenizer_counts", "shared_data"} | PAGE),
@@ -165,11 +166,12 @@ EDITS = {
                                       "serving_prefix"},
                                      PAGE | {"shared_data"}),
     "scripts/common/names.py": ({"serving_cells", "serving_goodput", "serving_engines", "serving_sweep", "render_site",
-                                 "manifest", "serve_comparison", "serve_prefix_comparison", "precomputed",
-                                 "serving_prefix"},
+                                 "manifest", "serve_comparison", "serve_prefix_comparison", "serve_heldout_comparison",
+                                 "precomputed", "serving_prefix"},
                                 {"all", "bench_medians", "shared_data"}),
     "scripts/serving/engine/loop.py": ({"serving_cells", "serving_goodput", "serving_engines", "serving_sweep",
-                                        "manifest", "serve_comparison", "serve_prefix_comparison", "serving_prefix"},
+                                        "manifest", "serve_comparison", "serve_prefix_comparison",
+                                        "serve_heldout_comparison", "serving_prefix"},
                                        PAGE | {"bench_medians", "shared_data"}),
     "scripts/audit/report.py": (set(), set()),
 }

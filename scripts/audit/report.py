@@ -21,6 +21,7 @@ Regenerates nothing. Checks, each reported with what failed and where:
 from __future__ import annotations
 
 import argparse
+import functools
 import hashlib
 import importlib
 import json
@@ -161,15 +162,15 @@ def check_measured(records: dict, manifest: dict, root: Path) -> list[str]:
 
 def check_calibrated(records: dict, root: Path, anchor_path: Path | None = None, resimulate: bool = True) -> list[str]:
     """Every prediction of the real engine's runs, recomputed from the committed calibration and run files
-    (precomputed/serve/ and precomputed/serve-prefix/: the step models are fitted again, every run simulated
-    again); without `resimulate`, only
-    that the data each record names exists."""
+    (precomputed/serve/, precomputed/serve-prefix/ and precomputed/serve-heldout/: the step models are fitted again,
+    every run simulated again); without `resimulate`, only that the data each record names exists."""
     cal = {rid: rec for rid, rec in records.items() if rec.get("kind") == "calibrated"}
     if not cal:
         return []
     from scripts.realengine.comparison import compare
+    from scripts.realengine.heldout_comparison import compare as compare_heldout
     from scripts.realengine.prefix_comparison import compare as compare_prefix
-    from scripts.realengine.records import page_block, prefix_page_block
+    from scripts.realengine.records import heldout_page_block, page_block, prefix_page_block
     from scripts.realengine.settings import comparison_settings
     from scripts.record.anchor_file import load
     from scripts.record.inputs import read_json
@@ -186,8 +187,11 @@ def check_calibrated(records: dict, root: Path, anchor_path: Path | None = None,
     settings = comparison_settings(read_json(config), "config/real_engine.json")
     rebuilt = {}
     # the load runs (comparison.py) and the prefix-reuse runs (prefix_comparison.py), each from its own folder
+    other = [root / f for f in files if f.startswith("precomputed/serve/calibration/")]  # the held-out's other day
     for folder, comparing, block in (("precomputed/serve/", compare, page_block),
-                                     ("precomputed/serve-prefix/", compare_prefix, prefix_page_block)):
+                                     ("precomputed/serve-prefix/", compare_prefix, prefix_page_block),
+                                     ("precomputed/serve-heldout/", functools.partial(
+                                         compare_heldout, other_calibrations=other), heldout_page_block)):
         mine = [f for f in files if f.startswith(folder)]
         if mine:
             calibrations = [root / f for f in mine if "/calibration/" in f]

@@ -29,7 +29,8 @@ def environment(block: dict) -> Path:
     c = block["client"]
     exe = Path(c["environment"]) / "bin" / "aiperf"
     if not exe.exists():
-        raise SystemExit(f"error: config/real_engine.json held_out.client: {exe} not found; install it with "
+        raise SystemExit(f"error: config/real_engine.json held_out.client: {exe} not found; make bench-serving-heldout "
+                         "installs it, or "
                          f"python -m venv {c['environment']} && {c['environment']}/bin/pip install "
                          f"{c['package']}=={c['version']}")
     return exe

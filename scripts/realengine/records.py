@@ -298,10 +298,11 @@ def prefix_page_block(comparison: dict) -> dict:
     return {"engines": engines, "provenance": prov}
 
 
-def measured(records: list[Path], serve_comparison: Path, serve_prefix_comparison: Path | None = None) -> dict:
+def measured(records: list[Path], serve_comparison: Path, serve_prefix_comparison: Path | None = None,
+             serve_heldout_comparison: Path | None = None) -> dict:
     """bench_medians.json: the KV-cache records' medians and ratios (scripts/bench/records.py), the real engine's
-    runs beside the simulator's predictions (`serve_real`) and its prefix-reuse runs (`serve_real_prefix`): every
-    measured number the page shows, in one file."""
+    runs beside the simulator's predictions (`serve_real`), its prefix-reuse runs (`serve_real_prefix`) and its
+    held-out cells (`serve_real_heldout`): every measured number the page shows, in one file."""
     from scripts.bench.records import merge
     from scripts.record.inputs import read_json
 
@@ -313,4 +314,157 @@ def measured(records: list[Path], serve_comparison: Path, serve_prefix_compariso
         pfx = prefix_page_block(read_json(serve_prefix_comparison))
         out["serve_real_prefix"] = pfx["engines"]
         out["provenance"].update(pfx["provenance"])
+    if serve_heldout_comparison is not None:
+        held = heldout_page_block(read_json(serve_heldout_comparison))
+        out["serve_real_heldout"] = held["engines"]
+        out["provenance"].update(held["provenance"])
     return out
+
+
+# The lab's held-out table (heldout_comparison.py): metric -> (label, unit, format, scale)
+HELD_SHOWN = {"median_ttft_ms": ("TTFT 中位数", "ms", "int", 1.0), "p99_ttft_ms": ("TTFT p99", "ms", "int", 1.0),
+              "mean_tpot_ms": ("TPOT 均值", "ms", "f1", 1.0), "median_e2el_ms": ("E2EL 中位数", "ms", "int", 1.0),
+              "slo_attainment": ("SLO 达标率", "%", "int", 100.0)}
+HELD_LABELS = {"long_answers": "长提示长回答", "equal_requests": "等长请求闭环"}
+HELD_GOAL_SOURCE = ("issue 43 定下的目标:同一时段校准、留出的负载族在未饱和时中位类误差 ≤ 10%、p99 类 ≤ 20%、"
+                    "达标率 ≤ 5 个百分点;闭环的 TTFT p50 与 p99 要分得开,达标率差 ≤ 10 个百分点"
+                    "(scripts/realengine/heldout_comparison.py)")
+HELD_PREDICTION = ("llama.cpp 的调度 + 步时模型,只用同一时段先做的三次校准压测(课程自己的客户端、随机提示)拟合;"
+                   "这些格子换了客户端(aiperf)、换了长度分布,一次也没拿来拟合")
+HELD_NOISY = HELD_PREDICTION + ";每一轮的步时再按校准里测到的步时噪声随机拉伸(5 个种子取中位数,stepmodel.Noisy)"
+HELD_OTHER_DAY = ("同样的调度 + 步时模型,改用另一天提交的校准(precomputed/serve/calibration/:"
+                  "那天的单独步时与两次校准压测)拟合")
+
+
+class _HeldOutRecords(_Records):
+    """The held-out cells' records: data under precomputed/serve-heldout/, predictions by heldout_comparison.py."""
+
+    def __init__(self, e: dict, prov: dict):
+        super().__init__(e, prov, "precomputed/serve-heldout")
+
+    def predicted(self, rid, label, value, unit, fmt, args, fit=HELD_PREDICTION, data=None):
+        self.prov[rid] = pv.calibrated(rid, label, value, unit, fmt, fit=fit, data=data or self.data,
+                                       script="scripts/realengine/heldout_comparison.py", args=args)
+
+
+def _held_where(c: dict) -> str:
+    name = HELD_LABELS.get(c["workload"], c["workload"])
+    if c["concurrency"]:
+        return f"「{name}」,同时最多 {c['concurrency']} 个请求"
+    return f"「{name}」,每秒 {c['rate']:g} 个请求"
+
+
+def heldout_page_block(comparison: dict) -> dict:
+    """{"engines": [...], "provenance": {...}} for the held-out cells; record ids
+    realho.<machine>.<workload>.{r<rate>,c<concurrency>}.<metric>.{measured,predicted,noisy},
+    realho.<machine>.{held,noisy,fitted,other,loop,goal}.*."""
+    engines, prov = [], {}
+    for e in comparison.get("engines", []):
+        r = _HeldOutRecords(e, prov)
+        rows = []
+        for c in e["cells"]:
+            cell = f"c{c['concurrency']}" if c["concurrency"] else f"r{c['rate']:g}"
+            base, where = f"realho.{r.mid}.{c['workload']}.{cell}", _held_where(c)
+            args = {"workload": c["workload"], "cell": cell}
+            for key, (label, unit, fmt, scale) in HELD_SHOWN.items():
+                r.measured(f"{base}.{key}.measured", f"{where}:{label}(实测,aiperf)", c["measured"][key] * scale,
+                           unit, fmt, c["file"], 1, "—")
+                r.predicted(f"{base}.{key}.predicted", f"{where}:{label}(预测,无噪声)", c["predicted"][key] * scale,
+                            unit, fmt, {**args, "metric": key})
+                if c.get("noisy"):
+                    r.predicted(f"{base}.{key}.noisy", f"{where}:{label}(预测,带步时噪声)",
+                                c["noisy"]["predicted"][key] * scale, unit, fmt, {**args, "metric": key, "noisy": True},
+                                HELD_NOISY)
+            if c["concurrency"]:
+                r.measured(f"{base}.concurrency", f"{where}:客户端保持的在途请求数", c["concurrency"], "个", "int",
+                           c["file"], 1, "—")
+                sw = c.get("send_waves")
+                if sw:
+                    r.measured(f"{base}.waves", f"{where}:客户端补发的轮数(发送间隔超过 E2EL 中位数一半处分轮)",
+                               sw["waves"], "轮", "int", c["file"], 1, "—")
+                    r.measured(f"{base}.split", f"{where}:被拆成几次 prefill 的轮数(一轮里最慢的 TTFT 超过最快的 "
+                               "1.5 倍)", sw["split"], "轮", "int", c["file"], 1, "—")
+                    if sw["split"]:
+                        for key, label in (("split_fast_ttft_ms", "先 prefill 的"),
+                                           ("split_slow_ttft_ms", "后 prefill 的")):
+                            r.measured(f"{base}.{key}", f"{where}:被拆开的那些轮里,{label}请求的 TTFT(各轮中位数)",
+                                       sw[key], "ms", "int", c["file"], 1, "—")
+            else:
+                r.measured(f"{base}.rate", f"{where}:发送请求率", c["rate"], "req/s", "f2", c["file"], 1, "—")
+            r.measured(f"{base}.prompt_tokens", f"{where}:提示的平均长度(引擎计数)", c["prompt_tokens_mean"], "token",
+                       "int", c["file"], 1, "—")
+            r.measured(f"{base}.output_tokens", f"{where}:回答的平均长度(引擎计数)", c["output_tokens_mean"], "token",
+                       "int", c["file"], 1, "—")
+            ks = c["noisy"]["ks"] if c.get("noisy") else c["ks"]
+            for k in ("ttft", "tpot"):
+                r.predicted(f"{base}.ks_{k}", f"{where}:实测与预测的 {k.upper()} 分布之间的 KS 距离", ks[k], "", "f2",
+                            {**args, "ks": k}, HELD_NOISY if c.get("noisy") else HELD_PREDICTION)
+            rows.append({"workload": c["workload"], "label": HELD_LABELS.get(c["workload"], c["workload"]),
+                         "rate": c["rate"], "concurrency": c["concurrency"], "saturated": c["saturated"],
+                         "speed_moved": bool(c.get("speed_moved")), "id": base, "noisy": bool(c.get("noisy")),
+                         "send_waves": c.get("send_waves")})
+        sums = e["summaries"]
+        central = "TTFT 中位数、TPOT 均值、E2EL 中位数的预测误差(未饱和的泊松格子,绝对值的中位数)"
+        tail = "各 p99 的预测误差(未饱和的泊松格子,绝对值的中位数)"
+        att = "达标率的最大预测误差(未饱和的泊松格子)"
+        for tag, s, fit in (("held", sums["held_out"], HELD_PREDICTION), ("noisy", sums.get("held_out_noisy"),
+                                                                         HELD_NOISY)):
+            if not s:
+                continue
+            for key, label, unit, scale in (("central_median_abs_error", central, "%", 100),
+                                            ("tail_median_abs_error", tail, "%", 100),
+                                            ("attainment_max_abs_error", att, "百分点", 100),
+                                            ("saturated_central_median_abs_error",
+                                             "已饱和的泊松格子:中位与均值类的预测误差(绝对值的中位数)", "%", 100)):
+                if s[key] is not None:
+                    r.predicted(f"realho.{r.mid}.{tag}.{key}", label, s[key] * scale, unit, "f1", {tag: key}, fit)
+            for k in ("ttft", "tpot"):
+                if s["ks_median"][k] is not None:
+                    r.predicted(f"realho.{r.mid}.{tag}.ks_{k}", f"所有格子 {k.upper()} 分布的 KS 距离(中位数)",
+                                s["ks_median"][k], "", "f2", {tag: f"ks_{k}"}, fit)
+        s = sums["held_out"]
+        first = e["cells"][0]["file"]
+        for key, label in (("below_saturation", "没饱和的泊松格子数(完成率不低于发送率的 90%)"),
+                           ("saturated", "已饱和的泊松格子数")):
+            r.measured(f"realho.{r.mid}.held.{key}", label, s[key], "个", "int", first, 1, "—")
+        if s.get("speed_moved"):
+            r.measured(f"realho.{r.mid}.held.speed_moved", SPEED_MOVED, s["speed_moved"], "个", "int", first, 1, "—")
+        fam = sums["fitted_family"]
+        for key, label in (("central_median_abs_error", "校准压测本身(拟合所用):中位与均值类的误差(样本内)"),
+                           ("tail_median_abs_error", "校准压测本身(拟合所用):p99 类的误差(样本内)")):
+            if fam[key] is not None:
+                r.predicted(f"realho.{r.mid}.fitted.{key}", label, fam[key] * 100, "%", "f1", {"fitted": key})
+        other = e.get("other_day")
+        if other:
+            odata = [other["calibration"], "precomputed/serve/calibration/*-calibration-*.json", *r.data]
+            for key, label in (("central_median_abs_error", "用另一天的校准:中位与均值类的预测误差(未饱和的泊松格子)"),
+                               ("tail_median_abs_error", "用另一天的校准:p99 类的预测误差(未饱和的泊松格子)")):
+                if other["summary"][key] is not None:
+                    r.predicted(f"realho.{r.mid}.other.{key}", label, other["summary"][key] * 100, "%", "f1",
+                                {"other": key}, HELD_OTHER_DAY, odata)
+            r.measured(f"realho.{r.mid}.other.lone_step_ms",
+                       f"另一天({other['date']})的校准:单独一个请求解码一步(中位数)",
+                       other["lone_step_ms"]["committed"], "ms", "f1", other["calibration"], 1, "—")
+            r.measured(f"realho.{r.mid}.held.lone_step_ms", "本次校准:单独一个请求解码一步(中位数)",
+                       other["lone_step_ms"]["this_session"], "ms", "f1", r.cal_file, 1, "—")
+            if other["speed_probe_itl_ms"]:
+                lo, hi = other["speed_probe_itl_ms"]
+                for end, v in (("low", lo), ("high", hi)):
+                    r.measured(f"realho.{r.mid}.held.probe_{end}",
+                               f"每个格子前后的速度探测:单独请求的 ITL 中位数({'最小' if end == 'low' else '最大'})",
+                               v, "ms", "f2", first, 1, "格子前后各一次")
+        if e["noise_seeds"]:
+            rid = f"realho.{r.mid}.noise_seeds"
+            prov[rid] = pv.assumed(rid, "带噪声的预测:每个格子模拟的次数(种子数)", e["noise_seeds"], "个", "int",
+                                   assumption="config/real_engine.json comparison.held_out_noise_seeds(假设)")
+        for key, value, unit, label in (("central", 10, "%", "目标:中位与均值类的预测误差上限"),
+                                        ("tail", 20, "%", "目标:p99 类的预测误差上限"),
+                                        ("attainment", 5, "百分点", "目标:达标率的预测误差上限"),
+                                        ("loop_attainment", 10, "百分点", "目标:闭环达标率的预测误差上限")):
+            rid = f"realho.{r.mid}.goal.{key}"
+            prov[rid] = pv.assumed(rid, label, value, unit, "int", assumption=HELD_GOAL_SOURCE)
+        engines.append({"id": r.mid, "rows": rows, "summaries": sums, "machine": e["machine"],
+                        "calibration": e["calibration"], "fitted_on": e["fitted_on"], "noise_seeds": e["noise_seeds"],
+                        "other_day": {k: other[k] for k in ("calibration", "date")} if other else None,
+                        "client": e["cells"][0]["client"]})
+    return {"engines": engines, "provenance": prov}

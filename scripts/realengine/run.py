@@ -188,7 +188,7 @@ def out_dir(args) -> Path:
         return args.out
     if args.prefix:
         return PREFIX_TRIAL_OUT if is_trial(args) else PREFIX_OUT
-    if args.held_out:
+    if getattr(args, "held_out", False):
         return HELD_OUT_TRIAL if is_trial(args) else HELD_OUT
     return TRIAL_OUT if is_trial(args) else OUT
 

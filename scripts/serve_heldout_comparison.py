@@ -1,0 +1,20 @@
+"""Rule serve_heldout_comparison: the held-out cells and their session's calibration (precomputed/serve-heldout/),
+and the committed load calibration (precomputed/serve/calibration/, another day) -> the simulator's prediction of
+each cell and the errors reported apart (scripts/realengine/heldout_comparison.py), through serve_comparison's main."""
+if "snakemake" in globals():  # run by Snakemake from scripts/: make the repo root importable
+    import sys
+
+    sys.path.insert(0, str(__import__("pathlib").Path(snakemake.scriptdir).parent))  # noqa: F821
+
+from functools import partial
+from pathlib import Path
+
+from scripts.realengine.heldout_comparison import compare
+from scripts.record.cli import run_cleanly
+from scripts.serve_comparison import main
+
+if "snakemake" in globals():
+    sm = snakemake  # noqa: F821
+    run_cleanly(lambda: main(sm.input.calibrations, sm.input.results, sm.input.anchor, sm.input.config,
+                             sm.output.json, partial(compare, other_calibrations=[Path(p) for p in sm.input.other])),
+                log=sm.log[0])

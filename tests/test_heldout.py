@@ -1,0 +1,232 @@
+"""Held out by design (issue 43; scripts/realengine/heldout.py, heldout_comparison.py): the held-out cells are sent
+by aiperf with the command line its 0.13.0 help documents, with GPT-2's tokenizer written from the kit's pinned npm
+files; a run without the aiperf environment stops naming the config field; an aiperf export becomes a cell file
+with what the prediction needs (a fake aiperf writes a real export layout here); the comparison predicts a closed
+loop with every request ready at 0 and the client's cap, noiseless in lockstep (p50 == p99) and with the measured
+noise out of it, and reports the fitted family, the held-out cells below and above saturation, the closed loop and
+the other day's calibration apart."""
+import json
+import os
+import re
+import stat
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from scripts.realengine import heldout, heldout_comparison
+from scripts.realengine.settings import comparison_settings
+from scripts.record.inputs import InputError, read_json
+from tests.conftest import ROOT
+from tests.test_clients import record
+
+CONFIG = json.loads((ROOT / "config" / "real_engine.json").read_text(encoding="utf-8"))
+BLOCK = CONFIG["held_out"]
+SERVE = ROOT / "precomputed" / "serve"
+
+
+def test_cells_are_the_poisson_rates_then_the_closed_loop():
+    cells = list(heldout.cells(BLOCK))
+    assert cells[:-1] == [(w, r, None) for w, rates in BLOCK["rates"].items() for r in rates]
+    loop = BLOCK["closed_loop"]
+    assert cells[-1] == (loop["workload"], None, loop["concurrency"])
+    assert [r for _, r, _ in heldout.cells(BLOCK, 2.0)][:-1] == [2 * r for r in BLOCK["rates"]["long_answers"]]
+
+
+def test_aiperf_command_lines_follow_its_help(tmp_path):
+    exe = Path("/x/bin/aiperf")
+    poisson = heldout.aiperf_args(exe, BLOCK, 8080, "long_answers", 1.5, None, tmp_path / "tok", tmp_path / "a")
+    spec = BLOCK["workloads"]["long_answers"]
+
+    def flag(args, name):
+        return args[args.index(name) + 1]
+
+    assert poisson[:2] == [str(exe), "profile"]
+    assert flag(poisson, "--url") == "http://127.0.0.1:8080" and flag(poisson, "--endpoint-type") == "completions"
+    assert "--streaming" in poisson and "--use-server-token-count" in poisson
+    assert flag(poisson, "--extra-inputs") == "ignore_eos:true"
+    assert flag(poisson, "--isl") == str(spec["prompt_tokens_mean"])
+    assert flag(poisson, "--isl-stddev") == str(spec["prompt_tokens_stddev"])
+    assert flag(poisson, "--osl") == str(spec["output_tokens_mean"])
+    assert flag(poisson, "--request-rate") == "1.5" and flag(poisson, "--arrival-pattern") == "poisson"
+    assert flag(poisson, "--request-count") == str(BLOCK["requests_per_cell"])
+    assert flag(poisson, "--random-seed") == str(BLOCK["seed"]) and "--concurrency" not in poisson
+    loop = heldout.aiperf_args(exe, BLOCK, 8080, "equal_requests", None, 4, tmp_path / "tok", tmp_path / "a")
+    assert flag(loop, "--concurrency") == "4" and "--request-rate" not in loop
+    assert flag(loop, "--isl-stddev") == "0" and flag(loop, "--osl-stddev") == "0"
+    assert flag(loop, "--request-count") == str(BLOCK["closed_loop"]["requests"])
+
+
+def test_the_tokenizer_folder_is_gpt2_from_the_pinned_files(tmp_path):
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+
+    from scripts.realengine import model as model_file
+    folder = heldout.tokenizer_dir(tmp_path / "tok")
+    npm = model_file.TOKENIZER_CACHE / model_file.GPT2
+    assert (folder / "vocab.json").read_bytes() == (npm / "encoder.json").read_bytes()
+    assert (folder / "merges.txt").read_bytes() == (npm / "vocab.bpe").read_bytes()
+    assert json.loads((folder / "tokenizer_config.json").read_text())["tokenizer_class"] == "GPT2Tokenizer"
+    tok = Tokenizer(models.BPE.from_file(str(folder / "vocab.json"), str(folder / "merges.txt")))
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    assert tok.encode("Hello world, shall I compare thee").ids == [15496, 995, 11, 2236, 314, 8996, 17903]
+
+
+def test_no_aiperf_environment_stops_naming_the_field(tmp_path):
+    block = {**BLOCK, "client": {**BLOCK["client"], "environment": str(tmp_path / "none")}}
+    with pytest.raises(SystemExit, match=re.escape("held_out.client")):
+        heldout.environment(block)
+
+
+FAKE_AIPERF = """#!{python}
+import json, sys, pathlib
+args = sys.argv[1:]
+out = pathlib.Path(args[args.index("--output-artifact-dir") + 1]) / "run"
+out.mkdir(parents=True)
+out.joinpath("profile_export.jsonl").write_text({records!r})
+"""
+
+
+def test_a_cell_is_aiperfs_export_in_the_kits_layout(tmp_path):
+    rows = [record(0.0, 100.0, [8.0, 9.0], 130), record(250.0, 120.0, [10.0, 11.0], 127),
+            record(-50.0, 90.0, [5.0], 64, phase="warmup")]
+    exe = tmp_path / "bin" / "aiperf"
+    exe.parent.mkdir()
+    exe.write_text(FAKE_AIPERF.format(python=sys.executable,
+                                      records="\n".join(json.dumps(r) for r in rows) + "\n"))
+    exe.chmod(exe.stat().st_mode | stat.S_IXUSR)
+    meta = {"label": "llamacpp", "machine_id": "cpu-test"}
+    doc = heldout.run_cell(exe, BLOCK, 1, "equal_requests", None, 4, tmp_path / "tok", tmp_path / "art", meta)
+    assert doc["request_rate"] == "inf" and doc["max_concurrency"] == 4 and doc["workload"] == "equal_requests"
+    assert doc["client"] == "aiperf 0.13.0 (pypi)" and doc["machine_id"] == "cpu-test"
+    assert doc["send_times"] == [0.0, 0.25] and doc["input_lens"] == [130, 127] and doc["output_lens"] == [3, 3]
+    assert doc["num_prompts"] == 2 and doc["failed"] == 0 and "--concurrency" in doc["client_args"]
+    assert all(not a.startswith("/") for a in doc["client_args"])  # no paths of this machine in the record
+    os.chmod(exe, 0o644)  # a failing client: the run stops, nothing returned
+    with pytest.raises((SystemExit, PermissionError)):
+        heldout.run_cell(exe, BLOCK, 1, "equal_requests", None, 4, tmp_path / "tok", tmp_path / "art", meta)
+
+
+def _calibration_paths():
+    return sorted((SERVE / "calibration").glob("*.json"))
+
+
+def _held_out_docs(tmp_path):
+    """Two committed load runs dressed as held-out cells (the comparison reads only what a cell records), and a
+    closed loop of equal requests made from one of them."""
+    out = []
+    for name in ("llamacpp-cpu-amd-epyc-2c-1t-short-r2-run1.json", "llamacpp-cpu-amd-epyc-2c-1t-short-r13-run1.json"):
+        doc = read_json(SERVE / name)
+        doc.update(client="aiperf 0.13.0 (pypi)", max_concurrency=None, workload="long_answers")
+        out.append(doc)
+    loop = read_json(SERVE / "llamacpp-cpu-amd-epyc-2c-1t-short-r4-run1.json")
+    n = 60
+    for key in ("send_times", "ttfts", "latencies", "itls", "errors", "success", "input_lens", "output_lens"):
+        loop[key] = loop[key][:n]
+    loop.update(client="aiperf 0.13.0 (pypi)", max_concurrency=4, request_rate="inf", workload="equal_requests",
+                input_lens=[64] * n, output_lens=[16] * n, num_prompts=n, completed=n)
+    loop["itls"] = [(g + [0.01] * 15)[:15] for g in loop["itls"]]
+    loop.pop("requested_output_lens")  # aiperf files have none: the output lengths are the server's
+    out.append(loop)
+    paths = []
+    for i, doc in enumerate(out):
+        p = tmp_path / f"cell{i}.json"
+        p.write_text(json.dumps(doc))
+        paths.append(p)
+    return paths
+
+
+@pytest.fixture(scope="module")
+def comparison(tmp_path_factory, anchor):
+    settings = comparison_settings(CONFIG)
+    assert settings["held_out_noise_seeds"] == CONFIG["comparison"]["held_out_noise_seeds"]["value"]
+    settings["held_out_noise_seeds"] = 3  # fewer seeds keep the test short; the mechanism is the same
+    paths = _held_out_docs(tmp_path_factory.mktemp("held"))
+    return heldout_comparison.compare(_calibration_paths(), paths, anchor, settings,
+                                      other_calibrations=_calibration_paths())
+
+
+def test_the_closed_loop_leaves_lockstep_only_with_noise(comparison):
+    e = comparison["engines"][0]
+    loop = next(c for c in e["cells"] if c["concurrency"])
+    assert loop["rate"] is None and loop["saturated"] is False
+    plain = e["summaries"]["held_out"]["closed_loop"][0]
+    noisy = e["summaries"]["held_out_noisy"]["closed_loop"][0]
+    assert plain["predicted_ttft_ms"][0] == pytest.approx(plain["predicted_ttft_ms"][1], rel=1e-3)  # lockstep
+    assert not plain["p50_differs_from_p99"]
+    assert noisy["p50_differs_from_p99"] and noisy["predicted_ttft_ms"][1] > 1.05 * noisy["predicted_ttft_ms"][0]
+    assert loop["noisy"]["noise_seeds"] == 3
+    assert noisy["measured_ttft_ms"] == plain["measured_ttft_ms"]
+
+
+def test_the_figures_are_reported_apart(comparison):
+    e = comparison["engines"][0]
+    s = e["summaries"]["held_out"]
+    poisson = [c for c in e["cells"] if not c["concurrency"]]
+    below = [c for c in poisson if not c["saturated"]]
+    assert s["below_saturation"] == len(below) >= 1 and s["saturated"] == len(poisson) - len(below) >= 1
+    vals = [abs(c["error"][k]) for c in below for k in ("median_ttft_ms", "mean_tpot_ms", "median_e2el_ms")]
+    assert s["central_median_abs_error"] == pytest.approx(float(np.median(vals)))
+    assert set(s["ks_median"]) == {"ttft", "tpot"} and all(0 <= v <= 1 for v in s["ks_median"].values())
+    fam = e["summaries"]["fitted_family"]
+    assert {Path(c["file"]).name for c in fam["cells"]} == {p.name for p in _calibration_paths()
+                                                           if "-calibration-" in p.name}
+    other = e["other_day"]
+    assert other is not None and other["lone_step_ms"]["committed"] == pytest.approx(other["lone_step_ms"][
+        "this_session"])  # here both are the committed calibration
+    assert len(other["cells"]) == len(e["cells"])
+
+
+def test_a_cell_without_its_client_is_refused(tmp_path, anchor):
+    doc = read_json(SERVE / "llamacpp-cpu-amd-epyc-2c-1t-short-r2-run1.json")
+    del doc["client"]
+    p = tmp_path / "cell.json"
+    p.write_text(json.dumps(doc))
+    settings = comparison_settings(CONFIG)
+    with pytest.raises(InputError, match=re.escape(f"{p.as_posix()}: field client is missing")):
+        heldout_comparison.compare(_calibration_paths(), [p], anchor, settings)
+
+
+def test_the_cells_read_as_page_records(comparison):
+    from scripts.realengine.records import HELD_SHOWN, heldout_page_block
+    block = heldout_page_block(comparison)
+    prov, e = block["provenance"], block["engines"][0]
+    assert len(e["rows"]) == len(comparison["engines"][0]["cells"])
+    for row, cell in zip(e["rows"], comparison["engines"][0]["cells"], strict=True):
+        for key, (_, _, _, scale) in HELD_SHOWN.items():
+            m, p, n = (prov[f"{row['id']}.{key}.{k}"] for k in ("measured", "predicted", "noisy"))
+            assert m["kind"] == "measured" and m["value"] == pytest.approx(cell["measured"][key] * scale)
+            assert p["kind"] == n["kind"] == "calibrated"
+            assert n["value"] == pytest.approx(cell["noisy"]["predicted"][key] * scale)
+        assert (f"{row['id']}.concurrency" if row["concurrency"] else f"{row['id']}.rate") in prov
+    mid = e["id"]
+    s = comparison["engines"][0]["summaries"]
+    assert prov[f"realho.{mid}.noisy.central_median_abs_error"]["value"] == pytest.approx(
+        s["held_out_noisy"]["central_median_abs_error"] * 100)
+    assert prov[f"realho.{mid}.goal.central"]["kind"] == "assumed"
+    assert prov[f"realho.{mid}.noise_seeds"]["value"] == 3
+
+
+def test_run_measures_one_kind_of_cell_and_a_trial_stays_out_of_the_committed_data(tmp_path):
+    from scripts.realengine import run
+    with pytest.raises(SystemExit, match="--prefix and --held-out"):
+        run.main(["--prefix", "--held-out", "--out", str(tmp_path)])
+    args = run.argparse.Namespace(out=None, prefix=False, held_out=True, only_calibrate=False, rates_scale=1.0,
+                                  requests=20, runs=None, only=None)
+    assert run.out_dir(args) == run.HELD_OUT_TRIAL
+    args.requests = None
+    assert run.out_dir(args) == run.HELD_OUT == Path("precomputed/serve-heldout")
+
+
+def test_a_closed_loops_waves_are_read_off_its_sends():
+    """Waves split where sends are over half the median E2EL apart; a wave whose slowest TTFT is over 1.5x its
+    fastest was prefilled in two parts (as aiperf's waves reached llama-server on 2026-12-04)."""
+    sends = [0.0, 0.001, 0.002, 1.0, 1.025, 1.026, 2.0, 2.001, 2.002]
+    ttfts = [0.6, 0.6, 0.6, 0.2, 0.65, 0.64, 0.35, 0.34, 0.7]
+    doc = {"send_times": sends, "ttfts": ttfts, "latencies": [0.9] * 9, "success": [True] * 9}
+    w = heldout_comparison.send_waves(doc)
+    assert w["waves"] == 3 and w["split"] == 2
+    assert w["lead_ms"] == pytest.approx(1.0)  # median of 1, 25, 1 ms
+    assert w["split_fast_ttft_ms"] == pytest.approx(270.0) and w["split_slow_ttft_ms"] == pytest.approx(675.0)
+
