@@ -7,7 +7,8 @@ function lesson(loadScript, files) {
   const K = {...DATA.constants};  // the GPU switch overwrites the hardware constants in place
   const GPUS = Object.fromEntries((DATA.gpus || []).map((g) => [g.id, g]));
   const DEFAULT_GPU = (DATA.gpus || []).find((g) => g.default);
-  const PROV = Object.assign({}, DATA.provenance, window.C13_PAGE_PROV || {});  // + the pages' own counts
+  // + the measured records only the lab shows (lab-data.js, lab page only) + the pages' own counts
+  const PROV = Object.assign({}, DATA.provenance, window.C13_LAB_PROV || {}, window.C13_PAGE_PROV || {});
 
   // ---- roofline.py -------------------------------------------------------------------------
   const stepSeconds = (bytes, flops) => Math.max(bytes / K.hbm_bandwidth_bytes_per_s, flops / K.peak_bf16_flops);
@@ -1131,7 +1132,8 @@ function lesson(loadScript, files) {
     document.head.append(el);
   });
   const afterFirstFrame = new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
-  afterFirstFrame.then(() => Promise.all([load(me.dataset.data), load(me.dataset.runtime)]))
+  const scripts = [me.dataset.data, ...(me.dataset.lab ? [me.dataset.lab] : []), me.dataset.runtime];
+  afterFirstFrame.then(() => Promise.all(scripts.map(load)))
     .then(() => lesson(load, {serving: me.dataset.serving, sim: me.dataset.sim, page: me.dataset.page, prefix: me.dataset.prefix}))
     .catch((err) => { document.body.dataset.ready = "error"; console.error(err); });
 })();

@@ -230,3 +230,24 @@ def test_a_closed_loops_waves_are_read_off_its_sends():
     assert w["lead_ms"] == pytest.approx(1.0)  # median of 1, 25, 1 ms
     assert w["split_fast_ttft_ms"] == pytest.approx(270.0) and w["split_slow_ttft_ms"] == pytest.approx(675.0)
 
+
+def test_the_measured_records_only_the_lab_shows_travel_in_lab_data_js():
+    """lab-data.js carries the measured records the lesson page does not show (the real engine's tables, the held-out
+    cells among them), lesson-data.js the rest: the two are disjoint, none of the lab's is on the lesson page, and
+    every held-out record the lab shows is there (its pop-over needs it); only the lab page names lab-data.js."""
+    from scripts.page.render import DATA_PREFIX, LAB_PROV_PREFIX, LAB_SCRIPT, SPECS_PREFIX, read_data_script
+    from scripts.page.scan import page_numbers
+    site = ROOT / "site"
+    lesson_data = json.loads(read_data_script((site / "lesson-data.js").read_text(encoding="utf-8"),
+                                              (DATA_PREFIX, SPECS_PREFIX))[0])["provenance"]
+    text = (site / LAB_SCRIPT).read_text(encoding="utf-8")
+    assert text.startswith(LAB_PROV_PREFIX)
+    lab = json.loads(text[len(LAB_PROV_PREFIX):].rstrip().removesuffix(";"))
+    assert lab and not set(lab) & set(lesson_data)
+    on_lesson = {rid for rid, _, _ in page_numbers((site / "index.html").read_text(encoding="utf-8"))}
+    on_lab = {rid for rid, _, _ in page_numbers((site / "lab.html").read_text(encoding="utf-8"))}
+    assert not set(lab) & on_lesson
+    held = {rid for rid in on_lab if rid.startswith("realho.")}
+    assert held and held <= set(lab)
+    assert f'data-lab="{LAB_SCRIPT}"' in (site / "lab.html").read_text(encoding="utf-8")
+    assert LAB_SCRIPT not in (site / "index.html").read_text(encoding="utf-8")

@@ -428,7 +428,15 @@ def page_specs(site: Path) -> str:
 
 
 def check_embedded(site: Path, data: Path) -> list[str]:
-    from scripts.page.render import DATA_SCRIPT, json_for_script, page_data, read_data_script
+    from scripts.page.render import (
+        DATA_SCRIPT,
+        LAB_SCRIPT,
+        json_for_script,
+        lab_only_ids,
+        lab_script,
+        page_data,
+        read_data_script,
+    )
 
     path = site / DATA_SCRIPT
     if not path.exists():
@@ -438,9 +446,16 @@ def check_embedded(site: Path, data: Path) -> list[str]:
         return [f"{path}: no window.C13_DATA line"]
     docs = {name: json.loads((data / f"{name}.json").read_text(encoding="utf-8")) if (data / f"{name}.json").exists()
             else None for name in ("precomputed", "tokenizer_counts", "bench_medians", "prefix")}
+    lesson = site / "index.html"
+    lab_only = lab_only_ids(docs["bench_medians"], lesson.read_text(encoding="utf-8") if lesson.exists() else "")
     expected = str(json_for_script(page_data(docs["precomputed"], docs["tokenizer_counts"], docs["bench_medians"],
-                                             docs["prefix"])))
+                                             docs["prefix"], lab_only)))
     problems = _differs(path, found, expected)
+    lab = site / LAB_SCRIPT  # the measured records only the lab shows, split off by the lesson page's numbers
+    if (site / "lab.html").exists() and (not lab.exists() or lab.read_text(encoding="utf-8") != lab_script(
+            docs["bench_medians"], lab_only)):
+        problems.append(f"{lab}: differs from the records of precomputed/bench_medians.json the lesson page does not "
+                        "show (edited by hand?)")
     serving_path = data / "serving.json"
     if serving_path.exists():
         problems += check_serving_data(site, json.loads(serving_path.read_text(encoding="utf-8")))

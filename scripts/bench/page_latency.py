@@ -201,7 +201,8 @@ def main(argv: list[str] | None = None) -> int:
     every = [t for ts in by_slider.values() for t in ts]
     files = {f.name: f for f in sorted(args.site.glob("*")) if f.is_file()}
     gz = {name: len(gzip.compress(f.read_bytes(), 9, mtime=0)) for name, f in files.items()}
-    lab_only = {"prefix-data.js"}  # the lab's prefix-cache experiment: loaded only there, when it scrolls into view
+    # the lab's prefix-cache experiment (loaded only there, when it scrolls into view) and its measured records
+    lab_only = {"prefix-data.js", "lab-data.js"}
     page_data = sum(v for k, v in gz.items() if k.endswith(".js") and k != "vega.min.js" and k not in lab_only)
     report = {"moves": len(every), "median_ms": round(statistics.median(every), 2), "p95_ms": round(p95(every), 2),
               "goal_p95_ms": 16.0, "by_slider": {k: summary(v) for k, v in by_slider.items()},

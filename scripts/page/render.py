@@ -47,6 +47,7 @@ DATA_PREFIX, SPECS_PREFIX, PAGE_PROV_PREFIX = "window.C13_DATA=", "window.C13_SP
 PAGES = {"index.html": "index.html.j2", "lab.html": "lab.html.j2"}  # the lesson and its lab, one build
 SERVING_PREFIX, SERVING_PROV_PREFIX = "window.C13_SERVING=", "window.C13_SERVING_PROV="
 PREFIX_SCRIPT, PREFIX_DATA_PREFIX = "prefix-data.js", "window.C13_PREFIX="  # the lab's prefix-cache experiment
+LAB_SCRIPT, LAB_PROV_PREFIX = "lab-data.js", "window.C13_LAB_PROV="  # measured records only the lab page shows
 
 
 RUNTIME_CACHE = REPO / ".cache" / "vendor" / RUNTIME  # fetched and checked by the fetch_vendor rule
@@ -85,6 +86,22 @@ def prefix_script(prefix: dict) -> str:
     """prefix-data.js: the lab's cache-off/on experiment (prefix.json `page`: the workloads' draws and the engine's
     inputs; the lab loads it with serving-sim.js when the section comes near the screen)."""
     return f"{PREFIX_DATA_PREFIX}{json_for_script(prefix['page'])};\n"
+
+
+def lab_only_ids(bench: dict | None, lesson_html: str) -> frozenset[str]:
+    """The measured records (bench_medians.json: the KV-cache benchmark and the real engine) that the lesson page
+    does not show: they travel in lab-data.js, which only the lab page loads, so the lesson page does not carry the
+    lab's tables (page weight: scripts/bench/page_latency.py)."""
+    from scripts.page.scan import page_numbers
+
+    shown = {rid for rid, _, _ in page_numbers(lesson_html)}
+    return frozenset(rid for rid in (bench or {}).get("provenance", {}) if rid not in shown)
+
+
+def lab_script(bench: dict | None, lab_only: frozenset[str]) -> str:
+    """lab-data.js: the records of lab_only_ids, for the lab page's pop-overs."""
+    records = {rid: rec for rid, rec in (bench or {}).get("provenance", {}).items() if rid in lab_only}
+    return f"{LAB_PROV_PREFIX}{json_for_script(records)};\n"
 
 
 def read_data_script(text: str, prefixes: tuple[str, str] = (DATA_PREFIX, SPECS_PREFIX)) -> tuple[str, str]:
@@ -149,18 +166,19 @@ def merged_provenance(data: dict, tokens: dict | None, bench: dict | None, servi
             **(prefix or {}).get("provenance", {}), **(serving or {}).get("provenance", {})}
 
 
-def page_data(data: dict, tokens: dict | None, bench: dict | None, prefix: dict | None = None) -> dict:
+def page_data(data: dict, tokens: dict | None, bench: dict | None, prefix: dict | None = None,
+              lab_only: frozenset[str] = frozenset()) -> dict:
     """What the page embeds as #lesson-data: the constants and scenario its math reads, every provenance record
     but the per-GPU technique records the claims alone read (technique.<gpu>.*: no number on the page is one; they
-    stay in precomputed.json, where the audit re-checks the claims), the token rows, and the names lesson.js labels
-    things with (scripts/common/names.json). The audit rebuilds it from precomputed/ and compares the page's copy
-    byte for byte."""
+    stay in precomputed.json, where the audit re-checks the claims) and the measured records only the lab shows
+    (`lab_only`: lab-data.js), the token rows, and the names lesson.js labels things with (scripts/common/names.json).
+    The audit rebuilds it from precomputed/ and compares the page's copy byte for byte."""
     claims_only = tuple(f"technique.{g['id']}." for g in data.get("gpus", []))
     return {"constants": data["constants"], "gpus": data.get("gpus", []), "scenario": data["scenario"],
             "techniques": data.get("techniques"),
             "names": names.page_names(),
             "provenance": {rid: rec for rid, rec in merged_provenance(data, tokens, bench, None, prefix).items()
-                           if not rid.startswith(claims_only)},
+                           if not rid.startswith(claims_only) and rid not in lab_only},
             "tokens": {k: tokens[k] for k in ("rows", "chars_passage")} if tokens else None}
 
 
@@ -275,6 +293,7 @@ def _render(data: dict, tokens: dict | None, bench: dict | None, questions_md: s
         schedule_labels=names.SCHEDULE_LABELS, tail_part_labels=names.TAIL_PART_LABELS,
         css=Markup((templates / "lesson.css").read_text(encoding="utf-8")),
         scripts={"page": SCRIPT, "data": DATA_SCRIPT, "runtime": RUNTIME, "serving": SERVING_SCRIPT, "sim": SIM_SCRIPT,
+                 "lab": LAB_SCRIPT,
                  "prefix": PREFIX_SCRIPT if prefix and prefix.get("page") else ""},
         chart_boxes=chart_boxes(compiled, {**default_chart_data(data), **(default_load_data(
             load["opening"], serving["settings"]["rates_per_gpu"]) if load else {})}),
@@ -302,11 +321,13 @@ def _render(data: dict, tokens: dict | None, bench: dict | None, questions_md: s
         raise TemplateProblem(problem)
     prov.update(page_prov)
     html_pages = pages()
+    lab_only = lab_only_ids(bench, html_pages["index.html"])
     again = reading.page_records({p: html_pages[f] for p, f in reading.PAGES.items()}, settings)
     if any(again[k] != page_prov[k] for k in again):  # a template that counts differently once the numbers are in
         raise TemplateProblem("templates: the pages' reading counts changed between the two render passes")
     files = {**html_pages, RUNTIME: runtime.read_text(encoding="utf-8"), SCRIPT: lesson_js,
-             DATA_SCRIPT: data_script(page_data(data, tokens, bench, prefix), compiled, page_prov)}
+             DATA_SCRIPT: data_script(page_data(data, tokens, bench, prefix, lab_only), compiled, page_prov),
+             LAB_SCRIPT: lab_script(bench, lab_only)}
     if serving:
         files[SERVING_SCRIPT] = serving_script(load["experiment"], serving_records_on_page(list(html_pages.values()),
                                                                                           serving))
