@@ -1,6 +1,7 @@
 """The audit catches what it exists to catch: a planted unregistered number, a wrong derived value,
 a tampered measured file, a cited record with no locator, and stale data."""
 import json
+import re
 import shutil
 
 import pytest
@@ -94,7 +95,10 @@ def test_tampered_measured_file_fails(copy):
     bench = sorted((copy / "precomputed" / "bench").glob("*.json"))
     if not bench:
         pytest.skip("no benchmark record committed")
-    bench[0].write_text(bench[0].read_text(encoding="utf-8").replace('"runs": 9', '"runs": 8', 1), encoding="utf-8")
+    text = bench[0].read_text(encoding="utf-8")
+    tampered = re.sub(r'"runs": (\d+)', lambda m: f'"runs": {int(m.group(1)) - 1}', text, count=1)
+    assert tampered != text
+    bench[0].write_text(tampered, encoding="utf-8")
     problems = failures(run(copy))
     assert any("does not match the hash" in p for p in problems["measured"])
 
