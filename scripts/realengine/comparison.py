@@ -35,6 +35,44 @@ def is_load_calibration(path: Path) -> bool:
     return "-calibration-" in Path(path).name
 
 
+def calibration_runs(loads: list[Path], cal: dict) -> list[Path]:
+    """The calibration load runs of `cal`'s engine and machine among `loads`."""
+    prefix = f"{cal['engine']['id']}-{cal['machine']['id']}-calibration-"
+    return [p for p in loads if Path(p).name.startswith(prefix)]
+
+
+def session_runs(cpath: Path, loads: list[Path], result_paths: list[Path], fields: tuple, predicted: str,
+                 recorded_by: str) -> tuple[dict, list[Path], list[tuple[str, dict]]]:
+    """A session's calibration record, its calibration load runs (required: `predicted` are predicted from those
+    only) and its result files of the same engine and machine, each with `fields` (`recorded_by` says who writes
+    them)."""
+    cal = read_calibration(cpath)
+    mid, eid = cal["machine"]["id"], cal["engine"]["id"]
+    mine = calibration_runs(loads, cal)
+    if not mine:
+        raise InputError(f"{Path(cpath).as_posix()}: no calibration load runs beside it ({predicted} predicted from "
+                         "those only)")
+    docs = []
+    for path in sorted(result_paths):
+        doc = results.load_result(path)
+        if doc.get("machine_id") != mid or doc.get("label") != eid:
+            continue
+        for field in fields:
+            if field not in doc:
+                raise InputError(f"{Path(path).as_posix()}: field {field} is missing ({recorded_by})")
+        docs.append((Path(path).as_posix(), doc))
+    return cal, mine, docs
+
+
+def goals_met(out: dict) -> dict:
+    """Whether a summary's central and tail median |error| and its attainment error are within GOALS."""
+    def within(key, goal):
+        return out[key] is not None and out[key] <= GOALS[goal]
+    return {"central": within("central_median_abs_error", "central_median_abs_error"),
+            "tail": within("tail_median_abs_error", "tail_median_abs_error"),
+            "attainment": within("attainment_max_abs_error", "attainment_abs_error")}
+
+
 def folds_of(docs: list[dict]) -> dict[tuple, int]:
     """(workload, rate) -> its half: the workload's distinct rates, sorted, alternate."""
     rates: dict[str, set] = {}
@@ -153,11 +191,5 @@ def summary(rows: list[dict]) -> dict:
                                    "predicted": cell["predicted"]["slo_attainment"],
                                    "p99_ttft_error": cell["error"]["p99_ttft_ms"],
                                    "spread": cell["spread"]["slo_attainment"] if cell["spread"] else None}
-    out["meets"] = {
-        "central": out["central_median_abs_error"] is not None
-        and out["central_median_abs_error"] <= GOALS["central_median_abs_error"],
-        "tail": out["tail_median_abs_error"] is not None
-        and out["tail_median_abs_error"] <= GOALS["tail_median_abs_error"],
-        "attainment": out["attainment_max_abs_error"] is not None
-        and out["attainment_max_abs_error"] <= GOALS["attainment_abs_error"]}
+    out["meets"] = goals_met(out)
     return out

@@ -23,9 +23,8 @@ from pathlib import Path
 import numpy as np
 
 from scripts.realengine import calibrate, predict
-from scripts.realengine.comparison import GOALS, is_load_calibration
+from scripts.realengine.comparison import GOALS, calibration_runs, goals_met, is_load_calibration, session_runs
 from scripts.realengine.settings import read_calibration
-from scripts.record.inputs import InputError
 from scripts.serving import results
 
 CLOSED_LOOP_ATTAINMENT_GOAL = 0.10  # issue 43: the closed loop's attainment within 10 points
@@ -138,15 +137,9 @@ def summary(cells: list[dict], variant: str = "") -> dict:
                             "attainment_abs_error": abs(err(c)["slo_attainment"]),
                             "central_median_abs_error": med(predict.CENTRAL, [c]),
                             "send_waves": c.get("send_waves")} for c in loops]}
-    out["meets"] = {
-        "central": out["central_median_abs_error"] is not None
-        and out["central_median_abs_error"] <= GOALS["central_median_abs_error"],
-        "tail": out["tail_median_abs_error"] is not None
-        and out["tail_median_abs_error"] <= GOALS["tail_median_abs_error"],
-        "attainment": out["attainment_max_abs_error"] is not None
-        and out["attainment_max_abs_error"] <= GOALS["attainment_abs_error"],
-        "closed_loop": bool(loops) and all(c["p50_differs_from_p99"] and c["attainment_abs_error"]
-                                           <= CLOSED_LOOP_ATTAINMENT_GOAL for c in out["closed_loop"])}
+    out["meets"] = {**goals_met(out), "closed_loop": bool(loops) and all(
+        c["p50_differs_from_p99"] and c["attainment_abs_error"] <= CLOSED_LOOP_ATTAINMENT_GOAL
+        for c in out["closed_loop"])}
     return out
 
 
@@ -179,22 +172,8 @@ def compare(calibration_paths: list[Path], result_paths: list[Path], anchor, set
     engines = []
     loads = sorted(p for p in calibration_paths if is_load_calibration(p))
     for cpath in sorted(p for p in calibration_paths if not is_load_calibration(p)):
-        cal = read_calibration(cpath)
-        mid, eid = cal["machine"]["id"], cal["engine"]["id"]
-        mine = [p for p in loads if Path(p).name.startswith(f"{eid}-{mid}-calibration-")]
-        if not mine:
-            raise InputError(f"{Path(cpath).as_posix()}: no calibration load runs beside it (the held-out cells are "
-                             "predicted from those only)")
-        docs = []
-        for path in sorted(result_paths):
-            doc = results.load_result(path)
-            if doc.get("machine_id") != mid or doc.get("label") != eid:
-                continue
-            for field in FIELDS:
-                if field not in doc:
-                    raise InputError(f"{Path(path).as_posix()}: field {field} is missing (a held-out cell records "
-                                     "it: scripts/realengine/heldout.py)")
-            docs.append((Path(path).as_posix(), doc))
+        cal, mine, docs = session_runs(cpath, loads, result_paths, FIELDS, "the held-out cells are",
+                                       "a held-out cell records it: scripts/realengine/heldout.py")
         if not docs:
             continue
         step, quality = calibrate.fit(cal["calibration"], [results.load_result(p) for p in mine], settings)
@@ -224,8 +203,7 @@ def other_day(paths: list[Path], cal: dict, docs: list[tuple[str, dict]], anchor
         other = read_calibration(cpath)
         if other["engine"]["id"] != cal["engine"]["id"] or other["machine"]["id"] != cal["machine"]["id"]:
             continue
-        mine = [p for p in loads if Path(p).name.startswith(f"{other['engine']['id']}-{other['machine']['id']}-"
-                                                            "calibration-")]
+        mine = calibration_runs(loads, other)
         if not mine:
             return None
         step, quality = calibrate.fit(other["calibration"], [results.load_result(p) for p in mine], settings)

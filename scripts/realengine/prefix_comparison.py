@@ -15,8 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from scripts.realengine import calibrate, predict
-from scripts.realengine.comparison import GOALS, is_load_calibration
-from scripts.realengine.settings import read_calibration
+from scripts.realengine.comparison import GOALS, is_load_calibration, session_runs
 from scripts.record.inputs import InputError
 from scripts.serving import results
 
@@ -60,23 +59,10 @@ def compare(calibration_paths: list[Path], result_paths: list[Path], anchor, set
     engines = []
     loads = sorted(p for p in calibration_paths if is_load_calibration(p))
     for cpath in sorted(p for p in calibration_paths if not is_load_calibration(p)):
-        cal = read_calibration(cpath)
-        mid, eid = cal["machine"]["id"], cal["engine"]["id"]
-        mine = [p for p in loads if Path(p).name.startswith(f"{eid}-{mid}-calibration-")]
-        if not mine:
-            raise InputError(f"{Path(cpath).as_posix()}: no calibration load runs beside it (the prefix runs are "
-                             "predicted from those only)")
-        docs = []
-        for path in sorted(result_paths):
-            doc = results.load_result(path)
-            if doc.get("machine_id") != mid or doc.get("label") != eid:
-                continue
-            for field in FIELDS:
-                if field not in doc:
-                    raise InputError(f"{Path(path).as_posix()}: field {field} is missing (a prefix-reuse run "
-                                     "records it: scripts/realengine/prefix_load.py)")
-            check_fields(doc, Path(path).as_posix())
-            docs.append((Path(path).as_posix(), doc))
+        cal, mine, docs = session_runs(cpath, loads, result_paths, FIELDS, "the prefix runs are",
+                                       "a prefix-reuse run records it: scripts/realengine/prefix_load.py")
+        for path, doc in docs:
+            check_fields(doc, path)
         if not docs:
             continue
         step, quality = calibrate.fit(cal["calibration"], [results.load_result(p) for p in mine], settings)
