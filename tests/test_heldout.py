@@ -2,9 +2,9 @@
 by aiperf with the command line its 0.13.0 help documents, with GPT-2's tokenizer written from the kit's pinned npm
 files; a run without the aiperf environment stops naming the config field; an aiperf export becomes a cell file
 with what the prediction needs (a fake aiperf writes a real export layout here); the comparison predicts a closed
-loop with every request ready at 0 and the client's cap, noiseless in lockstep (p50 == p99) and with the measured
-noise out of it, and reports the fitted family, the held-out cells below and above saturation, the closed loop and
-the other day's calibration apart."""
+loop with the client's cap and its measured turnaround (released at the very finish instead: lockstep, p50 == p99;
+loop.js releases as loop.py does), and reports the fitted family, the held-out cells below and above saturation, the
+closed loop and the other day's calibration apart."""
 import json
 import os
 import re
@@ -128,6 +128,11 @@ def _held_out_docs(tmp_path):
                 input_lens=[64] * n, output_lens=[16] * n, num_prompts=n, completed=n)
     loop["itls"] = [(g + [0.01] * 15)[:15] for g in loop["itls"]]
     loop.pop("requested_output_lens")  # aiperf files have none: the output lengths are the server's
+    turn = np.random.default_rng(4).uniform(0.002, 0.012, n)  # a closed loop's sends: each 2-12 ms after a finish
+    sends = [0.0, 0.002, 0.0025, 0.003]
+    for k in range(4, n):
+        sends.append(sends[k - 4] + loop["latencies"][k - 4] + float(turn[k]))
+    loop["send_times"] = sends
     out.append(loop)
     paths = []
     for i, doc in enumerate(out):
@@ -147,17 +152,65 @@ def comparison(tmp_path_factory, anchor):
                                       other_calibrations=_calibration_paths())
 
 
-def test_the_closed_loop_leaves_lockstep_only_with_noise(comparison):
+def test_the_closed_loop_replays_the_clients_turnaround(comparison):
+    """Released at the very finish, a closed loop of equal requests runs in lockstep (p50 == p99); with the client's
+    measured turnaround it does not, noiseless or noisy; the waves, the turnaround and the TPOT of the requests that
+    met the TTFT target are reported."""
     e = comparison["engines"][0]
     loop = next(c for c in e["cells"] if c["concurrency"])
     assert loop["rate"] is None and loop["saturated"] is False
+    once = loop["released_at_once"]
+    assert once["median_ttft_ms"] == pytest.approx(once["p99_ttft_ms"], rel=1e-3)  # lockstep
     plain = e["summaries"]["held_out"]["closed_loop"][0]
     noisy = e["summaries"]["held_out_noisy"]["closed_loop"][0]
-    assert plain["predicted_ttft_ms"][0] == pytest.approx(plain["predicted_ttft_ms"][1], rel=1e-3)  # lockstep
-    assert not plain["p50_differs_from_p99"]
-    assert noisy["p50_differs_from_p99"] and noisy["predicted_ttft_ms"][1] > 1.05 * noisy["predicted_ttft_ms"][0]
+    assert plain["p50_differs_from_p99"] and plain["predicted_ttft_ms"][1] > 1.05 * plain["predicted_ttft_ms"][0]
+    assert noisy["p50_differs_from_p99"]
     assert loop["noisy"]["noise_seeds"] == 3
     assert noisy["measured_ttft_ms"] == plain["measured_ttft_ms"]
+    assert plain["released_at_once"] == once and plain["predicted_waves"]["waves"] >= 1
+    assert loop["turnaround_ms"]["requests"] == loop["completed"] - 4
+    assert 0 <= loop["turnaround_ms"]["median"] <= loop["turnaround_ms"]["p95"] <= loop["turnaround_ms"]["max"]
+    assert loop["ttft_met_tpot_ms"]["target"] == e["slo_ms"]["tpot"]
+
+
+def test_a_closed_loops_turnaround_is_each_send_after_the_finish_that_let_it_go():
+    """Cap 2: the first two go at their own sends (the start stagger); the k-th send after them is matched to the
+    k-th finish in order (aiperf's credits), a request that never reached the server left out on both sides."""
+    doc = {"max_concurrency": 2, "send_times": [0.0, 0.003, 1.005, 1.5, 1.52, 2.0],
+           "latencies": [1.0, 1.49, 0.0, 0.4, 0.47, 0.5], "ttfts": [0.1, 0.1, 0.0, 0.1, 0.1, 0.1],
+           "success": [True, True, False, True, True, True], "errors": ["", "", "Can not write request body", "",
+                                                                      "", ""],
+           "input_lens": [8, 8, 0, 8, 8, 8], "output_lens": [4, 4, 0, 4, 4, 4]}
+    starts, delays = heldout_comparison.client_turnaround(doc)
+    # reached: 0, 1, 3, 4, 5 sent at 0, 0.003, 1.5, 1.52, 2.0; their ends in order 1.0, 1.493, 1.9, 1.99, 2.5
+    assert delays == pytest.approx([0.0, 0.0, 0.0, 0.5, 1.52 - 1.493, 2.0 - 1.9])
+    assert starts == pytest.approx([0.0, 0.003, 1.005, 0.003, 0.003, 0.003])
+
+
+@pytest.mark.browser
+def test_the_twin_releases_a_closed_loop_as_the_python_does(sim_page, anchor):
+    """loop.js's release delays (the browser's twin) give the same sends, first tokens and finishes as loop.py's."""
+    from scripts.model import roofline as rl
+    from scripts.serving import engine, twin
+    from scripts.serving.workload import Requests
+    rng = np.random.default_rng(7)
+    n = 40
+    reqs = Requests(np.sort(rng.uniform(0, 0.01, n)), rng.integers(50, 900, n), rng.integers(2, 40, n))
+    delays = rng.uniform(0, 0.02, n)
+    want = engine.simulate(anchor, reqs, "chunked", max_concurrency=4, release_delay_s=delays)
+    got = sim_page.evaluate("""(fx) => {
+      const t = window.C13Sim.simulate(fx.model, fx.gpu, fx.reqs, "chunked",
+                                       {efficiency: fx.efficiency, max_concurrency: 4, release_delay_s: fx.delays});
+      return {arrival_s: Array.from(t.arrival_s), first_token_s: Array.from(t.first_token_s),
+              finish_s: Array.from(t.finish_s)};
+    }""", {"model": twin.model_constants(anchor), "gpu": twin.gpu_constants(anchor, "H100"),
+           "efficiency": rl.BOUND.__dict__.copy(), "delays": delays.tolist(),
+           "reqs": {"arrival_s": reqs.arrival_s.tolist(), "prompt_tokens": reqs.prompt_tokens.tolist(),
+                    "output_tokens": reqs.output_tokens.tolist()}})
+    assert np.allclose(got["arrival_s"], want.requests.arrival_s, rtol=1e-12, atol=0)
+    assert np.allclose(got["first_token_s"], want.first_token_s, rtol=1e-9, atol=0)
+    assert np.allclose(got["finish_s"], want.finish_s, rtol=1e-9, atol=0)
+    assert want.requests.arrival_s[4] > reqs.arrival_s[4] + 0.01  # held by the cap, then released
 
 
 def test_the_figures_are_reported_apart(comparison):
@@ -227,6 +280,7 @@ def test_a_closed_loops_waves_are_read_off_its_sends():
     doc = {"send_times": sends, "ttfts": ttfts, "latencies": [0.9] * 9, "success": [True] * 9}
     w = heldout_comparison.send_waves(doc)
     assert w["waves"] == 3 and w["split"] == 2
+    assert w["first_part"] == {"1": 1, "2": 1, "3": 1}  # a wave not split counts whole
     assert w["lead_ms"] == pytest.approx(1.0)  # median of 1, 25, 1 ms
     assert w["split_fast_ttft_ms"] == pytest.approx(270.0) and w["split_slow_ttft_ms"] == pytest.approx(675.0)
 

@@ -249,6 +249,29 @@ def test_max_concurrency_sends_the_next_request_when_one_finishes_by_hand(anchor
         engine.simulate(anchor, reqs, "disagg", max_concurrency=1)
 
 
+def test_release_delays_send_each_held_request_its_turnaround_after_a_finish_by_hand(anchor):
+    """A closed loop's client turnaround (loop.py release_delay): with --max-concurrency 1 the second request is sent
+    0.05 s after the first one's finish, the third 0.02 s after the second's; alone on the GPU each one's TTFT is its
+    prefill. With a cap of 2 and two requests finishing together, a request released sooner than the one before it
+    is still sent after it (in order), and a refused delay names the keyword."""
+    reqs = Requests(np.zeros(3), np.array([1000, 1000, 1000]), np.array([3, 3, 3]))
+    trace = engine.simulate(anchor, reqs, "chunked", max_concurrency=1, release_delay_s=[0.0, 0.05, 0.02])
+    end = trace.finish_s
+    assert trace.requests.arrival_s == pytest.approx([0.0, end[0] + 0.05, end[1] + 0.02], rel=1e-12)
+    alone = trace.first_token_s[0] - trace.requests.arrival_s[0]
+    assert trace.first_token_s - trace.requests.arrival_s == pytest.approx([alone] * 3, rel=1e-12)
+    pair = Requests(np.zeros(4), np.full(4, 100), np.full(4, 3))  # two prompts share one 512-token chunk
+    t2 = engine.simulate(anchor, pair, "chunked", max_concurrency=2, release_delay_s=[0.0, 0.0, 0.03, 0.0])
+    assert t2.finish_s[0] == t2.finish_s[1]
+    assert t2.requests.arrival_s[2:] == pytest.approx([t2.finish_s[0] + 0.03] * 2, rel=1e-12)
+    at_once = engine.simulate(anchor, pair, "chunked", max_concurrency=2)
+    assert at_once.requests.arrival_s[2:] == pytest.approx([at_once.finish_s[0]] * 2, rel=1e-12)
+    for bad, kw in (([0.0, 0.1], {"max_concurrency": 1}), ([0.0, -0.1, 0.0], {"max_concurrency": 1}),
+                    ([0.0, 0.0, 0.0], {})):
+        with pytest.raises(ValueError, match="release_delay_s"):
+            engine.simulate(anchor, reqs, "chunked", release_delay_s=bad, **kw)
+
+
 def test_random_settings_conserve_tokens_memory_and_the_breakdown(inputs):
     """20 seeded random settings (preset, paged or reserved memory and a small pool, step times, P/D split and
     convention, max concurrency): every request gets its tokens in order and ends at its last one, memory stays

@@ -3,11 +3,13 @@
 Held out by design (heldout.py): the cells were sent by another client (aiperf) with shapes the fitted workloads
 never had, and the step model is fitted only on the calibration load runs of the same session
 (precomputed/serve-heldout/calibration/); no held-out cell is fitted on. A Poisson cell is predicted from its own
-send times; the closed loop (`max_concurrency` set, `request_rate` inf) with every request ready at 0 and the
-client's cap, as aiperf's --concurrency sends (the next request as soon as one ends), its latencies measured from
-the simulated sends. Each cell is predicted twice: by the noiseless step model, and with the step-time noise the
-calibration measured (stepmodel.Noisy; `held_out.noise_seeds` seeds, the median over them): a closed loop of equal
-requests runs in lockstep without noise.
+send times; the closed loop (`max_concurrency` set, `request_rate` inf) with the client's cap and its measured
+turnaround (client_turnaround: its start stagger, and per request how long after the finish that freed its slot it
+was sent; the client's side of the cell, as a Poisson cell's send times are), its latencies measured from the
+simulated sends. Released at the very finish instead (`released_at_once`, kept for contrast), a closed loop of
+equal requests runs in lockstep: every request the same TTFT. Each cell is predicted twice: by the noiseless step
+model, and with the step-time noise the calibration measured (stepmodel.Noisy; `held_out.noise_seeds` seeds, the
+median over them).
 
 Reported apart (`summaries`): the fitted family (the calibration load runs, predicted by the model fitted on them:
 in-sample, the floor of what the model can reach), the held-out Poisson cells below saturation (the issue's goals:
@@ -25,7 +27,7 @@ import numpy as np
 from scripts.realengine import calibrate, predict
 from scripts.realengine.comparison import GOALS, calibration_runs, goals_met, is_load_calibration, session_runs
 from scripts.realengine.settings import read_calibration
-from scripts.serving import results
+from scripts.serving import metrics, results
 
 CLOSED_LOOP_ATTAINMENT_GOAL = 0.10  # issue 43: the closed loop's attainment within 10 points
 FIELDS = ("send_times", "workload", "run", "request_rate", "max_concurrency", "client")
@@ -35,12 +37,35 @@ def is_closed_loop(doc: dict) -> bool:
     return doc.get("max_concurrency") is not None
 
 
-def as_sent(doc: dict) -> dict:
-    """What the simulated client sends: a closed loop's requests all ready at 0 (aiperf --concurrency keeps
-    `max_concurrency` in flight); a Poisson cell's own send times."""
-    if is_closed_loop(doc):
+def as_sent(doc: dict, turnaround: bool = True) -> dict:
+    """What the simulated client sends: a Poisson cell's own send times; a closed loop (aiperf --concurrency keeps
+    `max_concurrency` in flight) with the client's measured turnaround (client_turnaround), or with `turnaround`
+    False every request ready at 0 and each sent at the very finish that frees its slot."""
+    if not is_closed_loop(doc):
+        return doc
+    if not turnaround:
         return {**doc, "send_times": [0.0] * len(doc["send_times"])}
-    return doc
+    starts, delays = client_turnaround(doc)
+    return {**doc, "send_times": starts, "release_delays": delays}
+
+
+def client_turnaround(doc: dict) -> tuple[list[float], list[float]]:
+    """A closed loop's client, as measured (the client's side of the cell, an input as a Poisson cell's send times
+    are; nothing of the server's speed): the first `max_concurrency` requests the server saw go at their own send
+    times (the client's start stagger); every later one, the k-th sent, is the one the (k - cap)-th finish let go
+    (aiperf issues a credit per finish, in order), and its delay is its send less that finish (its end as the client
+    saw it: send + E2EL). Returns, in the file's order, the send times (the held ones at the last start: the cap
+    holds them) and the delays (0 for the starts and for requests that never reached the server)."""
+    cap = int(doc["max_concurrency"])
+    idx = predict.seen_order(doc)
+    sends = np.asarray(doc["send_times"], float)
+    ends = np.sort(sends[idx] + np.asarray(results.latencies(doc), float)[idx])
+    starts, delays = sends.copy(), np.zeros(len(sends))
+    if len(idx) > cap:
+        held = idx[cap:]
+        starts[held] = sends[idx[cap - 1]]
+        delays[held] = np.maximum(0.0, sends[held] - ends[:len(held)])
+    return starts.tolist(), delays.tolist()
 
 
 def _mean_of_served(doc: dict, key: str) -> float:
@@ -62,6 +87,17 @@ def predicted_cell(path: str, doc: dict, step, quality: dict, cal: dict, anchor,
     if cap:
         out["saturated"] = False
         out["send_waves"] = send_waves(doc)
+        trace = predict.simulate_cell(anchor, sent, step, cal["server"], cap)
+        out["predicted_waves"] = simulated_waves(trace)
+        out["ttft_met_tpot_ms"] = ttft_met_tpot_ms(doc, trace, cal["slo_ms"])
+        _, delays = client_turnaround(doc)
+        held = np.asarray(delays)[predict.seen_order(doc)[cap:]] * 1e3
+        out["turnaround_ms"] = {"median": float(np.median(held)), "p95": float(np.percentile(held, 95)),
+                                "max": float(held.max()), "requests": len(held)} if len(held) else None
+        at_once = predict.compare_cell(anchor, as_sent(doc, turnaround=False), step, cal["server"], cal["slo_ms"],
+                                       settings["saturated_below"], **kw)
+        out["released_at_once"] = {k: at_once["predicted"][k] for k in ("median_ttft_ms", "p99_ttft_ms",
+                                                                        "slo_attainment")}
     noise = predict.noise_arguments(quality, seeds)
     if noise:
         noisy = predict.compare_cell(anchor, sent, step, cal["server"], cal["slo_ms"], settings["saturated_below"],
@@ -75,28 +111,59 @@ SPLIT_RATIO = 1.5  # a wave is split when its slowest TTFT is over 1.5x its fast
 
 
 def send_waves(doc: dict) -> dict | None:
-    """How a closed loop's requests reached the server (measured): the sends split into waves wherever consecutive
-    sends are more than half the median E2EL apart (a wave: the requests released by completions in one iteration);
-    a wave of two or more is `split` when its slowest successful TTFT is over SPLIT_RATIO times its fastest (its
-    requests were prefilled in more than one iteration: some reached the server after the iteration that took the
-    first ones had begun). Per split wave, its fastest and slowest TTFT (medians over them); the lead of a wave's
-    first send over its second (median over all waves). A simulated client releases a wave at one instant."""
+    """How a closed loop's requests reached the server, as measured (waves_of over the file's successful requests)."""
     good = np.asarray(doc["success"], bool)
-    if not good.any():
+    return waves_of(np.asarray(doc["send_times"], float)[good], np.asarray(doc["ttfts"], float)[good],
+                    np.asarray(doc["latencies"], float)[good])
+
+
+def simulated_waves(trace) -> dict | None:
+    """waves_of over a simulated closed loop (its sends, TTFTs and E2ELs)."""
+    sent = trace.requests.arrival_s
+    return waves_of(sent, trace.first_token_s - sent, trace.finish_s - sent)
+
+
+def waves_of(sends: np.ndarray, ttft: np.ndarray, e2el: np.ndarray) -> dict | None:
+    """A closed loop's sends split into waves wherever consecutive sends are more than half the median E2EL apart (a
+    wave: the requests released by completions in one iteration, or a few close ones). A wave of two or more is
+    `split` when its slowest TTFT is over SPLIT_RATIO times its fastest (its requests were prefilled in more than one
+    iteration: some reached the server after the iteration that took the first ones had begun); `first_part`: how
+    many waves had how many requests in their first prefill (those within SPLIT_RATIO of the wave's fastest TTFT; a
+    wave not split counts whole). Per split wave, its fastest and slowest TTFT (medians over them); the lead of a
+    wave's first send over its second (median over all waves)."""
+    if len(sends) < 2:
         return None
-    order = np.argsort(np.asarray(doc["send_times"], float), kind="stable")
-    sends = np.asarray(doc["send_times"], float)[order]
-    ttft, ok = np.asarray(doc["ttfts"], float)[order], good[order]
-    cuts = np.flatnonzero(np.diff(sends) > 0.5 * float(np.median(np.asarray(doc["latencies"], float)[good]))) + 1
+    order = np.argsort(sends, kind="stable")
+    sends, ttft = sends[order], ttft[order]
+    cuts = np.flatnonzero(np.diff(sends) > 0.5 * float(np.median(e2el))) + 1
     waves = [w for w in np.split(np.arange(len(sends)), cuts) if len(w) >= 2]
     if not waves:
         return None
-    split = [(ttft[w][ok[w]].min(), ttft[w][ok[w]].max()) for w in waves
-             if ok[w].sum() >= 2 and ttft[w][ok[w]].max() > SPLIT_RATIO * ttft[w][ok[w]].min()]
+    split = [(ttft[w].min(), ttft[w].max()) for w in waves if ttft[w].max() > SPLIT_RATIO * ttft[w].min()]
+    firsts = [int((ttft[w] <= SPLIT_RATIO * ttft[w].min()).sum()) for w in waves]
     return {"waves": len(waves), "split": len(split),
+            "first_part": {str(k): firsts.count(k) for k in sorted(set(firsts))},
             "lead_ms": float(np.median([(sends[w[1]] - sends[w[0]]) * 1e3 for w in waves])),
             "split_fast_ttft_ms": float(np.median([a for a, _ in split]) * 1e3) if split else None,
             "split_slow_ttft_ms": float(np.median([b for _, b in split]) * 1e3) if split else None}
+
+
+def ttft_met_tpot_ms(doc: dict, trace, slo_ms: dict) -> dict:
+    """The median TPOT (vLLM's per request) of the requests that met the TTFT target, measured and predicted (the
+    noiseless trace), beside the TPOT target: in a closed loop those are the ones whose TPOT decides the attainment."""
+    ok = np.asarray(doc["success"], bool)
+    m_ttft, m_e2el = np.asarray(doc["ttfts"], float)[ok], np.asarray(doc["latencies"], float)[ok]
+    m_tpot = metrics.per_request_tpot(m_ttft, m_e2el, np.asarray(doc["output_lens"])[ok])
+    sent = trace.requests
+    p_ttft = trace.first_token_s - sent.arrival_s
+    p_tpot = metrics.per_request_tpot(p_ttft, trace.finish_s - sent.arrival_s, np.asarray(sent.output_tokens))
+    limit = slo_ms["ttft"] / 1e3
+
+    def med(tpot, ttft):
+        met = ttft <= limit
+        return float(np.median(tpot[met]) * 1e3) if met.any() else None
+
+    return {"measured": med(m_tpot, m_ttft), "predicted": med(p_tpot, p_ttft), "target": float(slo_ms["tpot"])}
 
 
 def summary(cells: list[dict], variant: str = "") -> dict:
@@ -136,7 +203,8 @@ def summary(cells: list[dict], variant: str = "") -> dict:
                             "attainment": [c["measured"]["slo_attainment"], pred(c)["slo_attainment"]],
                             "attainment_abs_error": abs(err(c)["slo_attainment"]),
                             "central_median_abs_error": med(predict.CENTRAL, [c]),
-                            "send_waves": c.get("send_waves")} for c in loops]}
+                            "send_waves": c.get("send_waves"), "predicted_waves": c.get("predicted_waves"),
+                            "released_at_once": c.get("released_at_once")} for c in loops]}
     out["meets"] = {**goals_met(out), "closed_loop": bool(loops) and all(
         c["p50_differs_from_p99"] and c["attainment_abs_error"] <= CLOSED_LOOP_ATTAINMENT_GOAL
         for c in out["closed_loop"])}
@@ -182,7 +250,8 @@ def compare(calibration_paths: list[Path], result_paths: list[Path], anchor, set
         entry = {"calibration": Path(cpath).as_posix(), "fitted_on": [Path(p).as_posix() for p in mine],
                  "machine": cal["machine"], "engine": cal["engine"],
                  "server": {k: v for k, v in cal["server"].items() if k != "threads_source"},
-                 "slo_ms": cal["slo_ms"], "step_model": step.as_dict(), "fit_quality": quality,
+                 "slo_ms": cal["slo_ms"], "slo_assumption": cal.get("slo_assumption"),
+                 "step_model": step.as_dict(), "fit_quality": quality,
                  "noise_seeds": seeds, "cells": cells,
                  "summaries": {"fitted_family": fitted_family(mine, step, cal, anchor, settings),
                                "held_out": summary(cells),

@@ -84,12 +84,18 @@ def simulate_cell(a, doc: dict, step: StepModel, server: dict, max_concurrency: 
     lone TTFT); TTFT and E2EL are then measured from the send, as the client does. With `max_concurrency` the
     simulated client holds a request back while that many are in flight (vllm bench serve --max-concurrency), and
     its own send times are the ones measured from. A run whose requests carry segments (prefix_load.py) is
-    simulated with llama.cpp's slots reusing prompts (engine kv `reserved+slots`, one slot per -np)."""
+    simulated with llama.cpp's slots reusing prompts (engine kv `reserved+slots`, one slot per -np). A file with
+    `release_delays` (per request, the file's order: heldout_comparison.client_turnaround) has the client send a
+    request held by the cap that long after the finish that freed its slot (the engine sees it the round trip
+    later)."""
     sent = requests_of(doc)
     seen = sent.with_times(sent.arrival_s + step.request_overhead_s)
+    delays = doc.get("release_delays")
     trace = engine.simulate(a, seen, PRESET_RULE, max_num_batched_tokens=server["batch_tokens"],
                             max_batch=server["slots"], capacity_bytes=float("inf"), step_cost=step,
-                            max_concurrency=max_concurrency, prefix_caching=sent.segments is not None)
+                            max_concurrency=max_concurrency, prefix_caching=sent.segments is not None,
+                            release_delay_s=None if delays is None else
+                            np.asarray(delays, float)[seen_order(doc)] + step.request_overhead_s)
     if max_concurrency is not None:
         sent = sent.with_times(trace.requests.arrival_s - step.request_overhead_s)
     return dataclasses.replace(trace, requests=sent)

@@ -330,7 +330,9 @@ HELD_GOAL_SOURCE = ("issue 43 定下的目标:同一时段校准、留出的负�
                     "达标率 ≤ 5 个百分点;闭环的 TTFT p50 与 p99 要分得开,达标率差 ≤ 10 个百分点"
                     "(scripts/realengine/heldout_comparison.py)")
 HELD_PREDICTION = ("llama.cpp 的调度 + 步时模型,只用同一时段先做的三次校准压测(课程自己的客户端、随机提示)拟合;"
-                   "这些格子换了客户端(aiperf)、换了长度分布,一次也没拿来拟合")
+                   "这些格子换了客户端(aiperf)、换了长度分布,一次也没拿来拟合;泊松格子按各自实测的发送时刻发,"
+                   "闭环按客户端实测的补发间隔发(客户端一侧的输入,与服务器的快慢无关)")
+HELD_AT_ONCE = HELD_PREDICTION + ";闭环的客户端不按实测的补发间隔,而在请求结束的那一刻补发(作对照)"
 HELD_NOISY = HELD_PREDICTION + ";每一轮的步时再按校准里测到的步时噪声随机拉伸(5 个种子取中位数,stepmodel.Noisy)"
 HELD_OTHER_DAY = ("同样的调度 + 步时模型,改用另一天提交的校准(precomputed/serve/calibration/:"
                   "那天的单独步时与两次校准压测)拟合")
@@ -354,10 +356,43 @@ def _held_where(c: dict) -> str:
     return f"「{name}」,每秒 {c['rate']:g} 个请求"
 
 
+def _loop_records(r: _HeldOutRecords, c: dict, base: str, where: str, args: dict) -> None:
+    """A closed loop's client turnaround (measured), its waves' first prefill sizes (measured and predicted), the
+    TPOT of the requests that met the TTFT target, and the prediction with every request released at the finish."""
+    turn = c.get("turnaround_ms")
+    if turn:
+        for key, label in (("median", "中位数"), ("p95", "p95")):
+            r.measured(f"{base}.turnaround_{key}", f"{where}:客户端补发的间隔(一个请求结束到它腾出的位置发出下一个,"
+                       f"{label})", turn[key], "ms", "f1", c["file"], 1, "—")
+    sizes = sorted({k for w in (c["send_waves"], c.get("predicted_waves")) if w for k in w["first_part"]}, key=int)
+    for k in sizes:
+        label = f"{where}:第一批 prefill 恰好是 {k} 个请求的轮数"
+        r.measured(f"{base}.first{k}.measured", label + "(实测)", c["send_waves"]["first_part"].get(k, 0), "轮", "int",
+                   c["file"], 1, "—")
+        if c.get("predicted_waves"):
+            r.predicted(f"{base}.first{k}.predicted", label + "(预测,无噪声)", c["predicted_waves"]["first_part"].get(
+                k, 0), "轮", "int", {**args, "first_part": k})
+    met = c.get("ttft_met_tpot_ms")
+    if met and met["measured"] is not None:
+        label = f"{where}:达到 TTFT 目标的那些请求的 TPOT 中位数"
+        r.measured(f"{base}.met_tpot.measured", label + "(实测)", met["measured"], "ms", "f1", c["file"], 1, "—")
+        if met["predicted"] is not None:
+            r.predicted(f"{base}.met_tpot.predicted", label + "(预测,无噪声)", met["predicted"], "ms", "f1",
+                        {**args, "met_tpot": True})
+    once = c.get("released_at_once")
+    if once:
+        for key, (label, unit, fmt, scale) in HELD_SHOWN.items():
+            if key in once:
+                r.predicted(f"{base}.{key}.at_once", f"{where}:{label}(预测,无噪声,客户端在请求结束的那一刻补发)",
+                            once[key] * scale, unit, fmt, {**args, "metric": key, "released_at_once": True},
+                            HELD_AT_ONCE)
+
+
 def heldout_page_block(comparison: dict) -> dict:
     """{"engines": [...], "provenance": {...}} for the held-out cells; record ids
-    realho.<machine>.<workload>.{r<rate>,c<concurrency>}.<metric>.{measured,predicted,noisy},
-    realho.<machine>.{held,noisy,fitted,other,loop,goal}.*."""
+    realho.<machine>.<workload>.{r<rate>,c<concurrency>}.<metric>.{measured,predicted,noisy}, a closed loop's
+    .<metric>.at_once, .turnaround_*, .first<k>.{measured,predicted}, .met_tpot.*,
+    realho.<machine>.{held,noisy,fitted,other,loop,goal,slo}.*."""
     engines, prov = [], {}
     for e in comparison.get("engines", []):
         r = _HeldOutRecords(e, prov)
@@ -389,6 +424,7 @@ def heldout_page_block(comparison: dict) -> dict:
                                            ("split_slow_ttft_ms", "后 prefill 的")):
                             r.measured(f"{base}.{key}", f"{where}:被拆开的那些轮里,{label}请求的 TTFT(各轮中位数)",
                                        sw[key], "ms", "int", c["file"], 1, "—")
+                    _loop_records(r, c, base, where, args)
             else:
                 r.measured(f"{base}.rate", f"{where}:发送请求率", c["rate"], "req/s", "f2", c["file"], 1, "—")
             r.measured(f"{base}.prompt_tokens", f"{where}:提示的平均长度(引擎计数)", c["prompt_tokens_mean"], "token",
@@ -453,6 +489,10 @@ def heldout_page_block(comparison: dict) -> dict:
                     r.measured(f"realho.{r.mid}.held.probe_{end}",
                                f"每个格子前后的速度探测:单独请求的 ITL 中位数({'最小' if end == 'low' else '最大'})",
                                v, "ms", "f2", first, 1, "格子前后各一次")
+        for key in ("ttft", "tpot"):
+            rid = f"realho.{r.mid}.slo.{key}"
+            prov[rid] = pv.assumed(rid, f"留出格子的 SLO:{key.upper()} 上限", e["slo_ms"][key], "ms", "int",
+                                   assumption=e.get("slo_assumption") or "config/real_engine.json slo_ms")
         if e["noise_seeds"]:
             rid = f"realho.{r.mid}.noise_seeds"
             prov[rid] = pv.assumed(rid, "带噪声的预测:每个格子模拟的次数(种子数)", e["noise_seeds"], "个", "int",

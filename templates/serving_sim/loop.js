@@ -22,9 +22,10 @@
   // duration without its prompt work is kept as a running sum (what breakdown's cumsum gives): the iteration ends
   // themselves are not kept (the page needs no inter-token gaps).
   class GpuLoop {
-    constructor(step, scheduler, kv, maxConcurrency) {
+    constructor(step, scheduler, kv, maxConcurrency, releaseDelay = null) {
       this.step = step; this.scheduler = scheduler; this.kv = kv;
       this.cap = maxConcurrency || NO_CAP;
+      this.release = releaseDelay === null ? null : Float64Array.from(releaseDelay);  // the client's turnaround (loop.py)
       this.peak = 0;
       kv.bind(this);
     }
@@ -169,6 +170,18 @@
       }
       return this.min_end - this.n_iters;
     }
+    _releaseAfter(freed, when) {  // the requests the freed slots let go reach the server release[i] after `when`
+      const arrival = this.arrival, n = this.n;
+      const start = this.nxt + Math.max(0, this.cap - (this.nxt - this.finished));
+      for (let i = start; i < Math.min(n, start + freed); i++) if (arrival[i] <= when) arrival[i] = when + this.release[i];
+      for (let i = Math.max(1, this.nxt); i < n; i++) {  // a later request is never sent before an earlier one
+        if (arrival[i] >= arrival[i - 1]) {
+          if (i >= start + freed) break;
+          continue;
+        }
+        arrival[i] = arrival[i - 1];
+      }
+    }
     _removeAt(k) {
       this.base_sum -= this.ctx_base[k];
       this.kv.leave(this.ctx_base[k]);
@@ -178,6 +191,7 @@
       this.min_dirty = true;
     }
     _finish(ids, when, lastIter) {
+      if (this.release !== null) this._releaseAfter(ids.length, when);
       if (this.nxt - this.finished >= this.cap) this.slot_free_at = when;
       for (const i of ids) {
         this.out.finish_s[i] = when;

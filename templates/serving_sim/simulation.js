@@ -11,11 +11,13 @@
   // efficiency {flops_fraction, bandwidth_fraction, overhead_s}, paged, memory {block_size,
   // gpu_memory_utilization}, max_concurrency, prefix_caching (reqs then carries segments: per request its prompt's
   // [content id, tokens] runs, and answer_ids, each output's content id; default -(i + 1)), class_budget
-  // [threshold, long tokens] (admission by request class; sarathi, vllm-v1, llama.cpp).
+  // [threshold, long tokens] (admission by request class; sarathi, vllm-v1, llama.cpp), release_delay_s (with
+  // max_concurrency: per request the client's turnaround after the finish that frees its slot, loop.py).
   function simulate(model, gpu, reqs, schedule, opts = {}) {
     const o = {chunk_tokens: 512, max_batch: null, prefill_gpus: 1, decode_gpus: 1, capacity_bytes: null,
       max_num_batched_tokens: null, first_token: "decode", efficiency: {flops_fraction: 1, bandwidth_fraction: 1, overhead_s: 0},
-      paged: null, memory: {block_size: 16, gpu_memory_utilization: 0.9}, max_concurrency: null, prefix_caching: false, class_budget: null, ...opts};
+      paged: null, memory: {block_size: 16, gpu_memory_utilization: 0.9}, max_concurrency: null, prefix_caching: false, class_budget: null,
+      release_delay_s: null, ...opts};
     const names = engines();
     if (!names.includes(schedule)) throw new Error(`schedule must be one of ${names.join(", ")}`);
     if (!["decode", "prefill"].includes(o.first_token)) throw new Error("first_token must be one of decode, prefill");
@@ -33,6 +35,10 @@
       scheduler.class_budget = [Math.trunc(threshold), Math.trunc(longTokens)];
     }
     if (o.max_concurrency !== null && (o.max_concurrency < 1 || !colocated)) throw new Error("max_concurrency must be at least 1 and applies to the colocated schedules");
+    if (o.release_delay_s !== null && (o.max_concurrency === null || o.release_delay_s.length !== n
+        || !Array.from(o.release_delay_s).every((d) => Number.isFinite(d) && d >= 0))) {
+      throw new Error("release_delay_s: one finite delay of at least 0 s per request, with max_concurrency");
+    }
     if (o.chunk_tokens < 1 || scheduler.max_batch < 1 || o.prefill_gpus < 1 || o.decode_gpus < 1 || scheduler.token_budget < 1) {
       throw new Error("chunk_tokens, max_batch, max_num_batched_tokens and the GPU counts must be at least 1");
     }
@@ -63,7 +69,8 @@
       send_s: Float64Array.from(arrivalIn), cached_tokens: new Float64Array(n), pieces: {}};
     let gpuOf, runs, peak, heldPeakBytes = 0, ready, arrival = arrivalIn;
     if (colocated) {
-      const loop = new GpuLoop(step, scheduler, kvManager(model, capacity, mem, prefix, scheduler.max_batch), o.max_concurrency);
+      const loop = new GpuLoop(step, scheduler, kvManager(model, capacity, mem, prefix, scheduler.max_batch), o.max_concurrency,
+        o.release_delay_s);
       runs = [loop.run(arrivalIn, prompt, output, out, null)];
       arrival = Array.from(out.send_s);
       gpuOf = new Float64Array(n);

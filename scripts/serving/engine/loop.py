@@ -32,19 +32,23 @@ NO_CAP = 1 << 62  # the client's in-flight cap when it has none
 class GpuLoop:
     """One GPU serving a request stream: `scheduler` (schedulers.py), `kv` (kv.py), `step` (stepcost.py: its `cost`
     and `overhead_s`). `max_concurrency`: the client sends a request only while fewer are in flight (vllm bench
-    serve's semaphore). `progress`: called with the count of requests each time some finish (a long run's
-    reporter, scripts/serving/progress.py; it may raise to stop the run)."""
+    serve's semaphore). `release_delay` (with `max_concurrency`; per request, seconds): the client's turnaround, a
+    request whose slot a finish freed reaches the server that long after the finish, never before an earlier one
+    (a closed-loop client: the next send waits on its own bookkeeping; none: at the finish itself). `progress`:
+    called with the count of requests each time some finish (a long run's reporter, scripts/serving/progress.py; it
+    may raise to stop the run)."""
     # attribute reads are much of the loop's overhead: slots make them cheaper
     __slots__ = ("admit_seq", "admitted", "arrival", "base_sum", "cap", "ctx_base", "dec_alone", "dec_ids",
                  "decode_tokens", "done_prefill", "end_at", "ends", "finished", "first_pending", "joining", "kv",
                  "link_free", "min_end", "n", "n_iters", "no_decode", "nxt", "out", "output", "pd_decode", "peak",
-                 "pending_first", "pf_len", "preempted_at", "prefilling", "progress", "prompt", "queue", "resume",
-                 "scalar_run",
+                 "pending_first", "pf_len", "preempted_at", "prefilling", "progress", "prompt", "queue", "release",
+                 "resume", "scalar_run",
                  "scheduler", "seq", "slot_free_at", "step", "t", "transfer_s", "transfers")
 
-    def __init__(self, step, scheduler, kv, max_concurrency: int | None = None, progress=None):
+    def __init__(self, step, scheduler, kv, max_concurrency: int | None = None, progress=None, release_delay=None):
         self.step, self.scheduler, self.kv, self.progress = step, scheduler, kv, progress
         self.cap = max_concurrency or NO_CAP
+        self.release = None if release_delay is None else np.asarray(release_delay, dtype=float).tolist()
         self.peak = 0.0
         kv.bind(self)
 
@@ -233,6 +237,8 @@ class GpuLoop:
 
     def _finish(self, ids, when, last_iter):
         out = self.out
+        if self.release is not None:
+            self._release_after(len(ids), when)
         if self.nxt - self.finished >= self.cap:
             self.slot_free_at = when
         kv, prompt, output = self.kv, self.prompt, self.output
@@ -245,6 +251,21 @@ class GpuLoop:
         self.finished += len(ids)
         if self.progress is not None:
             self.progress(len(ids))
+
+    def _release_after(self, freed, when):
+        """The client's turnaround: the requests that get the `freed` slots (those behind the ones that already had a
+        slot) and were due by `when` reach the server `release[i]` after it; the arrivals stay in send order."""
+        arrival, n = self.arrival, self.n
+        start = self.nxt + max(0, self.cap - (self.nxt - self.finished))
+        for i in range(start, min(n, start + freed)):
+            if arrival[i] <= when:
+                arrival[i] = when + self.release[i]
+        for i in range(max(1, self.nxt), n):  # a later request is never sent before an earlier one
+            if arrival[i] >= arrival[i - 1]:
+                if i >= start + freed:
+                    break
+                continue
+            arrival[i] = arrival[i - 1]
 
     def _retire(self):
         """Those whose last token this was leave the batch, in batch order."""

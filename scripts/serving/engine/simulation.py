@@ -34,7 +34,7 @@ def simulate(a: Anchor, reqs: Requests, schedule: str, *, chunk_tokens: int = 51
              max_num_batched_tokens: int | None = None, gpu_name: str = "", first_token: str = "decode",
              efficiency: rl.Efficiency = rl.BOUND, paged: bool | None = None, memory: Memory = DEFAULT_MEMORY,
              max_concurrency: int | None = None, step_cost=None, prefix_caching: bool = False,
-             class_budget: tuple[int, int] | None = None, progress=None) -> Trace:
+             class_budget: tuple[int, int] | None = None, progress=None, release_delay_s=None) -> Trace:
     """`schedule`: one of the lesson's SCHEDULES, an engine preset (PRESETS) or another registered scheduler
     (`engines()`). For `vllm-v1` and `vllm-v0`, `max_num_batched_tokens` and `max_batch` (max_num_seqs) default as
     that vLLM sets them (`gpu_name` is what vLLM checks for "a100"); `llama.cpp` needs both (-b and -np); the other
@@ -43,7 +43,9 @@ def simulate(a: Anchor, reqs: Requests, schedule: str, *, chunk_tokens: int = 51
     says, preempting by recompute; otherwise each request's full context is reserved at admission. `capacity_bytes`
     overrides the room for requests on one GPU. `max_concurrency` (colocated schedules): as `vllm bench serve
     --max-concurrency`, a request is sent at its arrival or, when that many are in flight, when one finishes; the
-    trace's arrival times are then the send times, from which vLLM measures TTFT and E2EL. `step_cost` (colocated
+    trace's arrival times are then the send times, from which vLLM measures TTFT and E2EL; `release_delay_s` (with
+    it; per request, in the requests' order): the client's turnaround, a request held by the cap is sent that long
+    after the finish that freed its slot (loop.py). `step_cost` (colocated
     schedules): an object with IterationCost's `seconds` and `decode_run` that times every iteration instead of the
     anchor's roofline (stepcost.py `measured`); `efficiency` then does not apply. `prefix_caching` (colocated; the
     requests must carry segments): vLLM's automatic prefix caching on paged memory, llama.cpp's slots for
@@ -78,6 +80,7 @@ def simulate(a: Anchor, reqs: Requests, schedule: str, *, chunk_tokens: int = 51
     step = step_cost_for(a, efficiency, step_cost)
     if max_concurrency is not None and (max_concurrency < 1 or not colocated):
         raise ValueError("max_concurrency must be at least 1 and applies to the colocated schedules")
+    release_delay_s = _checked_delays(release_delay_s, len(reqs), max_concurrency)
     if chunk_tokens < 1 or scheduler.max_batch < 1 or prefill_gpus < 1 or decode_gpus < 1 \
             or scheduler.token_budget < 1:
         raise ValueError("chunk_tokens, max_batch, max_num_batched_tokens and the GPU counts must be at least 1")
@@ -101,7 +104,7 @@ def simulate(a: Anchor, reqs: Requests, schedule: str, *, chunk_tokens: int = 51
     mem = memory if paged else None
     if colocated:
         kv = kv_manager(step.anchor, capacity, mem, prefix, scheduler.max_batch)
-        loop = GpuLoop(step, scheduler, kv, max_concurrency, progress)
+        loop = GpuLoop(step, scheduler, kv, max_concurrency, progress, release_delay_s)
         prompt, output = reqs.prompt_tokens.astype(np.int64), reqs.output_tokens.astype(np.int64)
         runs = [loop.run(reqs.arrival_s, prompt, output, out)]
         reqs = reqs.with_times(out["send_s"])
@@ -123,6 +126,16 @@ def simulate(a: Anchor, reqs: Requests, schedule: str, *, chunk_tokens: int = 51
     return Trace(reqs, out["admitted_s"], out["first_token_s"], out["finish_s"], gpu, out["dec_first"],
                  out["dec_last"], [r[0] for r in runs], peak, capacity, [r[1] for r in runs], parts,
                  out["preemptions"], out["pieces"], held_peak, cached, saved)
+
+
+def _checked_delays(delays, n: int, max_concurrency: int | None) -> np.ndarray | None:
+    """simulate's release_delay_s: one finite delay of at least 0 s per request, and only with a client cap."""
+    if delays is None:
+        return None
+    delays = np.asarray(delays, dtype=float)
+    if max_concurrency is None or delays.shape != (n,) or not (np.isfinite(delays).all() and (delays >= 0).all()):
+        raise ValueError("release_delay_s: one finite delay of at least 0 s per request, with max_concurrency")
+    return delays
 
 
 def prefill_saved(cost, prompt, cached) -> np.ndarray:
