@@ -174,12 +174,16 @@ def test_a_committed_run_told_as_guidellm_gives_the_same_ttft_tpot_e2el_and_pred
     assert re.search(r"median_itl_ms\s+—\s+\S+\s+—", printed)
 
 
-def test_a_request_that_never_reached_the_server_may_lack_its_token_count(tmp_path):
-    """With --use-server-token-count aiperf has no prompt count for a request whose body was never written (seen on
-    2026-12-04 against llama-server): it stays failed with 0 prompt tokens and is left out of the simulated set;
-    any other record without the count is still refused."""
-    lost = record(500.0, 0.0, [], 64, error={"type": "ClientOSError", "message": "ClientOSError(None, 'Can not "
-                                             "write request body for http://127.0.0.1:1/v1/completions')"})
+@pytest.mark.parametrize("error", [
+    {"type": "ClientOSError", "message": "ClientOSError(None, 'Can not write request body for "
+                                         "http://127.0.0.1:1/v1/completions')"},
+    {"type": "ServerDisconnectedError", "message": "ServerDisconnectedError('Server disconnected')"}])
+def test_a_request_that_never_reached_the_server_may_lack_its_token_count(tmp_path, error):
+    """With --use-server-token-count aiperf has no prompt count for a request whose body was never written, or that
+    went out on a keep-alive connection the server had closed (both seen on 2026-12-04 against llama-server): it
+    stays failed with 0 prompt tokens and is left out of the simulated set; any other record without the count is
+    still refused."""
+    lost = record(500.0, 0.0, [], 64, error=error)
     del lost["metrics"]["input_sequence_length"]
     doc = from_aiperf(write(tmp_path, [record(0.0, 100.0, [8.0], 128), lost]))
     assert doc["input_lens"] == [128, 0] and doc["success"] == [True, False]
