@@ -30,13 +30,10 @@ rule render_site:
         vendor="config/vendor.json",
         serving=f"{PRE}/serving.json",
         prefix=f"{PRE}/prefix.json",
-        templates=["templates/index.html.j2", "templates/lab.html.j2", "templates/page_base.html.j2",
-                   "templates/techniques_block.html.j2",
-                   "templates/bench_section.html.j2", "templates/lesson.js",
-                   "templates/lesson.css", "templates/provenance.html.j2",
-                   *sorted(glob.glob("templates/serving_sim/*.js")),  # the simulator's twin, joined by render
-                   "templates/serve_real_section.html.j2", "templates/serve_real_reading.html.j2",
-                   "templates/serve_real_prefix_section.html.j2"],
+        # every page template (a section added later is an input without listing it here), the script and style,
+        # and the simulator's twin, joined by render
+        templates=[*sorted(glob.glob("templates/*.html.j2")), "templates/lesson.js", "templates/lesson.css",
+                   *sorted(glob.glob("templates/serving_sim/*.js"))],
         code=code("scripts/render_site.py"),
     output:
         html=f"{PAGE}/index.html",
