@@ -107,11 +107,13 @@ bench-serving-real: $(VENV_STAMP)  ## llama.cpp's server on this CPU: load runs 
 	$(PY) -m scripts.realengine.run --prefix
 
 # The held-out cells (issue 43): aiperf, pinned, in an environment of its own (config/real_engine.json held_out.client),
-# then a calibration and the cells into precomputed/serve-heldout/. Leave the machine idle while it runs.
+# then a calibration and the cells into precomputed/serve-heldout/session-$(SESSION)/ (SESSION=2 repeats the whole
+# measurement: each cell's sessions give its run-to-run spread). Leave the machine idle while it runs.
 AIPERF_ENV := .cache/aiperf-0.13.0
-bench-serving-heldout: $(VENV_STAMP)  ## the same engine driven by aiperf on shapes it was never fitted on -> precomputed/serve-heldout/
+SESSION ?= 1
+bench-serving-heldout: $(VENV_STAMP)  ## the same engine driven by aiperf on shapes it was never fitted on -> precomputed/serve-heldout/session-$(SESSION)/
 	test -x $(AIPERF_ENV)/bin/aiperf || { python3.11 -m venv $(AIPERF_ENV) && $(AIPERF_ENV)/bin/pip install -q aiperf==0.13.0; }
-	$(PY) -m scripts.realengine.run --held-out
+	$(PY) -m scripts.realengine.run --held-out --session $(SESSION)
 
 lint: $(VENV_STAMP)  ## ruff on the code, actionlint on the CI and Pages workflows
 	.venv/bin/ruff check .

@@ -50,8 +50,9 @@ SERVE_RESULTS = sorted(glob.glob("precomputed/serve/*.json"))  # `vllm bench ser
 SERVE_CALIBRATIONS = sorted(glob.glob("precomputed/serve/calibration/*.json"))  # a real engine's step times
 SERVE_PREFIX_RESULTS = sorted(glob.glob("precomputed/serve-prefix/*.json"))  # prefix-reuse runs (run.py --prefix)
 SERVE_PREFIX_CALIBRATIONS = sorted(glob.glob("precomputed/serve-prefix/calibration/*.json"))  # their own calibration
-SERVE_HELDOUT_RESULTS = sorted(glob.glob("precomputed/serve-heldout/*.json"))  # held-out cells (run.py --held-out)
-SERVE_HELDOUT_CALIBRATIONS = sorted(glob.glob("precomputed/serve-heldout/calibration/*.json"))  # their calibration
+# held-out cells (run.py --held-out --session N), one folder per session, and each session's calibration
+SERVE_HELDOUT_RESULTS = sorted(glob.glob("precomputed/serve-heldout/session-*/*.json"))
+SERVE_HELDOUT_CALIBRATIONS = sorted(glob.glob("precomputed/serve-heldout/session-*/calibration/*.json"))
 
 wildcard_constraints:
     anchor="|".join(re.escape(name) for name in ANCHOR_FILES),

@@ -112,6 +112,17 @@ def _calibration_paths():
     return sorted((SERVE / "calibration").glob("*.json"))
 
 
+def _session_calibration(folder: Path) -> list[Path]:
+    """A session folder (run.py --held-out --session N) holding a copy of the committed load calibration."""
+    (folder / "calibration").mkdir(parents=True, exist_ok=True)
+    out = []
+    for src in _calibration_paths():
+        dst = folder / "calibration" / src.name
+        dst.write_bytes(src.read_bytes())
+        out.append(dst)
+    return out
+
+
 def _held_out_docs(tmp_path):
     """Two committed load runs dressed as held-out cells (the comparison reads only what a cell records), and a
     closed loop of equal requests made from one of them."""
@@ -147,8 +158,9 @@ def comparison(tmp_path_factory, anchor):
     settings = comparison_settings(CONFIG)
     assert settings["held_out_noise_seeds"] == CONFIG["comparison"]["held_out_noise_seeds"]["value"]
     settings["held_out_noise_seeds"] = 3  # fewer seeds keep the test short; the mechanism is the same
-    paths = _held_out_docs(tmp_path_factory.mktemp("held"))
-    return heldout_comparison.compare(_calibration_paths(), paths, anchor, settings,
+    folder = tmp_path_factory.mktemp("held") / "session-1"
+    calibrations = _session_calibration(folder)
+    return heldout_comparison.compare(calibrations, _held_out_docs(folder), anchor, settings,
                                       other_calibrations=_calibration_paths())
 
 
@@ -234,11 +246,52 @@ def test_the_figures_are_reported_apart(comparison):
 def test_a_cell_without_its_client_is_refused(tmp_path, anchor):
     doc = read_json(SERVE / "llamacpp-cpu-amd-epyc-2c-1t-short-r2-run1.json")
     del doc["client"]
-    p = tmp_path / "cell.json"
+    calibrations = _session_calibration(tmp_path / "session-1")
+    p = tmp_path / "session-1" / "cell.json"
     p.write_text(json.dumps(doc))
     settings = comparison_settings(CONFIG)
     with pytest.raises(InputError, match=re.escape(f"{p.as_posix()}: field client is missing")):
-        heldout_comparison.compare(_calibration_paths(), [p], anchor, settings)
+        heldout_comparison.compare(calibrations, [p], anchor, settings)
+
+
+def test_each_session_is_predicted_from_its_own_calibration_and_repeats_sit_side_by_side(tmp_path, anchor):
+    """Two session folders of the same engine and machine: each is predicted from its own calibration (a cell of
+    session 2 never from session 1's), and `repeats` puts every cell's sessions side by side: here the same files,
+    so the sessions are 0 apart and the mean's error is each session's; the page records carry session 2's cells
+    and the repeat's figures, and the engine appears once on the page."""
+    from scripts.realengine.records import heldout_page_block
+    settings = comparison_settings(CONFIG)
+    settings["held_out_noise_seeds"] = 0
+    calibrations, results = [], []
+    for name in ("session-1", "session-2"):
+        calibrations += _session_calibration(tmp_path / name)
+        results += _held_out_docs(tmp_path / name)
+    out = heldout_comparison.compare(calibrations, results, anchor, settings)
+    assert [e["session"] for e in out["engines"]] == ["session-1", "session-2"]
+    for e in out["engines"]:
+        assert all(Path(c["file"]).parent.name == e["session"] for c in e["cells"])
+        assert all(Path(f).parent.parent.name == e["session"] for f in e["fitted_on"])
+    (rep,) = out["repeats"]
+    assert rep["sessions"] == ["session-1", "session-2"] and len(rep["cells"]) == len(out["engines"][0]["cells"])
+    for c in rep["cells"]:
+        assert all(v in (0.0, None) for v in c["spread"].values())
+        assert c["mean_error"] == c["error"][0] == c["error"][1]
+    s = rep["summary"]
+    assert s["mean"]["central_median_abs_error"] == s["per_session"][0]["central_median_abs_error"] == \
+        s["per_session"][1]["central_median_abs_error"] == out["engines"][0]["summaries"]["held_out"][
+            "central_median_abs_error"]
+    assert s["spread"]["attainment_max"] == 0.0
+    block = heldout_page_block(out)
+    (e,) = block["engines"]
+    prov, mid = block["provenance"], e["id"]
+    row = e["repeat"]["rows"][0]
+    assert [x["base"] for x in row["ids"]] == [row["first"], row["first"].replace(f"realho.{mid}.",
+                                                                                  f"realho.{mid}.session-2.")]
+    second = prov[f"{row['ids'][1]['base']}.median_ttft_ms.measured"]
+    assert second["kind"] == "measured" and "session-2" in second["file"]
+    assert prov[f"realho.{mid}.rep.sessions"]["value"] == 2
+    assert prov[f"realho.{mid}.rep.mean.central_median_abs_error"]["value"] == pytest.approx(
+        s["mean"]["central_median_abs_error"] * 100)
 
 
 def test_the_cells_read_as_page_records(comparison):
@@ -265,11 +318,15 @@ def test_run_measures_one_kind_of_cell_and_a_trial_stays_out_of_the_committed_da
     from scripts.realengine import run
     with pytest.raises(SystemExit, match="--prefix and --held-out"):
         run.main(["--prefix", "--held-out", "--out", str(tmp_path)])
+    with pytest.raises(SystemExit, match="--session N"):
+        run.main(["--session", "2", "--out", str(tmp_path)])
     args = run.argparse.Namespace(out=None, prefix=False, held_out=True, only_calibrate=False, rates_scale=1.0,
-                                  requests=20, runs=None, only=None)
+                                  requests=20, runs=None, only=None, session=1)
     assert run.out_dir(args) == run.HELD_OUT_TRIAL
     args.requests = None
-    assert run.out_dir(args) == run.HELD_OUT == Path("precomputed/serve-heldout")
+    assert run.out_dir(args) == Path("precomputed/serve-heldout/session-1")
+    args.session = 2
+    assert run.out_dir(args) == Path("precomputed/serve-heldout/session-2")
 
 
 def test_a_closed_loops_waves_are_read_off_its_sends():

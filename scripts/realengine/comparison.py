@@ -66,8 +66,8 @@ def session_runs(cpath: Path, loads: list[Path], result_paths: list[Path], field
 
 def goals_met(out: dict) -> dict:
     """Whether a summary's central and tail median |error| and its attainment error are within GOALS."""
-    def within(key, goal):
-        return out[key] is not None and out[key] <= GOALS[goal]
+    def within(key, goal):  # attainments are ratios of counts: 6/120 - 0 as doubles can land 4e-17 past 0.05
+        return out[key] is not None and out[key] <= GOALS[goal] + 1e-12
     return {"central": within("central_median_abs_error", "central_median_abs_error"),
             "tail": within("tail_median_abs_error", "tail_median_abs_error"),
             "attainment": within("attainment_max_abs_error", "attainment_abs_error")}

@@ -2,8 +2,8 @@
 
 Held out by design (heldout.py): the cells were sent by another client (aiperf) with shapes the fitted workloads
 never had, and the step model is fitted only on the calibration load runs of the same session
-(precomputed/serve-heldout/calibration/); no held-out cell is fitted on. A Poisson cell is predicted from its own
-send times; the closed loop (`max_concurrency` set, `request_rate` inf) with the client's cap and its measured
+(precomputed/serve-heldout/session-N/calibration/); no held-out cell is fitted on. A Poisson cell is predicted from
+its own send times; the closed loop (`max_concurrency` set, `request_rate` inf) with the client's cap and its measured
 turnaround (client_turnaround: its start stagger, and per request how long after the finish that freed its slot it
 was sent; the client's side of the cell, as a Poisson cell's send times are), its latencies measured from the
 simulated sends. Released at the very finish instead (`released_at_once`, kept for contrast), a closed loop of
@@ -17,7 +17,12 @@ central median |error| <= 10 %, p99s <= 20 %, attainment <= 5 points), at and ab
 latencies there grow with the run's length), and the closed loop (goals: predicted TTFT p50 != p99, attainment within
 10 points); every cell with the Kolmogorov-Smirnov distance of its TTFT and TPOT distributions. A second prediction
 of the same cells uses the committed load calibration (precomputed/serve/calibration/, another day), beside how far
-the engine's lone speed moved between the two calibrations (`drift`)."""
+the engine's lone speed moved between the two calibrations (`drift`).
+
+Sessions: each folder precomputed/serve-heldout/session-N/ (run.py --held-out --session N) is the whole measurement,
+its calibration and its cells; each session is predicted from its own calibration only. When an engine + machine has
+more than one session, `repeats` sets every cell's sessions side by side: each one's error, the error of the
+sessions' mean, and how far the measurements themselves are apart."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -206,7 +211,7 @@ def summary(cells: list[dict], variant: str = "") -> dict:
                             "send_waves": c.get("send_waves"), "predicted_waves": c.get("predicted_waves"),
                             "released_at_once": c.get("released_at_once")} for c in loops]}
     out["meets"] = {**goals_met(out), "closed_loop": bool(loops) and all(
-        c["p50_differs_from_p99"] and c["attainment_abs_error"] <= CLOSED_LOOP_ATTAINMENT_GOAL
+        c["p50_differs_from_p99"] and c["attainment_abs_error"] <= CLOSED_LOOP_ATTAINMENT_GOAL + 1e-12
         for c in out["closed_loop"])}
     return out
 
@@ -240,14 +245,18 @@ def compare(calibration_paths: list[Path], result_paths: list[Path], anchor, set
     engines = []
     loads = sorted(p for p in calibration_paths if is_load_calibration(p))
     for cpath in sorted(p for p in calibration_paths if not is_load_calibration(p)):
-        cal, mine, docs = session_runs(cpath, loads, result_paths, FIELDS, "the held-out cells are",
+        folder = Path(cpath).parent.parent  # the session: its calibration/ and its cells (run.py --session)
+        cal, mine, docs = session_runs(cpath, [p for p in loads if Path(p).parent == Path(cpath).parent],
+                                       [p for p in result_paths if Path(p).parent == folder], FIELDS,
+                                       "the held-out cells are",
                                        "a held-out cell records it: scripts/realengine/heldout.py")
         if not docs:
             continue
         step, quality = calibrate.fit(cal["calibration"], [results.load_result(p) for p in mine], settings)
         cells = [predicted_cell(p, d, step, quality, cal, anchor, settings, seeds) for p, d in docs]
         cells.sort(key=lambda c: (c["concurrency"] or 0, c["workload"], c["rate"] or 0))
-        entry = {"calibration": Path(cpath).as_posix(), "fitted_on": [Path(p).as_posix() for p in mine],
+        entry = {"session": folder.name, "folder": folder.as_posix(), "calibration": Path(cpath).as_posix(),
+                 "fitted_on": [Path(p).as_posix() for p in mine],
                  "machine": cal["machine"], "engine": cal["engine"],
                  "server": {k: v for k, v in cal["server"].items() if k != "threads_source"},
                  "slo_ms": cal["slo_ms"], "slo_assumption": cal.get("slo_assumption"),
@@ -260,7 +269,85 @@ def compare(calibration_paths: list[Path], result_paths: list[Path], anchor, set
         engines.append(entry)
     return {"schema_version": 1, "definitions": "scripts/realengine/heldout_comparison.py, scripts/realengine/"
             "predict.py, scripts/serving/metrics.py",
-            "goals": {**GOALS, "closed_loop_attainment_abs_error": CLOSED_LOOP_ATTAINMENT_GOAL}, "engines": engines}
+            "goals": {**GOALS, "closed_loop_attainment_abs_error": CLOSED_LOOP_ATTAINMENT_GOAL}, "engines": engines,
+            "repeats": repeats(engines)}
+
+
+def _cell_key(c: dict) -> tuple:
+    return c["workload"], c["rate"], c["concurrency"]
+
+
+def _shown(c: dict) -> dict:
+    """A cell's prediction as the page shows it: with the measured noise when there is one, else noiseless."""
+    return c["noisy"]["predicted"] if c.get("noisy") else c["predicted"]
+
+
+def session_spread(values: list[dict]) -> dict:
+    """A cell's sessions, metric by metric: (max - min) / their mean (attainment: max - min, absolute)."""
+    out = {}
+    for k in predict.COMPARED:
+        v = [m[k] for m in values]
+        if any(x is None for x in v):
+            out[k] = None
+            continue
+        mean = float(np.mean(v))
+        out[k] = float(max(v) - min(v)) if k == "slo_attainment" else float((max(v) - min(v)) / mean) if mean else 0.0
+    return out
+
+
+def repeats(engines: list[dict]) -> list[dict]:
+    """Each engine + machine measured in more than one session (run.py --session): every cell all sessions have,
+    with each session's measurement and prediction (its own calibration), the prediction of the sessions' mean
+    against their measurements' mean (as comparison.py judges a cell of two runs), and how far the sessions'
+    measurements are apart (`spread`: the floor below which one measurement cannot tell a model's error). Summed
+    up over the Poisson cells below saturation in every session whose engine kept its speed."""
+    groups: dict[tuple, list[dict]] = {}
+    for e in engines:
+        groups.setdefault((e["engine"]["id"], e["machine"]["id"]), []).append(e)
+    out = []
+    for (eid, mid), group in sorted(groups.items()):
+        if len(group) < 2:
+            continue
+        group.sort(key=lambda e: e["session"])
+        keys = [k for k in (_cell_key(c) for c in group[0]["cells"])
+                if all(any(_cell_key(c) == k for c in e["cells"]) for e in group[1:])]
+        cells = []
+        for key in keys:
+            per = [next(c for c in e["cells"] if _cell_key(c) == key) for e in group]
+            measured, shown = [c["measured"] for c in per], [_shown(c) for c in per]
+            mean_m = {k: None if any(m[k] is None for m in measured) else float(np.mean([m[k] for m in measured]))
+                      for k in predict.COMPARED}
+            mean_p = {k: float(np.mean([p[k] for p in shown])) for k in predict.COMPARED}
+            cells.append({"workload": key[0], "rate": key[1], "concurrency": key[2],
+                          "files": [c["file"] for c in per], "saturated": any(c["saturated"] for c in per),
+                          "speed_moved": any(bool(c.get("speed_moved")) for c in per),
+                          "measured": measured, "predicted": shown,
+                          "error": [predict.cell_errors({"measured": m, "predicted": p})
+                                    for m, p in zip(measured, shown, strict=True)],
+                          "mean_error": predict.cell_errors({"measured": mean_m, "predicted": mean_p}),
+                          "spread": session_spread(measured)})
+        below = [c for c in cells if not c["concurrency"] and not c["saturated"] and not c["speed_moved"]]
+
+        def med(keys, errs):
+            vals = [abs(e[k]) for e in errs for k in keys if e[k] is not None]
+            return float(np.median(vals)) if vals else None
+
+        def figures(errs):
+            return {"central_median_abs_error": med(predict.CENTRAL, errs),
+                    "tail_median_abs_error": med(predict.TAIL, errs),
+                    "attainment_max_abs_error": max((abs(e["slo_attainment"]) for e in errs), default=None)}
+
+        mean = figures([c["mean_error"] for c in below])
+        spreads = [c["spread"]["slo_attainment"] for c in below]
+        out.append({"engine": eid, "machine": mid, "sessions": [e["session"] for e in group], "cells": cells,
+                    "below_saturation": len(below),
+                    "summary": {"mean": {**mean, "meets": goals_met(mean)},
+                                "per_session": [figures([c["error"][i] for c in below]) for i in range(len(group))],
+                                "spread": {"central_median": med(predict.CENTRAL, [c["spread"] for c in below]),
+                                           "tail_median": med(predict.TAIL, [c["spread"] for c in below]),
+                                           "attainment_median": float(np.median(spreads)) if spreads else None,
+                                           "attainment_max": max(spreads, default=None)}}})
+    return out
 
 
 def other_day(paths: list[Path], cal: dict, docs: list[tuple[str, dict]], anchor, settings: dict,

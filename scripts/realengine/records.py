@@ -342,7 +342,7 @@ class _HeldOutRecords(_Records):
     """The held-out cells' records: data under precomputed/serve-heldout/, predictions by heldout_comparison.py."""
 
     def __init__(self, e: dict, prov: dict):
-        super().__init__(e, prov, "precomputed/serve-heldout")
+        super().__init__(e, prov, e.get("folder", "precomputed/serve-heldout"))  # the session's folder
 
     def predicted(self, rid, label, value, unit, fmt, args, fit=HELD_PREDICTION, data=None):
         self.prov[rid] = pv.calibrated(rid, label, value, unit, fmt, fit=fit, data=data or self.data,
@@ -393,8 +393,11 @@ def heldout_page_block(comparison: dict) -> dict:
     realho.<machine>.<workload>.{r<rate>,c<concurrency>}.<metric>.{measured,predicted,noisy}, a closed loop's
     .<metric>.at_once, .turnaround_*, .first<k>.{measured,predicted}, .met_tpot.*,
     realho.<machine>.{held,noisy,fitted,other,loop,goal,slo}.*."""
-    engines, prov = [], {}
+    engines, prov, done = [], {}, set()
     for e in comparison.get("engines", []):
+        if (e["engine"]["id"], e["machine"]["id"]) in done:
+            continue  # a later session of the same engine and machine: its records are the repeat's (_repeat_block)
+        done.add((e["engine"]["id"], e["machine"]["id"]))
         r = _HeldOutRecords(e, prov)
         rows = []
         for c in e["cells"]:
@@ -506,5 +509,71 @@ def heldout_page_block(comparison: dict) -> dict:
         engines.append({"id": r.mid, "rows": rows, "summaries": sums, "machine": e["machine"],
                         "calibration": e["calibration"], "fitted_on": e["fitted_on"], "noise_seeds": e["noise_seeds"],
                         "other_day": {k: other[k] for k in ("calibration", "date")} if other else None,
-                        "client": e["cells"][0]["client"]})
+                        "client": e["cells"][0]["client"],
+                        "repeat": _repeat_block(r, e, comparison, prov)})
     return {"engines": engines, "provenance": prov}
+
+
+REPEAT_SHOWN = ("median_ttft_ms", "slo_attainment")  # the repeat table's metrics (HELD_SHOWN's formats)
+
+
+def _repeat_block(r1: _HeldOutRecords, e1: dict, comparison: dict, prov: dict) -> dict | None:
+    """The sessions after the first of one engine + machine (heldout_comparison.repeats): per cell each later
+    session's measurement and prediction (the first session's are its own records), the summary of the sessions'
+    mean and of each session, and how far the sessions' measurements are apart. Record ids
+    realho.<machine>.<session>.<workload>.<cell>.<metric>.{measured,predicted}, realho.<machine>.rep.*."""
+    rep = next((x for x in comparison.get("repeats", []) if x["engine"] == e1["engine"]["id"]
+                and x["machine"] == e1["machine"]["id"]), None)
+    if rep is None:
+        return None
+    by_session = {e["session"]: e for e in comparison["engines"] if e["engine"]["id"] == rep["engine"]
+                  and e["machine"]["id"] == rep["machine"]}
+    recs = [r1] + [_HeldOutRecords(by_session[t], prov) for t in rep["sessions"][1:]]
+    mid, rows = r1.mid, []
+    for c in rep["cells"]:
+        cell = f"c{c['concurrency']}" if c["concurrency"] else f"r{c['rate']:g}"
+        where, first = _held_where(c), f"realho.{mid}.{c['workload']}.{cell}"
+        noisy = bool(next(x for x in e1["cells"] if x["file"] == c["files"][0]).get("noisy"))
+        ids = [(first, "noisy" if noisy else "predicted")]
+        for i, (r, tag) in enumerate(zip(recs[1:], rep["sessions"][1:], strict=True), start=1):
+            base = f"realho.{mid}.{tag}.{c['workload']}.{cell}"
+            for key in REPEAT_SHOWN:
+                label, unit, fmt, scale = HELD_SHOWN[key]
+                r.measured(f"{base}.{key}.measured", f"{where}:{label}(实测,第 {i + 1} 次)",
+                           c["measured"][i][key] * scale, unit, fmt, c["files"][i], 1, "—")
+                r.predicted(f"{base}.{key}.predicted", f"{where}:{label}(预测,第 {i + 1} 次自己的校准)",
+                            c["predicted"][i][key] * scale, unit, fmt,
+                            {"session": tag, "workload": c["workload"], "cell": cell, "metric": key},
+                            HELD_NOISY if noisy else HELD_PREDICTION)
+            ids.append((base, "predicted"))
+        rows.append({"label": HELD_LABELS.get(c["workload"], c["workload"]), "rate": c["rate"],
+                     "concurrency": c["concurrency"], "saturated": c["saturated"], "first": first,
+                     "ids": [{"base": b, "predicted": k} for b, k in ids]})
+    s = rep["summary"]
+    data = [d for r in recs for d in r.data]
+    fit = (HELD_NOISY if recs[0].prov.get(f"{rows[0]['first']}.median_ttft_ms.noisy") else HELD_PREDICTION) + \
+        ";每次测量各用自己那一时段的校准预测"
+    figures = (("central_median_abs_error", "中位与均值类的预测误差(绝对值的中位数)", "%"),
+               ("tail_median_abs_error", "p99 类的预测误差(绝对值的中位数)", "%"),
+               ("attainment_max_abs_error", "达标率的最大预测误差", "百分点"))
+    n = len(rep["sessions"])
+    for key, label, unit in figures:
+        if s["mean"][key] is not None:
+            r1.predicted(f"realho.{mid}.rep.mean.{key}",
+                         f"{n} 次测量的均值对 {n} 次预测的均值:{label}(未饱和的泊松格子)",
+                         s["mean"][key] * 100, unit, "f1", {"repeat": "mean", "figure": key}, fit, data)
+        for i, per in enumerate(s["per_session"]):
+            if per[key] is not None:
+                r1.predicted(f"realho.{mid}.rep.s{i + 1}.{key}", f"只看第 {i + 1} 次测量:{label}(未饱和的泊松格子)",
+                             per[key] * 100, unit, "f1", {"repeat": i + 1, "figure": key}, fit, data)
+    files = [f for c in rep["cells"] for f in c["files"]]
+    for key, label, unit in (("central_median", "中位与均值类", "%"), ("tail_median", "p99 类", "%"),
+                             ("attainment_median", "达标率(中位数)", "百分点"),
+                             ("attainment_max", "达标率(最大)", "百分点")):
+        if s["spread"][key] is not None:
+            r1.measured(f"realho.{mid}.rep.spread.{key}", f"同一格子 {n} 次测量之间相差多少:{label}(未饱和的泊松格子)",
+                        s["spread"][key] * 100, unit, "f1", files[0], n, f"{n} 次测量,各自校准")
+    r1.measured(f"realho.{mid}.rep.sessions", "留出格子整套测量的次数(每次先各自校准)", n, "次", "int", files[0], n,
+                "—")
+    return {"sessions": rep["sessions"], "rows": rows, "summary": s,
+            "dates": [by_session[t]["machine"].get("date") for t in rep["sessions"]]}

@@ -6,7 +6,9 @@ Cells run in rounds (every cell once, then every cell again), so slow drift of t
 spread instead of biasing one cell. Leave the machine idle while it runs.
 `--prefix` measures the prefix-reuse workloads instead (config/real_engine.json `prefix_load`, prefix_load.py), with
 a calibration of their own taken first, into precomputed/serve-prefix/ (same layout, plus each request's segments,
-the server's reused prompt tokens and slot).
+the server's reused prompt tokens and slot). `--held-out` sends the held-out cells with aiperf (heldout.py) after
+a calibration of their own, into precomputed/serve-heldout/session-N/ (`--session N`, default 1: each session is
+the whole measurement again, so a cell's sessions give its run-to-run spread).
 `--only-calibrate` stops after the calibration; `--rates-scale` multiplies every rate; `--requests`, `--runs` and
 `--only` shrink the run: each makes a trial, which writes under build/serve-trial/ unless `--out` says otherwise."""
 from __future__ import annotations
@@ -188,8 +190,8 @@ def out_dir(args) -> Path:
         return args.out
     if args.prefix:
         return PREFIX_TRIAL_OUT if is_trial(args) else PREFIX_OUT
-    if getattr(args, "held_out", False):
-        return HELD_OUT_TRIAL if is_trial(args) else HELD_OUT
+    if getattr(args, "held_out", False):  # one folder per session: its calibration and its cells
+        return HELD_OUT_TRIAL if is_trial(args) else HELD_OUT / f"session-{getattr(args, 'session', 1)}"
     return TRIAL_OUT if is_trial(args) else OUT
 
 
@@ -201,6 +203,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="calibrate, then measure the prefix-reuse workloads (prefix_load) instead of the load cells")
     ap.add_argument("--held-out", action="store_true",
                     help="calibrate, then send the held-out cells (held_out) with aiperf instead of the load cells")
+    ap.add_argument("--session", type=int, default=1, metavar="N",
+                    help=f"with --held-out: the whole measurement again, calibration included, into "
+                         f"{HELD_OUT.as_posix()}/session-N/ (default 1; a second session repeats every cell)")
     ap.add_argument("--keep-step-calibration", action="store_true",
                     help="keep the committed lone-request step measurements; measure the calibration load runs")
     ap.add_argument("--rates-scale", type=float, default=1.0, help="multiply every rate (a trial unless 1)")
@@ -211,6 +216,8 @@ def main(argv: list[str] | None = None) -> int:
                     help=f"where the records go (default {OUT.as_posix()}/, the committed measurement; a trial's "
                          f"default is {TRIAL_OUT.as_posix()}/, outside the committed data)")
     args = ap.parse_args(argv)
+    if args.session != 1 and not args.held_out or args.session < 1:
+        raise SystemExit("error: --session N (at least 1) numbers the held-out sessions; it needs --held-out")
     args.out = out_dir(args)
     print(f"records go to {args.out.as_posix()}/", file=sys.stderr)
     cfg = engine_build.load_config(args.config)
