@@ -292,6 +292,15 @@ def test_each_session_is_predicted_from_its_own_calibration_and_repeats_sit_side
     assert prov[f"realho.{mid}.rep.sessions"]["value"] == 2
     assert prov[f"realho.{mid}.rep.mean.central_median_abs_error"]["value"] == pytest.approx(
         s["mean"]["central_median_abs_error"] * 100)
+    # a third session that stopped before its closed loop: that cell has two sessions, the rest three
+    third = _session_calibration(tmp_path / "session-3")
+    cells = [p for p in _held_out_docs(tmp_path / "session-3") if read_json(p)["max_concurrency"] is None]
+    out = heldout_comparison.compare(calibrations + third, results + cells, anchor, settings)
+    (rep,) = out["repeats"]
+    loop = next(c for c in rep["cells"] if c["concurrency"])
+    assert loop["present"] == [0, 1] and all(c["present"] == [0, 1, 2] for c in rep["cells"] if c is not loop)
+    row = next(r for r in heldout_page_block(out)["engines"][0]["repeat"]["rows"] if r["concurrency"])
+    assert row["ids"][2] is None and not row["complete"]
 
 
 def test_the_cells_read_as_page_records(comparison):

@@ -296,11 +296,12 @@ def session_spread(values: list[dict]) -> dict:
 
 
 def repeats(engines: list[dict]) -> list[dict]:
-    """Each engine + machine measured in more than one session (run.py --session): every cell all sessions have,
-    with each session's measurement and prediction (its own calibration), the prediction of the sessions' mean
-    against their measurements' mean (as comparison.py judges a cell of two runs), and how far the sessions'
-    measurements are apart (`spread`: the floor below which one measurement cannot tell a model's error). Summed
-    up over the Poisson cells below saturation in every session whose engine kept its speed."""
+    """Each engine + machine measured in more than one session (run.py --session): every cell, with each session that
+    has it (a session stopped early may lack some: `present`), its measurement and prediction (its own calibration),
+    the prediction of the sessions' mean against their measurements' mean (as comparison.py judges a cell of two
+    runs), and how far the sessions' measurements are apart (`spread`: the floor below which one measurement cannot
+    tell a model's error). Summed up over the Poisson cells at least two sessions have, below saturation in each and
+    with the engine's speed kept."""
     groups: dict[tuple, list[dict]] = {}
     for e in engines:
         groups.setdefault((e["engine"]["id"], e["machine"]["id"]), []).append(e)
@@ -309,24 +310,25 @@ def repeats(engines: list[dict]) -> list[dict]:
         if len(group) < 2:
             continue
         group.sort(key=lambda e: e["session"])
-        keys = [k for k in (_cell_key(c) for c in group[0]["cells"])
-                if all(any(_cell_key(c) == k for c in e["cells"]) for e in group[1:])]
+        keys = list(dict.fromkeys(_cell_key(c) for e in group for c in e["cells"]))
         cells = []
         for key in keys:
-            per = [next(c for c in e["cells"] if _cell_key(c) == key) for e in group]
+            present = [i for i, e in enumerate(group) if any(_cell_key(c) == key for c in e["cells"])]
+            per = [next(c for c in group[i]["cells"] if _cell_key(c) == key) for i in present]
             measured, shown = [c["measured"] for c in per], [_shown(c) for c in per]
             mean_m = {k: None if any(m[k] is None for m in measured) else float(np.mean([m[k] for m in measured]))
                       for k in predict.COMPARED}
             mean_p = {k: float(np.mean([p[k] for p in shown])) for k in predict.COMPARED}
-            cells.append({"workload": key[0], "rate": key[1], "concurrency": key[2],
+            cells.append({"workload": key[0], "rate": key[1], "concurrency": key[2], "present": present,
                           "files": [c["file"] for c in per], "saturated": any(c["saturated"] for c in per),
                           "speed_moved": any(bool(c.get("speed_moved")) for c in per),
                           "measured": measured, "predicted": shown,
                           "error": [predict.cell_errors({"measured": m, "predicted": p})
                                     for m, p in zip(measured, shown, strict=True)],
                           "mean_error": predict.cell_errors({"measured": mean_m, "predicted": mean_p}),
-                          "spread": session_spread(measured)})
-        below = [c for c in cells if not c["concurrency"] and not c["saturated"] and not c["speed_moved"]]
+                          "spread": session_spread(measured) if len(per) > 1 else None})
+        below = [c for c in cells if not c["concurrency"] and not c["saturated"] and not c["speed_moved"]
+                 and c["spread"] is not None]
 
         def med(keys, errs):
             vals = [abs(e[k]) for e in errs for k in keys if e[k] is not None]
@@ -337,12 +339,15 @@ def repeats(engines: list[dict]) -> list[dict]:
                     "tail_median_abs_error": med(predict.TAIL, errs),
                     "attainment_max_abs_error": max((abs(e["slo_attainment"]) for e in errs), default=None)}
 
+        def of_session(i, below):
+            return [c["error"][c["present"].index(i)] for c in below if i in c["present"]]
+
         mean = figures([c["mean_error"] for c in below])
         spreads = [c["spread"]["slo_attainment"] for c in below]
         out.append({"engine": eid, "machine": mid, "sessions": [e["session"] for e in group], "cells": cells,
                     "below_saturation": len(below),
                     "summary": {"mean": {**mean, "meets": goals_met(mean)},
-                                "per_session": [figures([c["error"][i] for c in below]) for i in range(len(group))],
+                                "per_session": [figures(of_session(i, below)) for i in range(len(group))],
                                 "spread": {"central_median": med(predict.CENTRAL, [c["spread"] for c in below]),
                                            "tail_median": med(predict.TAIL, [c["spread"] for c in below]),
                                            "attainment_median": float(np.median(spreads)) if spreads else None,

@@ -530,29 +530,31 @@ def _repeat_block(r1: _HeldOutRecords, e1: dict, comparison: dict, prov: dict) -
                   and e["machine"]["id"] == rep["machine"]}
     recs = [r1] + [_HeldOutRecords(by_session[t], prov) for t in rep["sessions"][1:]]
     mid, rows = r1.mid, []
+    noisy = any(x.get("noisy") for e in by_session.values() for x in e["cells"])
     for c in rep["cells"]:
         cell = f"c{c['concurrency']}" if c["concurrency"] else f"r{c['rate']:g}"
         where, first = _held_where(c), f"realho.{mid}.{c['workload']}.{cell}"
-        noisy = bool(next(x for x in e1["cells"] if x["file"] == c["files"][0]).get("noisy"))
-        ids = [(first, "noisy" if noisy else "predicted")]
+        ids = [{"base": first, "predicted": "noisy" if noisy else "predicted"} if 0 in c["present"] else None]
         for i, (r, tag) in enumerate(zip(recs[1:], rep["sessions"][1:], strict=True), start=1):
-            base = f"realho.{mid}.{tag}.{c['workload']}.{cell}"
+            if i not in c["present"]:  # a session that stopped before this cell
+                ids.append(None)
+                continue
+            k, base = c["present"].index(i), f"realho.{mid}.{tag}.{c['workload']}.{cell}"
             for key in REPEAT_SHOWN:
                 label, unit, fmt, scale = HELD_SHOWN[key]
                 r.measured(f"{base}.{key}.measured", f"{where}:{label}(实测,第 {i + 1} 次)",
-                           c["measured"][i][key] * scale, unit, fmt, c["files"][i], 1, "—")
+                           c["measured"][k][key] * scale, unit, fmt, c["files"][k], 1, "—")
                 r.predicted(f"{base}.{key}.predicted", f"{where}:{label}(预测,第 {i + 1} 次自己的校准)",
-                            c["predicted"][i][key] * scale, unit, fmt,
+                            c["predicted"][k][key] * scale, unit, fmt,
                             {"session": tag, "workload": c["workload"], "cell": cell, "metric": key},
                             HELD_NOISY if noisy else HELD_PREDICTION)
-            ids.append((base, "predicted"))
+            ids.append({"base": base, "predicted": "predicted"})
         rows.append({"label": HELD_LABELS.get(c["workload"], c["workload"]), "rate": c["rate"],
                      "concurrency": c["concurrency"], "saturated": c["saturated"], "first": first,
-                     "ids": [{"base": b, "predicted": k} for b, k in ids]})
+                     "ids": ids, "complete": len(c["present"]) == len(rep["sessions"])})
     s = rep["summary"]
     data = [d for r in recs for d in r.data]
-    fit = (HELD_NOISY if recs[0].prov.get(f"{rows[0]['first']}.median_ttft_ms.noisy") else HELD_PREDICTION) + \
-        ";每次测量各用自己那一时段的校准预测"
+    fit = (HELD_NOISY if noisy else HELD_PREDICTION) + ";每次测量各用自己那一时段的校准预测"
     figures = (("central_median_abs_error", "中位与均值类的预测误差(绝对值的中位数)", "%"),
                ("tail_median_abs_error", "p99 类的预测误差(绝对值的中位数)", "%"),
                ("attainment_max_abs_error", "达标率的最大预测误差", "百分点"))
