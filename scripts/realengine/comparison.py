@@ -26,8 +26,25 @@ GOALS = {"central_median_abs_error": 0.10, "tail_median_abs_error": 0.20, "attai
 FOLDS = 2  # the halves: a workload's sorted rates alternate between them
 
 
-def _mean_metrics(runs: list[dict]) -> dict:
-    return {k: float(np.mean([r[k] for r in runs])) for k in predict.COMPARED}
+def mean_metrics(runs: list[dict]) -> dict:
+    """Metric by metric, the runs' mean; None where a run lacks the metric."""
+    return {k: None if any(r[k] is None for r in runs) else float(np.mean([r[k] for r in runs]))
+            for k in predict.COMPARED}
+
+
+def median_abs_error(errors: list[dict], keys) -> float | None:
+    """The median |error| over `keys` of every error dict (predict.cell_errors), leaving out the metrics a
+    measurement did not give; None when there is none."""
+    vals = [abs(e[k]) for e in errors for k in keys if e[k] is not None]
+    return float(np.median(vals)) if vals else None
+
+
+def error_figures(errors: list[dict]) -> dict:
+    """The goals' three figures over some cells' errors: central and tail median |error|, the largest attainment
+    error."""
+    return {"central_median_abs_error": median_abs_error(errors, predict.CENTRAL),
+            "tail_median_abs_error": median_abs_error(errors, predict.TAIL),
+            "attainment_max_abs_error": max((abs(e["slo_attainment"]) for e in errors), default=None)}
 
 
 def is_load_calibration(path: Path) -> bool:
@@ -91,12 +108,12 @@ def _cells(docs: list[tuple[str, dict]], predicted: dict) -> list[dict]:
     for key in sorted(cells):
         cell = cells[key]
         cell["runs"].sort(key=lambda r: r["run"])
-        measured = _mean_metrics([r["measured"] for r in cell["runs"]])
-        pred = _mean_metrics([r["predicted"] for r in cell["runs"]])
+        measured = mean_metrics([r["measured"] for r in cell["runs"]])
+        pred = mean_metrics([r["predicted"] for r in cell["runs"]])
         cell["measured"], cell["predicted"] = measured, pred
         cell["error"] = predict.cell_errors({"measured": measured, "predicted": pred})
         runs = cell["runs"]
-        cell["spread"] = predict.run_spread(runs[0]["measured"], runs[1]["measured"]) if len(runs) > 1 else None
+        cell["spread"] = predict.run_spread([r["measured"] for r in runs]) if len(runs) > 1 else None
         cell["saturated"] = any(r["saturated"] for r in runs)
         cell["speed_moved"] = any(r.get("speed_moved", False) for r in runs)
         rows.append(cell)
@@ -169,8 +186,7 @@ def summary(rows: list[dict]) -> dict:
     below = [r for r in rows if not r["saturated"] and not r.get("speed_moved")]
 
     def med(keys, cells):
-        vals = [abs(c["error"][k]) for c in cells for k in keys]
-        return float(np.median(vals)) if vals else None
+        return median_abs_error([c["error"] for c in cells], keys)
 
     out = {"cells": len(rows), "below_saturation": len(below),
            "speed_moved": sum(bool(r.get("speed_moved")) for r in rows),

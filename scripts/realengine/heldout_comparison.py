@@ -30,7 +30,16 @@ from pathlib import Path
 import numpy as np
 
 from scripts.realengine import calibrate, predict
-from scripts.realengine.comparison import GOALS, calibration_runs, goals_met, is_load_calibration, session_runs
+from scripts.realengine.comparison import (
+    GOALS,
+    calibration_runs,
+    error_figures,
+    goals_met,
+    is_load_calibration,
+    mean_metrics,
+    median_abs_error,
+    session_runs,
+)
 from scripts.realengine.settings import read_calibration
 from scripts.serving import metrics, results
 
@@ -58,7 +67,8 @@ def client_turnaround(doc: dict) -> tuple[list[float], list[float]]:
     """A closed loop's client, as measured (the client's side of the cell, an input as a Poisson cell's send times
     are; nothing of the server's speed): the first `max_concurrency` requests the server saw go at their own send
     times (the client's start stagger); every later one, the k-th sent, is the one the (k - cap)-th finish let go
-    (aiperf issues a credit per finish, in order), and its delay is its send less that finish (its end as the client
+    (aiperf 0.13.0 aiperf/timing/concurrency.py DynamicConcurrencyLimit: an asyncio.Semaphore, one release per
+    finish, its waiters woken first in first out), and its delay is its send less that finish (its end as the client
     saw it: send + E2EL). Returns, in the file's order, the send times (the held ones at the last start: the cap
     holds them) and the delays (0 for the starts and for requests that never reached the server)."""
     cap = int(doc["max_concurrency"])
@@ -80,10 +90,12 @@ def _mean_of_served(doc: dict, key: str) -> float:
 
 def predicted_cell(path: str, doc: dict, step, quality: dict, cal: dict, anchor, settings: dict, seeds: int) -> dict:
     """One cell measured and predicted noiseless and with noise (`noisy`), with errors; a closed loop is never
-    `saturated` (its sends follow the server)."""
+    `saturated` (its sends follow the server), and has its waves, turnaround, the TPOT of the requests that met the
+    TTFT target and the prediction released at once."""
     sent, cap = as_sent(doc), doc.get("max_concurrency")
     kw = {"max_concurrency": cap, "speed_bound": settings.get("speed_check_bound")}
-    plain = predict.compare_cell(anchor, sent, step, cal["server"], cal["slo_ms"], settings["saturated_below"], **kw)
+    plain, trace = predict.compare_cell(anchor, sent, step, cal["server"], cal["slo_ms"], settings["saturated_below"],
+                                        **kw, with_trace=True)
     out = {"workload": doc["workload"], "rate": None if cap else float(doc["request_rate"]), "concurrency": cap,
            "file": path, "client": doc["client"], "requests": len(doc["ttfts"]), "completed": doc["completed"],
            "prompt_tokens_mean": _mean_of_served(doc, "input_lens"),
@@ -92,11 +104,9 @@ def predicted_cell(path: str, doc: dict, step, quality: dict, cal: dict, anchor,
     if cap:
         out["saturated"] = False
         out["send_waves"] = send_waves(doc)
-        trace = predict.simulate_cell(anchor, sent, step, cal["server"], cap)
         out["predicted_waves"] = simulated_waves(trace)
         out["ttft_met_tpot_ms"] = ttft_met_tpot_ms(doc, trace, cal["slo_ms"])
-        _, delays = client_turnaround(doc)
-        held = np.asarray(delays)[predict.seen_order(doc)[cap:]] * 1e3
+        held = np.asarray(sent["release_delays"])[predict.seen_order(doc)[cap:]] * 1e3
         out["turnaround_ms"] = {"median": float(np.median(held)), "p95": float(np.percentile(held, 95)),
                                 "max": float(held.max()), "requests": len(held)} if len(held) else None
         at_once = predict.compare_cell(anchor, as_sent(doc, turnaround=False), step, cal["server"], cal["slo_ms"],
@@ -184,8 +194,7 @@ def summary(cells: list[dict], variant: str = "") -> dict:
         return c[variant]["predicted"] if variant else c["predicted"]
 
     def med(keys, group):
-        vals = [abs(err(c)[k]) for c in group for k in keys if err(c)[k] is not None]
-        return float(np.median(vals)) if vals else None
+        return median_abs_error([err(c) for c in group], keys)
 
     usable = [c for c in cells if not c.get("speed_moved")]
     poisson = [c for c in usable if not c["concurrency"]]
@@ -194,9 +203,7 @@ def summary(cells: list[dict], variant: str = "") -> dict:
     loops = [c for c in usable if c["concurrency"]]
     out = {"cells": len(cells), "speed_moved": len(cells) - len(usable), "below_saturation": len(below),
            "saturated": len(above), "closed_loops": len(loops),
-           "central_median_abs_error": med(predict.CENTRAL, below),
-           "tail_median_abs_error": med(predict.TAIL, below),
-           "attainment_max_abs_error": max((abs(err(c)["slo_attainment"]) for c in below), default=None),
+           **error_figures([err(c) for c in below]),
            "saturated_central_median_abs_error": med(predict.CENTRAL, above),
            "saturated_tail_median_abs_error": med(predict.TAIL, above),
            "ks_median": {k: float(np.median([ks(c)[k] for c in usable])) if usable else None
@@ -224,11 +231,9 @@ def fitted_family(paths: list[Path], step, cal: dict, anchor, settings: dict) ->
         c = predict.compare_cell(anchor, doc, step, cal["server"], cal["slo_ms"], settings["saturated_below"])
         cells.append({"file": Path(p).as_posix(), "workload": doc["workload"], "rate": float(doc["request_rate"]),
                       "saturated": c["saturated"], "error": predict.cell_errors(c), "ks": c["ks"]})
-    below = [c for c in cells if not c["saturated"]]
-    vals = [abs(c["error"][k]) for c in below for k in predict.CENTRAL]
-    tails = [abs(c["error"][k]) for c in below for k in predict.TAIL]
-    return {"cells": cells, "central_median_abs_error": float(np.median(vals)) if vals else None,
-            "tail_median_abs_error": float(np.median(tails)) if tails else None}
+    below = [c["error"] for c in cells if not c["saturated"]]
+    return {"cells": cells, "central_median_abs_error": median_abs_error(below, predict.CENTRAL),
+            "tail_median_abs_error": median_abs_error(below, predict.TAIL)}
 
 
 def lone_step_ms(cal: dict) -> float:
@@ -282,19 +287,6 @@ def _shown(c: dict) -> dict:
     return c["noisy"]["predicted"] if c.get("noisy") else c["predicted"]
 
 
-def session_spread(values: list[dict]) -> dict:
-    """A cell's sessions, metric by metric: (max - min) / their mean (attainment: max - min, absolute)."""
-    out = {}
-    for k in predict.COMPARED:
-        v = [m[k] for m in values]
-        if any(x is None for x in v):
-            out[k] = None
-            continue
-        mean = float(np.mean(v))
-        out[k] = float(max(v) - min(v)) if k == "slo_attainment" else float((max(v) - min(v)) / mean) if mean else 0.0
-    return out
-
-
 def repeats(engines: list[dict]) -> list[dict]:
     """Each engine + machine measured in more than one session (run.py --session): every cell, with each session that
     has it (a session stopped early may lack some: `present`), its measurement and prediction (its own calibration),
@@ -316,40 +308,30 @@ def repeats(engines: list[dict]) -> list[dict]:
             present = [i for i, e in enumerate(group) if any(_cell_key(c) == key for c in e["cells"])]
             per = [next(c for c in group[i]["cells"] if _cell_key(c) == key) for i in present]
             measured, shown = [c["measured"] for c in per], [_shown(c) for c in per]
-            mean_m = {k: None if any(m[k] is None for m in measured) else float(np.mean([m[k] for m in measured]))
-                      for k in predict.COMPARED}
-            mean_p = {k: float(np.mean([p[k] for p in shown])) for k in predict.COMPARED}
             cells.append({"workload": key[0], "rate": key[1], "concurrency": key[2], "present": present,
                           "files": [c["file"] for c in per], "saturated": any(c["saturated"] for c in per),
                           "speed_moved": any(bool(c.get("speed_moved")) for c in per),
                           "measured": measured, "predicted": shown,
                           "error": [predict.cell_errors({"measured": m, "predicted": p})
                                     for m, p in zip(measured, shown, strict=True)],
-                          "mean_error": predict.cell_errors({"measured": mean_m, "predicted": mean_p}),
-                          "spread": session_spread(measured) if len(per) > 1 else None})
+                          "mean_error": predict.cell_errors({"measured": mean_metrics(measured),
+                                                             "predicted": mean_metrics(shown)}),
+                          "spread": predict.run_spread(measured) if len(per) > 1 else None})
         below = [c for c in cells if not c["concurrency"] and not c["saturated"] and not c["speed_moved"]
                  and c["spread"] is not None]
-
-        def med(keys, errs):
-            vals = [abs(e[k]) for e in errs for k in keys if e[k] is not None]
-            return float(np.median(vals)) if vals else None
-
-        def figures(errs):
-            return {"central_median_abs_error": med(predict.CENTRAL, errs),
-                    "tail_median_abs_error": med(predict.TAIL, errs),
-                    "attainment_max_abs_error": max((abs(e["slo_attainment"]) for e in errs), default=None)}
 
         def of_session(i, below):
             return [c["error"][c["present"].index(i)] for c in below if i in c["present"]]
 
-        mean = figures([c["mean_error"] for c in below])
+        mean = error_figures([c["mean_error"] for c in below])
         spreads = [c["spread"]["slo_attainment"] for c in below]
         out.append({"engine": eid, "machine": mid, "sessions": [e["session"] for e in group], "cells": cells,
                     "below_saturation": len(below),
                     "summary": {"mean": {**mean, "meets": goals_met(mean)},
-                                "per_session": [figures(of_session(i, below)) for i in range(len(group))],
-                                "spread": {"central_median": med(predict.CENTRAL, [c["spread"] for c in below]),
-                                           "tail_median": med(predict.TAIL, [c["spread"] for c in below]),
+                                "per_session": [error_figures(of_session(i, below)) for i in range(len(group))],
+                                "spread": {"central_median": median_abs_error([c["spread"] for c in below],
+                                                                              predict.CENTRAL),
+                                           "tail_median": median_abs_error([c["spread"] for c in below], predict.TAIL),
                                            "attainment_median": float(np.median(spreads)) if spreads else None,
                                            "attainment_max": max(spreads, default=None)}}})
     return out

@@ -137,12 +137,13 @@ def noise_arguments(quality: dict, seeds: int) -> dict:
 
 def compare_cell(a, doc: dict, step: StepModel, server: dict, slo_ms: dict, saturated_below: float,
                  max_concurrency: int | None = None, speed_bound: float | None = None,
-                 noise: StepNoise | None = None, noise_seeds: int = 0) -> dict:
+                 noise: StepNoise | None = None, noise_seeds: int = 0, with_trace: bool = False):
     """A run measured and predicted; `saturated` when it completed fewer than `saturated_below` times the requests
     per second it was sent (config/real_engine.json comparison.saturated_below); `speed_moved` (only for a run with
     a speed check) when the engine's own speed moved more than `speed_bound` while it ran. With `noise` and
     `noise_seeds` the prediction is the median over that many seeded noisy runs, and `predicted_spread` their range
-    (the Kolmogorov-Smirnov distances are seed 0's)."""
+    (the Kolmogorov-Smirnov distances are seed 0's). `with_trace`: returns (the cell, the simulated trace: seed 0's
+    with noise)."""
     measured = results.metrics_of(doc, slo_ms)
     predicted, spread, trace = predicted_over_seeds(a, doc, step, server, slo_ms, max_concurrency, noise, noise_seeds)
     span = max(doc["send_times"])
@@ -158,7 +159,7 @@ def compare_cell(a, doc: dict, step: StepModel, server: dict, slo_ms: dict, satu
     moved = speed_moved(doc, speed_bound)
     if moved is not None:
         out["speed_moved"] = moved
-    return out
+    return (out, trace) if with_trace else out
 
 
 def in_flight_at_send(doc: dict) -> np.ndarray:
@@ -227,15 +228,19 @@ def cell_errors(cell: dict) -> dict:
     return out
 
 
-def run_spread(a: dict, b: dict) -> dict:
-    """Two runs of one cell: |a - b| / their mean (attainment: |a - b|)."""
+def run_spread(runs: list[dict]) -> dict:
+    """Runs of one cell (two load runs, or a held-out cell's sessions), metric by metric: (max - min) / their mean
+    (attainment: max - min, absolute); None where a run lacks the metric."""
     out = {}
     for k in COMPARED:
-        if k == "slo_attainment":
-            out[k] = abs(a[k] - b[k])
+        v = [r[k] for r in runs]
+        if any(x is None for x in v):
+            out[k] = None
+        elif k == "slo_attainment":
+            out[k] = float(max(v) - min(v))
         else:
-            mean = (a[k] + b[k]) / 2
-            out[k] = abs(a[k] - b[k]) / mean if mean else 0.0
+            mean = float(np.mean(v))
+            out[k] = float((max(v) - min(v)) / mean) if mean else 0.0
     return out
 
 

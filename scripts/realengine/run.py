@@ -216,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
                     help=f"where the records go (default {OUT.as_posix()}/, the committed measurement; a trial's "
                          f"default is {TRIAL_OUT.as_posix()}/, outside the committed data)")
     args = ap.parse_args(argv)
-    if args.session != 1 and not args.held_out or args.session < 1:
+    if args.session < 1 or (args.session != 1 and not args.held_out):
         raise SystemExit("error: --session N (at least 1) numbers the held-out sessions; it needs --held-out")
     args.out = out_dir(args)
     print(f"records go to {args.out.as_posix()}/", file=sys.stderr)
