@@ -48,6 +48,8 @@ WORKLOADS_DOC = load_workloads("config/workloads.json")  # validated above
 SWEEP, WORKLOADS = sweep_settings(WORKLOADS_DOC), list(WORKLOADS_DOC["workloads"])
 SERVE_RESULTS = sorted(glob.glob("precomputed/serve/*.json"))  # `vllm bench serve` results, committed
 SERVE_CALIBRATIONS = sorted(glob.glob("precomputed/serve/calibration/*.json"))  # a real engine's step times
+# earlier load calibrations kept when the load runs were measured again (another day for the held-out cells)
+SERVE_ARCHIVED_CALIBRATIONS = sorted(glob.glob("precomputed/serve-archive/*/calibration/*.json"))
 SERVE_PREFIX_RESULTS = sorted(glob.glob("precomputed/serve-prefix/*.json"))  # prefix-reuse runs (run.py --prefix)
 SERVE_PREFIX_CALIBRATIONS = sorted(glob.glob("precomputed/serve-prefix/calibration/*.json"))  # their own calibration
 # held-out cells (run.py --held-out --session N), one folder per session, and each session's calibration

@@ -11,7 +11,7 @@ rule manifest:
         anchor=anchor_file,
         sources=["precomputed/cited.json", "config/tokenizers.json", "config/passages.json",
                  "config/workloads.json", "config/course.json", "config/prefix.json", "Snakefile", *RULE_FILES, "requirements.txt", *BENCH_RECORDS,
-                 *SERVE_RESULTS, *SERVE_CALIBRATIONS, *SERVE_PREFIX_RESULTS, *SERVE_PREFIX_CALIBRATIONS,
+                 *SERVE_RESULTS, *SERVE_CALIBRATIONS, *SERVE_ARCHIVED_CALIBRATIONS, *SERVE_PREFIX_RESULTS, *SERVE_PREFIX_CALIBRATIONS,
                  *SERVE_HELDOUT_RESULTS, *SERVE_HELDOUT_CALIBRATIONS,
                  "config/real_engine.json"],
         helpers=sorted({f for s in ["scripts/gen_c13_precomputed.py", "scripts/fetch_tokenizer.py",

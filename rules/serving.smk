@@ -135,7 +135,7 @@ rule serve_heldout_comparison:
     input:
         calibrations=SERVE_HELDOUT_CALIBRATIONS,
         results=SERVE_HELDOUT_RESULTS,
-        other=SERVE_CALIBRATIONS,  # the committed load calibration: the same cells predicted from another day
+        other=SERVE_CALIBRATIONS + SERVE_ARCHIVED_CALIBRATIONS,  # other calibrations: the same cells predicted again
         anchor="anchor-model.json",
         config="config/real_engine.json",  # the comparison's modelling choices (comparison.*)
         code=code("scripts/serve_heldout_comparison.py"),

@@ -1,6 +1,7 @@
 """Rule serve_heldout_comparison: the held-out cells and their session's calibration (precomputed/serve-heldout/),
-and the committed load calibration (precomputed/serve/calibration/, another day) -> the simulator's prediction of
-each cell and the errors reported apart (scripts/realengine/heldout_comparison.py), through serve_comparison's main."""
+and the other committed calibrations (precomputed/serve/calibration/, precomputed/serve-archive/*/calibration/)
+-> the simulator's prediction of each cell and the errors reported apart (scripts/realengine/heldout_comparison.py),
+through serve_comparison's main."""
 if "snakemake" in globals():  # run by Snakemake from scripts/: make the repo root importable
     import sys
 

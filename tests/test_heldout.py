@@ -4,7 +4,7 @@ files; a run without the aiperf environment stops naming the config field; an ai
 with what the prediction needs (a fake aiperf writes a real export layout here); the comparison predicts a closed
 loop with the client's cap and its measured turnaround (released at the very finish instead: lockstep, p50 == p99;
 loop.js releases as loop.py does), and reports the fitted family, the held-out cells below and above saturation, the
-closed loop and the other day's calibration apart."""
+closed loop and the other calibrations apart."""
 import json
 import os
 import re
@@ -112,6 +112,10 @@ def _calibration_paths():
     return sorted((SERVE / "calibration").glob("*.json"))
 
 
+def _archived_paths():
+    return sorted((ROOT / "precomputed" / "serve-archive").glob("*/calibration/*.json"))
+
+
 def _session_calibration(folder: Path) -> list[Path]:
     """A session folder (run.py --held-out --session N) holding a copy of the committed load calibration."""
     (folder / "calibration").mkdir(parents=True, exist_ok=True)
@@ -161,7 +165,7 @@ def comparison(tmp_path_factory, anchor):
     folder = tmp_path_factory.mktemp("held") / "session-1"
     calibrations = _session_calibration(folder)
     return heldout_comparison.compare(calibrations, _held_out_docs(folder), anchor, settings,
-                                      other_calibrations=_calibration_paths())
+                                      other_calibrations=_calibration_paths() + _archived_paths())
 
 
 def test_the_closed_loop_replays_the_clients_turnaround(comparison):
@@ -175,7 +179,8 @@ def test_the_closed_loop_replays_the_clients_turnaround(comparison):
     assert once["median_ttft_ms"] == pytest.approx(once["p99_ttft_ms"], rel=1e-3)  # lockstep
     plain = e["summaries"]["held_out"]["closed_loop"][0]
     noisy = e["summaries"]["held_out_noisy"]["closed_loop"][0]
-    assert plain["p50_differs_from_p99"] and plain["predicted_ttft_ms"][1] > 1.05 * plain["predicted_ttft_ms"][0]
+    # out of lockstep: p99 clearly above p50 (released at once they agree to 1e-3)
+    assert plain["p50_differs_from_p99"] and plain["predicted_ttft_ms"][1] > 1.02 * plain["predicted_ttft_ms"][0]
     assert noisy["p50_differs_from_p99"]
     assert loop["noisy"]["noise_seeds"] == 3
     assert noisy["measured_ttft_ms"] == plain["measured_ttft_ms"]
@@ -183,6 +188,26 @@ def test_the_closed_loop_replays_the_clients_turnaround(comparison):
     assert loop["turnaround_ms"]["requests"] == loop["completed"] - 4
     assert 0 <= loop["turnaround_ms"]["median"] <= loop["turnaround_ms"]["p95"] <= loop["turnaround_ms"]["max"]
     assert loop["ttft_met_tpot_ms"]["target"] == e["slo_ms"]["tpot"]
+    # the starts: the first k requests together, k = 1 (as measured) up to the cap; k = 1 is the prediction itself
+    starts = loop["starts"]
+    assert [st["together"] for st in starts] == [1, 2, 3, 4]
+    assert starts[0]["slo_attainment"] == loop["predicted"]["slo_attainment"]
+    assert starts[0]["first_part"] == loop["predicted_waves"]["first_part"]
+    att = [st["slo_attainment"] for st in starts]
+    assert plain["starts"] == starts and plain["measured_within_starts"] == (
+        min(att) <= loop["measured"]["slo_attainment"] <= max(att))
+
+
+def test_a_closed_loop_started_with_its_first_requests_together():
+    """first_together moves the first k requests the server saw (by send time) to the first one's send; every
+    other send, a request that never reached the server included, stays as it was."""
+    doc = {"send_times": [0.004, 0.0, 0.5, 0.002, 0.003], "latencies": [1.0] * 5, "ttfts": [0.1] * 5,
+           "success": [True, True, False, True, True], "errors": ["", "", "Can not write request body", "", ""],
+           "input_lens": [8, 8, 0, 8, 8], "output_lens": [4] * 5}
+    sent = {**doc, "release_delays": [0.0] * 5}
+    assert heldout_comparison.first_together(doc, sent, 1)["send_times"] == doc["send_times"]
+    assert heldout_comparison.first_together(doc, sent, 3)["send_times"] == [0.004, 0.0, 0.5, 0.0, 0.0]
+    assert heldout_comparison.first_together(doc, sent, 3)["release_delays"] == sent["release_delays"]
 
 
 def test_a_closed_loops_turnaround_is_each_send_after_the_finish_that_let_it_go():
@@ -237,10 +262,22 @@ def test_the_figures_are_reported_apart(comparison):
     fam = e["summaries"]["fitted_family"]
     assert {Path(c["file"]).name for c in fam["cells"]} == {p.name for p in _calibration_paths()
                                                            if "-calibration-" in p.name}
-    other = e["other_day"]
-    assert other is not None and other["lone_step_ms"]["committed"] == pytest.approx(other["lone_step_ms"][
-        "this_session"])  # here both are the committed calibration
-    assert len(other["cells"]) == len(e["cells"])
+    others = e["other_calibrations"]  # each other calibration in its own folder, fitted on its own load runs
+    assert [o["when"] for o in others] == ["day", "hour"] and others[0]["taken"] < others[1]["taken"]
+    day, hour = others
+    assert Path(day["calibration"]).parent.parent.parent.name == "serve-archive" and day["hours_apart"] < -24
+    assert {Path(f).parent for f in day["fitted_on"]} == {Path(day["calibration"]).parent}
+    # the same-day one is the committed calibration, as is this session's copy: 0 hours apart, the same lone step
+    assert hour["hours_apart"] == 0 and hour["lone_step_ms"]["committed"] == pytest.approx(
+        hour["lone_step_ms"]["this_session"])
+    assert day["lone_step_ms"]["committed"] != pytest.approx(day["lone_step_ms"]["this_session"], rel=0.01)
+    assert all(len(o["cells"]) == len(e["cells"]) for o in others)
+
+
+def test_hours_between_stamps():
+    five_25_04 = 5 + 25 / 60 + 4 / 3600
+    assert heldout_comparison.hours_between("20261204-170543", "20261204-223047") == pytest.approx(five_25_04)
+    assert heldout_comparison.hours_between("20261204-120000", "20261202-120000") == -48
 
 
 def test_a_cell_without_its_client_is_refused(tmp_path, anchor):

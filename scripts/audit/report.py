@@ -188,7 +188,8 @@ def check_calibrated(records: dict, root: Path, anchor_path: Path | None = None,
     rebuilt = {}
     # the load runs (comparison.py), the prefix-reuse runs (prefix_comparison.py) and the held-out sessions
     # (heldout_comparison.py), each from its own folder
-    other = [root / f for f in files if f.startswith("precomputed/serve/calibration/")]  # the held-out's other day
+    other = [root / f for f in files if f.startswith(("precomputed/serve/calibration/",  # the held-out's other
+                                                      "precomputed/serve-archive/"))]  # calibrations
     for folder, comparing, block in (("precomputed/serve/", compare, page_block),
                                      ("precomputed/serve-prefix/", compare_prefix, prefix_page_block),
                                      ("precomputed/serve-heldout/", functools.partial(

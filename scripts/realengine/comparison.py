@@ -6,7 +6,8 @@ the iterations of one half's runs (both workloads, both runs) and predicts every
 other way round, so each cell is predicted by a model that never saw it, fitted on runs made in the same hour on
 the same machine. The lone-request calibration gives both models their attention cost and round trip.
 A second prediction uses only the separate calibration load runs (precomputed/serve/calibration/*-calibration-*,
-made after the cells at rates of their own): how far a calibration taken at another time carries.
+taken apart from the cells, just before them in run.py, at rates of their own): how far a calibration taken at
+another time carries.
 
 Per engine + machine: every cell (workload, rate) with each run's measured metrics and prediction, the error of the
 prediction against the runs' mean, the run-to-run spread (the floor no model can beat), and summaries against the
@@ -175,7 +176,9 @@ def compare(calibration_paths: list[Path], result_paths: list[Path], anchor, set
                         "halves": {str(f): {"cells": sorted([w, r] for (w, r), v in fold.items() if v == f),
                                             "step_model": models[f].as_dict(), "fit_quality": quality[f]}
                                    for f in range(FOLDS)},
-                        "cells": rows, "summary": summary(rows), "separate_calibration": separate})
+                        "cells": rows, "summary": summary(rows), "separate_calibration": separate,
+                        # the bound a run's speed may move by (assumed): the page's "the machine moved" uses it too
+                        "speed_check_bound": settings.get("speed_check_bound")})
     return {"schema_version": 1, "definitions": "scripts/realengine/comparison.py, scripts/realengine/predict.py, "
             "scripts/serving/metrics.py", "goals": GOALS, "engines": engines}
 

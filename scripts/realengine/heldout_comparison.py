@@ -15,9 +15,11 @@ Reported apart (`summaries`): the fitted family (the calibration load runs, pred
 in-sample, the floor of what the model can reach), the held-out Poisson cells below saturation (the issue's goals:
 central median |error| <= 10 %, p99s <= 20 %, attainment <= 5 points), at and above saturation (no goal: the
 latencies there grow with the run's length), and the closed loop (goals: predicted TTFT p50 != p99, attainment within
-10 points); every cell with the Kolmogorov-Smirnov distance of its TTFT and TPOT distributions. A second prediction
-of the same cells uses the committed load calibration (precomputed/serve/calibration/, another day), beside how far
-the engine's lone speed moved between the two calibrations (`drift`).
+10 points); every cell with the Kolmogorov-Smirnov distance of its TTFT and TPOT distributions. The same cells are
+predicted again from every other committed calibration of the engine and machine kind (`other_calibrations`: the load
+runs' own, precomputed/serve/calibration/, and the archived ones, precomputed/serve-archive/<date>/calibration/),
+each marked another day or the same day hours apart, beside how far the engine's lone speed moved between the two
+calibrations: how far a calibration carries.
 
 Sessions: each folder precomputed/serve-heldout/session-N/ (run.py --held-out --session N) is the whole measurement,
 its calibration and its cells; each session is predicted from its own calibration only. When an engine + machine has
@@ -25,6 +27,7 @@ more than one session, `repeats` sets every cell's sessions side by side: each o
 sessions' mean, and how far the measurements themselves are apart."""
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 
 import numpy as np
@@ -91,7 +94,7 @@ def _mean_of_served(doc: dict, key: str) -> float:
 def predicted_cell(path: str, doc: dict, step, quality: dict, cal: dict, anchor, settings: dict, seeds: int) -> dict:
     """One cell measured and predicted noiseless and with noise (`noisy`), with errors; a closed loop is never
     `saturated` (its sends follow the server), and has its waves, turnaround, the TPOT of the requests that met the
-    TTFT target and the prediction released at once."""
+    TTFT target, the prediction released at once and its `starts` (start_of)."""
     sent, cap = as_sent(doc), doc.get("max_concurrency")
     kw = {"max_concurrency": cap, "speed_bound": settings.get("speed_check_bound")}
     plain, trace = predict.compare_cell(anchor, sent, step, cal["server"], cal["slo_ms"], settings["saturated_below"],
@@ -113,6 +116,10 @@ def predicted_cell(path: str, doc: dict, step, quality: dict, cal: dict, anchor,
                                        settings["saturated_below"], **kw)
         out["released_at_once"] = {k: at_once["predicted"][k] for k in ("median_ttft_ms", "p99_ttft_ms",
                                                                         "slo_attainment")}
+        out["starts"] = [start_of(1, plain, trace)] + [
+            start_of(k, *predict.compare_cell(anchor, first_together(doc, sent, k), step, cal["server"], cal["slo_ms"],
+                                              settings["saturated_below"], **kw, with_trace=True))
+            for k in range(2, int(cap) + 1)]
     noise = predict.noise_arguments(quality, seeds)
     if noise:
         noisy = predict.compare_cell(anchor, sent, step, cal["server"], cal["slo_ms"], settings["saturated_below"],
@@ -120,6 +127,36 @@ def predicted_cell(path: str, doc: dict, step, quality: dict, cal: dict, anchor,
         out["noisy"] = {k: noisy[k] for k in ("predicted", "predicted_spread", "ks", "noise_seeds")}
         out["noisy"]["error"] = predict.cell_errors(noisy)
     return out
+
+
+def first_together(doc: dict, sent: dict, k: int) -> dict:
+    """A closed loop's sends (as_sent) with its first `k` requests reaching the server at the same instant, the
+    first one's send; everything after them as measured."""
+    idx = predict.seen_order(doc)
+    times = list(sent["send_times"])
+    for j in idx[1:k]:
+        times[j] = times[idx[0]]
+    return {**sent, "send_times": times}
+
+
+def start_of(k: int, cell: dict, trace) -> dict:
+    """One start of a closed loop's prediction (noiseless): its first `k` requests together (k = 1: the start as
+    measured, the others a few milliseconds behind), the attainment, TTFT p50 / p99 and the waves' first prefill
+    sizes it settles into. A closed loop of equal requests keeps whichever pattern its first wave sets (each wave's
+    finishes release the next one alike), so the starts give every settled pattern the model has, and what each
+    predicts; the client's timestamps do not say which one a run is in, or when it switches."""
+    waves = simulated_waves(trace)
+    return {"together": k, **{m: cell["predicted"][m] for m in ("slo_attainment", "median_ttft_ms", "p99_ttft_ms")},
+            "first_part": waves["first_part"] if waves else None}
+
+
+def within_starts(c: dict) -> bool | None:
+    """Whether a closed loop's measured attainment lies between the lowest and highest its starts predict (None
+    without starts)."""
+    if not c.get("starts"):
+        return None
+    att = [s["slo_attainment"] for s in c["starts"]]
+    return min(att) <= c["measured"]["slo_attainment"] <= max(att)
 
 
 SPLIT_RATIO = 1.5  # a wave is split when its slowest TTFT is over 1.5x its fastest (one prefill vs two: ~2x here)
@@ -216,7 +253,8 @@ def summary(cells: list[dict], variant: str = "") -> dict:
                             "attainment_abs_error": abs(err(c)["slo_attainment"]),
                             "central_median_abs_error": med(predict.CENTRAL, [c]),
                             "send_waves": c.get("send_waves"), "predicted_waves": c.get("predicted_waves"),
-                            "released_at_once": c.get("released_at_once")} for c in loops]}
+                            "released_at_once": c.get("released_at_once"), "starts": c.get("starts"),
+                            "measured_within_starts": within_starts(c)} for c in loops]}
     out["meets"] = {**goals_met(out), "closed_loop": bool(loops) and all(
         c["p50_differs_from_p99"] and c["attainment_abs_error"] <= CLOSED_LOOP_ATTAINMENT_GOAL + 1e-12
         for c in out["closed_loop"])}
@@ -244,8 +282,9 @@ def lone_step_ms(cal: dict) -> float:
 
 def compare(calibration_paths: list[Path], result_paths: list[Path], anchor, settings: dict,
             other_calibrations: list[Path] = ()) -> dict:
-    """Every engine + machine's held-out cells predicted (module docstring); `other_calibrations`: the committed load
-    calibration's record and runs (precomputed/serve/calibration/), predicting the same cells from another day."""
+    """Every engine + machine's held-out cells predicted (module docstring); `other_calibrations`: other committed
+    calibrations' records and load runs (precomputed/serve/calibration/, precomputed/serve-archive/*/calibration/),
+    each predicting the same cells again."""
     seeds = settings.get("held_out_noise_seeds", 0)
     engines = []
     loads = sorted(p for p in calibration_paths if is_load_calibration(p))
@@ -270,7 +309,8 @@ def compare(calibration_paths: list[Path], result_paths: list[Path], anchor, set
                  "summaries": {"fitted_family": fitted_family(mine, step, cal, anchor, settings),
                                "held_out": summary(cells),
                                "held_out_noisy": summary(cells, "noisy") if seeds and quality.get("noise") else None}}
-        entry["other_day"] = other_day(other_calibrations, cal, docs, anchor, settings, seeds)
+        entry["other_calibrations"] = other_predictions(other_calibrations, cal, taken_at(mine), docs, anchor,
+                                                        settings)
         engines.append(entry)
     return {"schema_version": 1, "definitions": "scripts/realengine/heldout_comparison.py, scripts/realengine/"
             "predict.py, scripts/serving/metrics.py",
@@ -337,27 +377,46 @@ def repeats(engines: list[dict]) -> list[dict]:
     return out
 
 
-def other_day(paths: list[Path], cal: dict, docs: list[tuple[str, dict]], anchor, settings: dict,
-              seeds: int) -> dict | None:
-    """The same cells predicted from the committed load calibration of the same engine and machine kind (another
-    day), with both calibrations' lone decode step and every cell's speed probes: the drift beside the error."""
-    loads = [p for p in paths if is_load_calibration(p)]
+def taken_at(calibration_loads: list[Path]) -> str:
+    """When a calibration was taken: the earliest start stamp (`date`, YYYYMMDD-HHMMSS, as run.py writes it) of its
+    calibration load runs."""
+    return min(results.load_result(p)["date"] for p in calibration_loads)
+
+
+def hours_between(start: str, end: str) -> float:
+    """`end` less `start` in hours, both YYYYMMDD-HHMMSS stamps."""
+    fmt = "%Y%m%d-%H%M%S"
+    return (datetime.strptime(end, fmt) - datetime.strptime(start, fmt)).total_seconds() / 3600
+
+
+def other_predictions(paths: list[Path], cal: dict, taken: str, docs: list[tuple[str, dict]], anchor,
+                      settings: dict) -> list[dict]:
+    """The same cells predicted (noiseless) from every other committed calibration of the same engine and machine
+    kind, each fitted on the load runs in its own folder; `when`: "day" for a calibration taken on another date than
+    this session's, "hour" for one taken the same date (`hours_apart`: from this session's calibration, signed),
+    with both calibrations' lone decode step and every cell's speed probes: the drift beside the error. Sorted by
+    when they were taken."""
+    out = []
+    probes = [d["speed_check"][k] for _, d in docs if d.get("speed_check") for k in ("before_itl_ms", "after_itl_ms")]
     for cpath in (p for p in paths if not is_load_calibration(p)):
         other = read_calibration(cpath)
         if other["engine"]["id"] != cal["engine"]["id"] or other["machine"]["id"] != cal["machine"]["id"]:
             continue
-        mine = calibration_runs(loads, other)
+        mine = calibration_runs([p for p in paths if is_load_calibration(p) and Path(p).parent == Path(cpath).parent],
+                                other)
         if not mine:
-            return None
+            continue
         step, quality = calibrate.fit(other["calibration"], [results.load_result(p) for p in mine], settings)
         cells = [predicted_cell(p, d, step, quality, other, anchor, settings, 0) for p, d in docs]
-        probes = [d["speed_check"][k] for _, d in docs if d.get("speed_check")
-                  for k in ("before_itl_ms", "after_itl_ms")]
-        return {"calibration": Path(cpath).as_posix(), "date": other["machine"].get("date"),
-                "lone_step_ms": {"committed": lone_step_ms(other["calibration"]),
-                                 "this_session": lone_step_ms(cal["calibration"])},
-                "speed_probe_itl_ms": [min(probes), max(probes)] if probes else None,
-                "summary": summary(cells),
-                "cells": [{"workload": c["workload"], "rate": c["rate"], "concurrency": c["concurrency"],
-                           "error": c["error"]} for c in cells]}
-    return None
+        when = taken_at(mine)
+        out.append({"calibration": Path(cpath).as_posix(), "date": other["machine"].get("date"), "taken": when,
+                    "when": "hour" if other["machine"].get("date") == cal["machine"].get("date") else "day",
+                    "hours_apart": hours_between(taken, when),
+                    "fitted_on": [Path(p).as_posix() for p in mine],
+                    "lone_step_ms": {"committed": lone_step_ms(other["calibration"]),
+                                     "this_session": lone_step_ms(cal["calibration"])},
+                    "speed_probe_itl_ms": [min(probes), max(probes)] if probes else None,
+                    "summary": summary(cells),
+                    "cells": [{"workload": c["workload"], "rate": c["rate"], "concurrency": c["concurrency"],
+                               "error": c["error"]} for c in cells]})
+    return sorted(out, key=lambda o: o["taken"])

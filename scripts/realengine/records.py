@@ -211,6 +211,7 @@ def page_block(comparison: dict) -> dict:
                         "server": e["server"],
                         "calibration": e["calibration"], "rows": rows, "summary": e["summary"],
                         "separate_calibration": e.get("separate_calibration"),
+                        "speed_check_bound": e.get("speed_check_bound"),
                         "workloads": [w for w in WORKLOAD_LABELS if any(x["workload"] == w for x in rows)],
                         "workload_labels": WORKLOAD_LABELS})
     return {"engines": engines, "provenance": prov}
@@ -333,9 +334,11 @@ HELD_PREDICTION = ("llama.cpp 的调度 + 步时模型,只用同一时段先做�
                    "这些格子换了客户端(aiperf)、换了长度分布,一次也没拿来拟合;泊松格子按各自实测的发送时刻发,"
                    "闭环按客户端实测的补发间隔发(客户端一侧的输入,与服务器的快慢无关)")
 HELD_AT_ONCE = HELD_PREDICTION + ";闭环的客户端不按实测的补发间隔,而在请求结束的那一刻补发(作对照)"
+HELD_PATTERN = HELD_PREDICTION + (";闭环的开局改成头几个请求同时到达(其余按实测的补发间隔),"
+                                  "看模型会停在哪种排法里(heldout_comparison.start_of)")
 HELD_NOISY = HELD_PREDICTION + ";每一轮的步时再按校准里测到的步时噪声随机拉伸(5 个种子取中位数,stepmodel.Noisy)"
-HELD_OTHER_DAY = ("同样的调度 + 步时模型,改用另一天提交的校准(precomputed/serve/calibration/:"
-                  "那天的单独步时与两次校准压测)拟合")
+HELD_OTHER_CALIBRATION = ("同样的调度 + 步时模型,改用另一次提交的校准({folder}/:"
+                          "那次的单独步时与它的校准压测)拟合")
 
 
 class _HeldOutRecords(_Records):
@@ -379,6 +382,20 @@ def _loop_records(r: _HeldOutRecords, c: dict, base: str, where: str, args: dict
         if met["predicted"] is not None:
             r.predicted(f"{base}.met_tpot.predicted", label + "(预测,无噪声)", met["predicted"], "ms", "f1",
                         {**args, "met_tpot": True})
+    starts = c.get("starts")
+    if starts:  # the settled patterns the model has: the lowest and highest attainment over the starts
+        for end, st in (("low", min(starts, key=lambda x: x["slo_attainment"])),
+                        ("high", max(starts, key=lambda x: x["slo_attainment"]))):
+            r.predicted(f"{base}.pattern_{end}.attainment", f"{where}:达标率(预测,无噪声,头 {st['together']} 个请求同时"
+                        f"到达的开局,{'各种开局里最低' if end == 'low' else '各种开局里最高'})",
+                        st["slo_attainment"] * 100, "%", "int", {**args, "metric": "slo_attainment",
+                                                                 "together": st["together"]}, HELD_PATTERN)
+            r.predicted(f"{base}.pattern_{end}.together", f"{where}:那种开局里同时到达的请求数", st["together"], "个",
+                        "int", {**args, "together": st["together"]}, HELD_PATTERN)
+            for k, n in (st["first_part"] or {}).items():
+                r.predicted(f"{base}.pattern_{end}.first{k}",
+                            f"{where}:那种开局里第一批 prefill 恰好是 {k} 个请求的轮数",
+                            n, "轮", "int", {**args, "together": st["together"], "first_part": k}, HELD_PATTERN)
     once = c.get("released_at_once")
     if once:
         for key, (label, unit, fmt, scale) in HELD_SHOWN.items():
@@ -473,21 +490,29 @@ def heldout_page_block(comparison: dict) -> dict:
                            ("tail_median_abs_error", "校准压测本身(拟合所用):p99 类的误差(样本内)")):
             if fam[key] is not None:
                 r.predicted(f"realho.{r.mid}.fitted.{key}", label, fam[key] * 100, "%", "f1", {"fitted": key})
-        other = e.get("other_day")
-        if other:
-            odata = [other["calibration"], "precomputed/serve/calibration/*-calibration-*.json", *r.data]
-            for key, label in (("central_median_abs_error", "用另一天的校准:中位与均值类的预测误差(未饱和的泊松格子)"),
-                               ("tail_median_abs_error", "用另一天的校准:p99 类的预测误差(未饱和的泊松格子)")):
-                if other["summary"][key] is not None:
-                    r.predicted(f"realho.{r.mid}.other.{key}", label, other["summary"][key] * 100, "%", "f1",
-                                {"other": key}, HELD_OTHER_DAY, odata)
-            r.measured(f"realho.{r.mid}.other.lone_step_ms",
-                       f"另一天({other['date']})的校准:单独一个请求解码一步(中位数)",
-                       other["lone_step_ms"]["committed"], "ms", "f1", other["calibration"], 1, "—")
+        others = {}  # one other calibration of each kind: another day ("other"), the same day ("hour")
+        for o in e.get("other_calibrations", []):
+            others.setdefault("other" if o["when"] == "day" else "hour", o)
+        for tag, o in others.items():
+            folder = Path(o["calibration"]).parent.as_posix()
+            odata = [o["calibration"], f"{folder}/*-calibration-*.json", *r.data]
+            which = f"另一天({o['date']})的校准" if tag == "other" else f"同一天另一时段({o['taken']})的校准"
+            for key, label in (("central_median_abs_error", "中位与均值类的预测误差(未饱和的泊松格子)"),
+                               ("tail_median_abs_error", "p99 类的预测误差(未饱和的泊松格子)")):
+                if o["summary"][key] is not None:
+                    r.predicted(f"realho.{r.mid}.{tag}.{key}", f"用{which}:{label}", o["summary"][key] * 100, "%",
+                                "f1", {tag: key}, HELD_OTHER_CALIBRATION.format(folder=folder), odata)
+            r.measured(f"realho.{r.mid}.{tag}.lone_step_ms", f"{which}:单独一个请求解码一步(中位数)",
+                       o["lone_step_ms"]["committed"], "ms", "f1", o["calibration"], 1, "—")
+            if tag == "hour":  # the start stamps (`date`) of the two calibrations' load runs
+                r.measured(f"realho.{r.mid}.hour.hours_apart", "两次校准相隔多少小时(各自校准压测的开始时刻之差)",
+                           abs(o["hours_apart"]), "小时", "f1", o["fitted_on"][0], 1, "—")
+        if others:
+            o = next(iter(others.values()))
             r.measured(f"realho.{r.mid}.held.lone_step_ms", "本次校准:单独一个请求解码一步(中位数)",
-                       other["lone_step_ms"]["this_session"], "ms", "f1", r.cal_file, 1, "—")
-            if other["speed_probe_itl_ms"]:
-                lo, hi = other["speed_probe_itl_ms"]
+                       o["lone_step_ms"]["this_session"], "ms", "f1", r.cal_file, 1, "—")
+            if o["speed_probe_itl_ms"]:
+                lo, hi = o["speed_probe_itl_ms"]
                 for end, v in (("low", lo), ("high", hi)):
                     r.measured(f"realho.{r.mid}.held.probe_{end}",
                                f"每个格子前后的速度探测:单独请求的 ITL 中位数({'最小' if end == 'low' else '最大'})",
@@ -508,7 +533,9 @@ def heldout_page_block(comparison: dict) -> dict:
             prov[rid] = pv.assumed(rid, label, value, unit, "int", assumption=HELD_GOAL_SOURCE)
         engines.append({"id": r.mid, "rows": rows, "summaries": sums, "machine": e["machine"],
                         "calibration": e["calibration"], "fitted_on": e["fitted_on"], "noise_seeds": e["noise_seeds"],
-                        "other_day": {k: other[k] for k in ("calibration", "date")} if other else None,
+                        "other_calibrations": {
+                            tag: {**{k: o[k] for k in ("calibration", "date", "taken", "hours_apart")},
+                                  "folder": Path(o["calibration"]).parent.as_posix()} for tag, o in others.items()},
                         "client": e["cells"][0]["client"],
                         "repeat": _repeat_block(r, e, comparison, prov)})
     return {"engines": engines, "provenance": prov}
