@@ -274,6 +274,27 @@ def test_the_figures_are_reported_apart(comparison):
     assert all(len(o["cells"]) == len(e["cells"]) for o in others)
 
 
+@pytest.mark.parametrize("stamp, says", [(None, "field date must be a YYYYMMDD-HHMMSS stamp"),
+                                         ("2026-12-04 22:30:47", "field date must be a YYYYMMDD-HHMMSS stamp"),
+                                         (20261204, "field date must be of type string")])  # the schema's check
+def test_a_calibration_run_without_its_start_stamp_stops_naming_it(tmp_path, stamp, says):
+    """taken_at reads when a calibration was taken from its load runs' `date`; a missing or malformed one stops with
+    the file and field named."""
+    from scripts.record.inputs import InputError
+    doc = read_json(SERVE / "calibration" / "llamacpp-cpu-amd-epyc-2c-1t-calibration-short-r7.json")
+    good = tmp_path / "good-calibration-short-r7.json"
+    good.write_text(json.dumps(doc))
+    assert heldout_comparison.taken_at([good]) == doc["date"]
+    if stamp is None:
+        del doc["date"]
+    else:
+        doc["date"] = stamp
+    bad = tmp_path / "bad-calibration-short-r7.json"
+    bad.write_text(json.dumps(doc))
+    with pytest.raises(InputError, match=re.escape(f"{bad.as_posix()}: {says}")):
+        heldout_comparison.taken_at([good, bad])
+
+
 def test_hours_between_stamps():
     five_25_04 = 5 + 25 / 60 + 4 / 3600
     assert heldout_comparison.hours_between("20261204-170543", "20261204-223047") == pytest.approx(five_25_04)

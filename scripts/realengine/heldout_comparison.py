@@ -27,6 +27,7 @@ more than one session, `repeats` sets every cell's sessions side by side: each o
 sessions' mean, and how far the measurements themselves are apart."""
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from pathlib import Path
 
@@ -44,6 +45,7 @@ from scripts.realengine.comparison import (
     session_runs,
 )
 from scripts.realengine.settings import read_calibration
+from scripts.record.inputs import InputError
 from scripts.serving import metrics, results
 
 CLOSED_LOOP_ATTAINMENT_GOAL = 0.10  # issue 43: the closed loop's attainment within 10 points
@@ -377,10 +379,20 @@ def repeats(engines: list[dict]) -> list[dict]:
     return out
 
 
+STAMP = re.compile(r"\d{8}-\d{6}")  # vLLM's `date` (vllm/benchmarks/serve.py: %Y%m%d-%H%M%S), as run.py writes it
+
+
 def taken_at(calibration_loads: list[Path]) -> str:
-    """When a calibration was taken: the earliest start stamp (`date`, YYYYMMDD-HHMMSS, as run.py writes it) of its
-    calibration load runs."""
-    return min(results.load_result(p)["date"] for p in calibration_loads)
+    """When a calibration was taken: the earliest start stamp (`date`, YYYYMMDD-HHMMSS) of its calibration load
+    runs; a run without one stops naming the file and field."""
+    stamps = []
+    for p in calibration_loads:
+        stamp = results.load_result(p).get("date")
+        if not isinstance(stamp, str) or not STAMP.fullmatch(stamp):
+            raise InputError(f"{Path(p).as_posix()}: field date must be a YYYYMMDD-HHMMSS stamp (when the run started, "
+                             f"as run.py and vLLM write it), not {stamp!r}")
+        stamps.append(stamp)
+    return min(stamps)
 
 
 def hours_between(start: str, end: str) -> float:
