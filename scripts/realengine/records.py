@@ -577,7 +577,8 @@ def _repeat_block(r1: _HeldOutRecords, e1: dict, comparison: dict, prov: dict) -
                             HELD_NOISY if noisy else HELD_PREDICTION)
             ids.append({"base": base, "predicted": "predicted"})
         rows.append({"label": HELD_LABELS.get(c["workload"], c["workload"]), "rate": c["rate"],
-                     "concurrency": c["concurrency"], "saturated": c["saturated"], "first": first,
+                     "concurrency": c["concurrency"], "saturated": c["saturated"],
+                     "speed_moved": c["speed_moved"], "first": first,
                      "ids": ids, "complete": len(c["present"]) == len(rep["sessions"])})
     s = rep["summary"]
     data = [d for r in recs for d in r.data]
@@ -604,5 +605,7 @@ def _repeat_block(r1: _HeldOutRecords, e1: dict, comparison: dict, prov: dict) -
                         s["spread"][key] * 100, unit, "f1", files[0], n, f"{n} 次测量,各自校准")
     r1.measured(f"realho.{mid}.rep.sessions", "留出格子整套测量的次数(每次先各自校准)", n, "次", "int", files[0], n,
                 "—")
+    r1.measured(f"realho.{mid}.rep.below_saturation", "各次都没饱和、速度也没变的泊松格子数(重复测量的汇总只算这些)",
+                rep["below_saturation"], "个", "int", files[0], n, "—")
     return {"sessions": rep["sessions"], "rows": rows, "summary": s,
             "dates": [by_session[t]["machine"].get("date") for t in rep["sessions"]]}
