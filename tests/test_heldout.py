@@ -18,6 +18,7 @@ import pytest
 from scripts.realengine import heldout, heldout_comparison
 from scripts.realengine.settings import comparison_settings
 from scripts.record.inputs import InputError, read_json
+from scripts.serving import results
 from tests.conftest import ROOT
 from tests.test_clients import record
 
@@ -196,6 +197,9 @@ def test_the_closed_loop_replays_the_clients_turnaround(comparison):
     att = [st["slo_attainment"] for st in starts]
     assert plain["starts"] == starts and plain["measured_within_starts"] == (
         min(att) <= loop["measured"]["slo_attainment"] <= max(att))
+    low, high = plain["start_range"]["low"], plain["start_range"]["high"]
+    assert (low["slo_attainment"], high["slo_attainment"]) == (min(att), max(att))
+    assert all(st["first_part"][st["main_part"]] == max(st["first_part"].values()) for st in starts)
 
 
 def test_a_closed_loop_started_with_its_first_requests_together():
@@ -272,6 +276,9 @@ def test_the_figures_are_reported_apart(comparison):
         hour["lone_step_ms"]["this_session"])
     assert day["lone_step_ms"]["committed"] != pytest.approx(day["lone_step_ms"]["this_session"], rel=0.01)
     assert all(len(o["cells"]) == len(e["cells"]) for o in others)
+    # kept for their errors only: no closed-loop detail (waves, starts) simulated for them
+    assert all(c["starts"] is None and c["send_waves"] is None for o in others for c in o["summary"]["closed_loop"])
+    assert [o["lone_step_moved"] for o in others] == [True, False]
 
 
 @pytest.mark.parametrize("stamp, says", [(None, "field date must be a YYYYMMDD-HHMMSS stamp"),
@@ -284,7 +291,10 @@ def test_a_calibration_run_without_its_start_stamp_stops_naming_it(tmp_path, sta
     doc = read_json(SERVE / "calibration" / "llamacpp-cpu-amd-epyc-2c-1t-calibration-short-r7.json")
     good = tmp_path / "good-calibration-short-r7.json"
     good.write_text(json.dumps(doc))
-    assert heldout_comparison.taken_at([good]) == doc["date"]
+    def taken(paths):  # as compare reads them: each run loaded (the result schema checked) once
+        return heldout_comparison.taken_at([(q, results.load_result(q)) for q in paths])
+
+    assert taken([good]) == doc["date"]
     if stamp is None:
         del doc["date"]
     else:
@@ -292,7 +302,7 @@ def test_a_calibration_run_without_its_start_stamp_stops_naming_it(tmp_path, sta
     bad = tmp_path / "bad-calibration-short-r7.json"
     bad.write_text(json.dumps(doc))
     with pytest.raises(InputError, match=re.escape(f"{bad.as_posix()}: {says}")):
-        heldout_comparison.taken_at([good, bad])
+        taken([good, bad])
 
 
 def test_hours_between_stamps():

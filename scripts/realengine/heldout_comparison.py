@@ -93,10 +93,12 @@ def _mean_of_served(doc: dict, key: str) -> float:
     return float(np.mean([v for v, ok in zip(doc[key], doc["success"], strict=True) if ok]))
 
 
-def predicted_cell(path: str, doc: dict, step, quality: dict, cal: dict, anchor, settings: dict, seeds: int) -> dict:
+def predicted_cell(path: str, doc: dict, step, quality: dict, cal: dict, anchor, settings: dict, seeds: int,
+                   detail: bool = True) -> dict:
     """One cell measured and predicted noiseless and with noise (`noisy`), with errors; a closed loop is never
-    `saturated` (its sends follow the server), and has its waves, turnaround, the TPOT of the requests that met the
-    TTFT target, the prediction released at once and its `starts` (start_of)."""
+    `saturated` (its sends follow the server), and with `detail` has its waves, turnaround, the TPOT of the requests
+    that met the TTFT target, the prediction released at once and its `starts` (start_of): five more simulations,
+    which a prediction kept only for its errors (other_predictions) goes without."""
     sent, cap = as_sent(doc), doc.get("max_concurrency")
     kw = {"max_concurrency": cap, "speed_bound": settings.get("speed_check_bound")}
     plain, trace = predict.compare_cell(anchor, sent, step, cal["server"], cal["slo_ms"], settings["saturated_below"],
@@ -108,6 +110,7 @@ def predicted_cell(path: str, doc: dict, step, quality: dict, cal: dict, anchor,
            **plain, "error": predict.cell_errors(plain)}
     if cap:
         out["saturated"] = False
+    if cap and detail:
         out["send_waves"] = send_waves(doc)
         out["predicted_waves"] = simulated_waves(trace)
         out["ttft_met_tpot_ms"] = ttft_met_tpot_ms(doc, trace, cal["slo_ms"])
@@ -148,17 +151,25 @@ def start_of(k: int, cell: dict, trace) -> dict:
     finishes release the next one alike), so the starts give every settled pattern the model has, and what each
     predicts; the client's timestamps do not say which one a run is in, or when it switches."""
     waves = simulated_waves(trace)
+    parts = waves["first_part"] if waves else None
     return {"together": k, **{m: cell["predicted"][m] for m in ("slo_attainment", "median_ttft_ms", "p99_ttft_ms")},
-            "first_part": waves["first_part"] if waves else None}
+            "first_part": parts, "main_part": max(parts, key=parts.get) if parts else None}
+
+
+def start_range(starts: list[dict] | None) -> dict | None:
+    """The starts (start_of) predicting the lowest and the highest attainment: the bounds the model gives."""
+    if not starts:
+        return None
+    return {"low": min(starts, key=lambda s: s["slo_attainment"]),
+            "high": max(starts, key=lambda s: s["slo_attainment"])}
 
 
 def within_starts(c: dict) -> bool | None:
-    """Whether a closed loop's measured attainment lies between the lowest and highest its starts predict (None
-    without starts)."""
-    if not c.get("starts"):
+    """Whether a closed loop's measured attainment lies within its start_range (None without starts)."""
+    bounds = start_range(c.get("starts"))
+    if bounds is None:
         return None
-    att = [s["slo_attainment"] for s in c["starts"]]
-    return min(att) <= c["measured"]["slo_attainment"] <= max(att)
+    return bounds["low"]["slo_attainment"] <= c["measured"]["slo_attainment"] <= bounds["high"]["slo_attainment"]
 
 
 SPLIT_RATIO = 1.5  # a wave is split when its slowest TTFT is over 1.5x its fastest (one prefill vs two: ~2x here)
@@ -256,6 +267,7 @@ def summary(cells: list[dict], variant: str = "") -> dict:
                             "central_median_abs_error": med(predict.CENTRAL, [c]),
                             "send_waves": c.get("send_waves"), "predicted_waves": c.get("predicted_waves"),
                             "released_at_once": c.get("released_at_once"), "starts": c.get("starts"),
+                            "start_range": start_range(c.get("starts")),
                             "measured_within_starts": within_starts(c)} for c in loops]}
     out["meets"] = {**goals_met(out), "closed_loop": bool(loops) and all(
         c["p50_differs_from_p99"] and c["attainment_abs_error"] <= CLOSED_LOOP_ATTAINMENT_GOAL + 1e-12
@@ -298,7 +310,8 @@ def compare(calibration_paths: list[Path], result_paths: list[Path], anchor, set
                                        "a held-out cell records it: scripts/realengine/heldout.py")
         if not docs:
             continue
-        step, quality = calibrate.fit(cal["calibration"], [results.load_result(p) for p in mine], settings)
+        runs = [(p, results.load_result(p)) for p in mine]
+        step, quality = calibrate.fit(cal["calibration"], [d for _, d in runs], settings)
         cells = [predicted_cell(p, d, step, quality, cal, anchor, settings, seeds) for p, d in docs]
         cells.sort(key=lambda c: (c["concurrency"] or 0, c["workload"], c["rate"] or 0))
         entry = {"session": folder.name, "folder": folder.as_posix(), "calibration": Path(cpath).as_posix(),
@@ -311,7 +324,7 @@ def compare(calibration_paths: list[Path], result_paths: list[Path], anchor, set
                  "summaries": {"fitted_family": fitted_family(mine, step, cal, anchor, settings),
                                "held_out": summary(cells),
                                "held_out_noisy": summary(cells, "noisy") if seeds and quality.get("noise") else None}}
-        entry["other_calibrations"] = other_predictions(other_calibrations, cal, taken_at(mine), docs, anchor,
+        entry["other_calibrations"] = other_predictions(other_calibrations, cal, taken_at(runs), docs, anchor,
                                                         settings)
         engines.append(entry)
     return {"schema_version": 1, "definitions": "scripts/realengine/heldout_comparison.py, scripts/realengine/"
@@ -379,15 +392,17 @@ def repeats(engines: list[dict]) -> list[dict]:
     return out
 
 
+LONE_STEP_DRIFT = 0.10  # the page's "一成": two calibrations whose lone decode steps differ by more moved apart
+
 STAMP = re.compile(r"\d{8}-\d{6}")  # vLLM's `date` (vllm/benchmarks/serve.py: %Y%m%d-%H%M%S), as run.py writes it
 
 
-def taken_at(calibration_loads: list[Path]) -> str:
+def taken_at(calibration_loads: list[tuple[Path, dict]]) -> str:
     """When a calibration was taken: the earliest start stamp (`date`, YYYYMMDD-HHMMSS) of its calibration load
-    runs; a run without one stops naming the file and field."""
+    runs (path, document); a run without one stops naming the file and field."""
     stamps = []
-    for p in calibration_loads:
-        stamp = results.load_result(p).get("date")
+    for p, doc in calibration_loads:
+        stamp = doc.get("date")
         if not isinstance(stamp, str) or not STAMP.fullmatch(stamp):
             raise InputError(f"{Path(p).as_posix()}: field date must be a YYYYMMDD-HHMMSS stamp (when the run started, "
                              f"as run.py and vLLM write it), not {stamp!r}")
@@ -418,15 +433,18 @@ def other_predictions(paths: list[Path], cal: dict, taken: str, docs: list[tuple
                                 other)
         if not mine:
             continue
-        step, quality = calibrate.fit(other["calibration"], [results.load_result(p) for p in mine], settings)
-        cells = [predicted_cell(p, d, step, quality, other, anchor, settings, 0) for p, d in docs]
-        when = taken_at(mine)
+        runs = [(p, results.load_result(p)) for p in mine]
+        step, quality = calibrate.fit(other["calibration"], [d for _, d in runs], settings)
+        cells = [predicted_cell(p, d, step, quality, other, anchor, settings, 0, detail=False) for p, d in docs]
+        when = taken_at(runs)
+        ratio = lone_step_ms(cal["calibration"]) / lone_step_ms(other["calibration"])
         out.append({"calibration": Path(cpath).as_posix(), "date": other["machine"].get("date"), "taken": when,
                     "when": "hour" if other["machine"].get("date") == cal["machine"].get("date") else "day",
                     "hours_apart": hours_between(taken, when),
                     "fitted_on": [Path(p).as_posix() for p in mine],
                     "lone_step_ms": {"committed": lone_step_ms(other["calibration"]),
                                      "this_session": lone_step_ms(cal["calibration"])},
+                    "lone_step_ratio": ratio, "lone_step_moved": abs(ratio - 1) > LONE_STEP_DRIFT,
                     "speed_probe_itl_ms": [min(probes), max(probes)] if probes else None,
                     "summary": summary(cells),
                     "cells": [{"workload": c["workload"], "rate": c["rate"], "concurrency": c["concurrency"],

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
+from scripts.realengine.heldout_comparison import start_range
 from scripts.record import provenance as pv
 from scripts.record.manifest import sha256
 
@@ -382,10 +383,9 @@ def _loop_records(r: _HeldOutRecords, c: dict, base: str, where: str, args: dict
         if met["predicted"] is not None:
             r.predicted(f"{base}.met_tpot.predicted", label + "(预测,无噪声)", met["predicted"], "ms", "f1",
                         {**args, "met_tpot": True})
-    starts = c.get("starts")
-    if starts:  # the settled patterns the model has: the lowest and highest attainment over the starts
-        for end, st in (("low", min(starts, key=lambda x: x["slo_attainment"])),
-                        ("high", max(starts, key=lambda x: x["slo_attainment"]))):
+    bounds = start_range(c.get("starts"))
+    if bounds:  # the settled patterns the model has: the lowest and highest attainment over the starts
+        for end, st in bounds.items():
             r.predicted(f"{base}.pattern_{end}.attainment", f"{where}:达标率(预测,无噪声,头 {st['together']} 个请求同时"
                         f"到达的开局,{'各种开局里最低' if end == 'low' else '各种开局里最高'})",
                         st["slo_attainment"] * 100, "%", "int", {**args, "metric": "slo_attainment",
@@ -534,7 +534,8 @@ def heldout_page_block(comparison: dict) -> dict:
         engines.append({"id": r.mid, "rows": rows, "summaries": sums, "machine": e["machine"],
                         "calibration": e["calibration"], "fitted_on": e["fitted_on"], "noise_seeds": e["noise_seeds"],
                         "other_calibrations": {
-                            tag: {**{k: o[k] for k in ("calibration", "date", "taken", "hours_apart")},
+                            tag: {**{k: o[k] for k in ("calibration", "date", "taken", "hours_apart",
+                                                         "lone_step_ratio", "lone_step_moved")},
                                   "folder": Path(o["calibration"]).parent.as_posix()} for tag, o in others.items()},
                         "client": e["cells"][0]["client"],
                         "repeat": _repeat_block(r, e, comparison, prov)})
