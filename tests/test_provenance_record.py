@@ -100,3 +100,11 @@ def test_every_assumption_the_popup_can_show_reads_in_chinese():
     missing = sorted(s for s in shown if not cjk.search(s) and s not in zh)
     assert not missing, missing[:5]
     assert all(cjk.search(v) for v in zh.values())
+
+
+def test_a_setting_is_shown_as_it_is():
+    """A sending rate of 0.125 /s shows as 0.125, not a rounded 0.13 that was never sent; 0.5 stays 0.5."""
+    from scripts.common.display import exact_format, format_number
+
+    assert [exact_format(v) for v in (2, 0.5, 0.25, 0.125, 0.75, 1 / 3)] == ["int", "f1", "f2", "f3", "f2", "f3"]
+    assert format_number(0.125, exact_format(0.125)) == "0.125" and format_number(0.25, exact_format(0.25)) == "0.25"

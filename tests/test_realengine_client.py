@@ -239,7 +239,8 @@ def test_committed_comparison_reads_as_page_records():
     ("speed_check_bound", 2.0, "config/real_engine.json: field comparison.speed_check_bound.value must be <= 1"),
     ("step_noise_seeds", 51, "config/real_engine.json: field comparison.step_noise_seeds.value must be <= 50"),
     ("iteration_gap_ms", "",
-     "config/real_engine.json: field comparison.iteration_gap_ms.assumption must have at least 1 characters")])
+     "config/real_engine.json: field comparison.iteration_gap_ms.assumption must have at least 1 characters"),
+    ("attention_tile_rows", -64, "config/real_engine.json: field comparison.attention_tile_rows.value must be >= 0")])
 def test_the_comparisons_choices_are_checked_config_fields(field, value, says):
     """The comparison's modelling choices live in config/real_engine.json, each with its assumption; a bad one
     stops with the file and field named."""
@@ -247,7 +248,7 @@ def test_the_comparisons_choices_are_checked_config_fields(field, value, says):
     config = json.loads((ROOT / "config" / "real_engine.json").read_text(encoding="utf-8"))
     good = comparison_settings(config)
     assert good == {"saturated_below": 0.9, "iteration_gap_s": 0.0015, "min_iterations_per_knot": 5,
-                    "speed_check_bound": 0.1, "noise_seeds": 0, "held_out_noise_seeds": 5}
+                    "speed_check_bound": 0.1, "noise_seeds": 0, "held_out_noise_seeds": 5, "attention_tile_rows": 64}
     if value is None:
         del config["comparison"][field]
     elif value == "":

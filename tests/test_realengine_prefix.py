@@ -159,26 +159,55 @@ def test_prediction_reuse_matches_a_one_slot_server():
 
 
 def test_cached_context_cost_prices_earlier_tokens_per_chunk():
+    """With no attention tile (tile 0, as before it was measured): one cost per cached token, whatever the chunk."""
     from dataclasses import replace
 
     from scripts.realengine import calibrate
 
     model = replace(STEP, prompt_pair_s=1e-7)
-    e = 2.2e-5  # about what this CPU showed: ~11 ms per 512 cached tokens, for 16 and for 64 new ones
+    e = 2.2e-5
     lone = {16: 0.022, 64: 0.060}
     points = [{"prefix_tokens": p, "new_tokens": n, "median_s": lone[n] + e * p} for p in (512, 1024) for n in (16, 64)]
     points[0]["median_s"] += 0.004  # one noisy point: the median holds
     cal = {"prefill": [{"prompt_tokens": n, "median_s": s} for n, s in lone.items()], "cached_prefill": points}
-    assert calibrate.cached_context_cost(cal) == pytest.approx(e, rel=1e-9)
+    assert calibrate.cached_context_cost(cal) == pytest.approx((e, 0.0), rel=1e-9)
     fitted = replace(model, prompt_context_s=e)
-    for new in (16, 64):  # measured: the earlier tokens cost e each, whatever the chunk's length
+    for new in (16, 64):
         assert fitted.chunk(1024, new) - fitted.chunk(0, new) == pytest.approx(e * 1024)
     assert model.chunk(1024, 16) - model.chunk(0, 16) == pytest.approx(1e-7 * 16 * 1024)  # unmeasured: pairs
     assert fitted.seconds(0, 0.0, [(0, 64)]) == pytest.approx(model.seconds(0, 0.0, [(0, 64)]))  # nothing cached
-    assert StepModel.from_dict({k: v for k, v in model.as_dict().items() if k != "prompt_context_s"}) == model
-    assert calibrate.cached_context_cost({"prefill": cal["prefill"]}) == 0.0  # an older calibration
+    newer = ("prompt_context_s", "prompt_context_pair_s", "context_tile_rows")
+    assert StepModel.from_dict({k: v for k, v in model.as_dict().items() if k not in newer}) == model
+    assert calibrate.cached_context_cost({"prefill": cal["prefill"]}) == (0.0, 0.0)  # an older calibration
     with pytest.raises(ValueError, match=r"lone prompt of \[64\] tokens"):
         calibrate.cached_context_cost({"prefill": cal["prefill"][:1], "cached_prefill": points})
+
+
+def test_cached_tokens_cost_per_new_token_below_the_attention_tile_and_per_tile_from_it():
+    """ggml's CPU flash attention runs a chunk of fewer than 64 query rows one row at a time (each cached token costs
+    p per new token) and a longer one in tiles of 64 (e per cached token per tile): measured here 2026-12-05, 1,024
+    cached tokens then 63 new took 235 ms to the first token, 64 took 108 ms (python -m scripts.realengine.tile_sweep).
+    The calibration's points fall one on each side (16 and 64 new tokens) and give both coefficients."""
+    from dataclasses import replace
+
+    from scripts.realengine import calibrate
+
+    p, e = 2.4e-6, 2.7e-5
+    lone = {16: 0.028, 64: 0.079}
+    points = [{"prefix_tokens": c, "new_tokens": n, "median_s": lone[n] + c * (p * n if n < 64 else e)}
+              for c in (512, 1024) for n in (16, 64)]
+    cal = {"prefill": [{"prompt_tokens": n, "median_s": s} for n, s in lone.items()], "cached_prefill": points}
+    per_tile, per_pair = calibrate.cached_context_cost(cal, 64)
+    assert per_tile == pytest.approx(e, rel=1e-9) and per_pair == pytest.approx(p, rel=1e-9)
+    model = replace(STEP, prompt_context_s=per_tile, prompt_context_pair_s=per_pair, context_tile_rows=64)
+    extra = {n: model.chunk(1024, n) - model.chunk(0, n) for n in (16, 63, 64, 65, 128, 129)}
+    assert extra[16] == pytest.approx(p * 16 * 1024) and extra[63] == pytest.approx(p * 63 * 1024)
+    assert extra[64] == pytest.approx(e * 1024) and extra[63] > 2 * extra[64]  # one more token, a quarter of the time
+    assert extra[65] == extra[128] == pytest.approx(2 * e * 1024) and extra[129] == pytest.approx(3 * e * 1024)
+    assert StepModel.from_dict(model.as_dict()) == model
+    one_side = {"prefill": cal["prefill"], "cached_prefill": [q for q in points if q["new_tokens"] == 64]}
+    with pytest.raises(ValueError, match=r"new_tokens both below and at or above the attention tile of 64 rows"):
+        calibrate.cached_context_cost(one_side, 64)
 
 
 @pytest.mark.parametrize("edit, says", [
@@ -191,7 +220,7 @@ def test_a_broken_prefix_run_is_refused_naming_file_and_field(tmp_path, edit, sa
     from scripts.realengine import prefix_comparison
     from scripts.realengine.settings import comparison_settings
 
-    runs = sorted((ROOT / "precomputed" / "serve-prefix").glob("*-conversations-r1-run1.json"))
+    runs = sorted((ROOT / "precomputed" / "serve-prefix").glob("*-conversations-r*-run1.json"))
     cals = sorted((ROOT / "precomputed" / "serve-prefix" / "calibration").glob("*.json"))
     doc = json.loads(runs[0].read_text(encoding="utf-8"))
     edit(doc)

@@ -144,3 +144,19 @@ def test_the_clients_part_of_the_spread_is_taken_out_and_each_row_has_mean_one()
         assert max(row) / min(row) < 1.25
     alone = stepmodel.step_noise([{k: v for k, v in s.items() if k not in ("start", "end")} for s in steps], model, 5)
     assert alone.engine_share == 1.0 and max(alone.decode[0]) / min(alone.decode[0]) > 1.5  # no pairs: kept whole
+
+
+def test_a_slow_stretch_shows_above_its_shuffle_and_independent_draws_do_not():
+    """stretches.spread: window medians of measured / modelled time. A run whose middle third is 8 % slower spreads
+    well above the same iterations shuffled in time; independent draws spread like their shuffle."""
+    from scripts.realengine import stretches
+
+    rng = np.random.default_rng(1)
+    t = np.arange(3000) * 0.01  # 30 s of 10 ms iterations
+    flat = rng.lognormal(0, 0.05, t.size)
+    slow = flat * np.where((t >= 10) & (t < 20), 1.08, 1.0)
+    shuffled = [stretches.spread(t, rng.permutation(slow), 2.0) for _ in range(20)]
+    assert stretches.spread(t, slow, 2.0) > 0.06 > 3 * np.median(shuffled)
+    assert stretches.spread(t, flat, 2.0) < 2 * np.median([stretches.spread(t, rng.permutation(flat), 2.0)
+                                                            for _ in range(20)])
+    assert stretches.spread(t[:30], flat[:30], 2.0) is None  # too few iterations per window

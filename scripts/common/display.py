@@ -19,3 +19,12 @@ def format_number(value: float, fmt: str) -> str:
         raise ValueError(f"cannot display {value!r}")
     decimals = DECIMALS[fmt]
     return f"{round_half_up(value, decimals):,.{decimals}f}"
+
+
+def exact_format(value: float) -> str:
+    """The shortest format that shows `value` as it is (0.5 -> 'f1', 0.125 -> 'f3'), 'f3' if none does: for settings
+    such as a sending rate, where a rounded display would name a rate that was never sent."""
+    for fmt, decimals in DECIMALS.items():
+        if math.isclose(round_half_up(value, decimals), value, rel_tol=0, abs_tol=1e-9):
+            return fmt
+    return "f3"

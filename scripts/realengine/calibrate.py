@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import math
 
 import numpy as np
 
@@ -100,19 +101,32 @@ def speed_probe(port: int, c: dict, vocab: int, eot: int) -> float:
     return float(np.median(per))
 
 
-def cached_context_cost(cal: dict) -> float:
-    """e, seconds per prompt chunk per cached token before it: for each (prefix, new) point, its TTFT less the lone
-    TTFT of `new` tokens, over the prefix; the median over the points, at least 0. 0 when the calibration has no
-    cached points (the pair term then prices earlier tokens, as before they were measured)."""
+def cached_context_cost(cal: dict, tile: int = 0) -> tuple[float, float]:
+    """(e, p): what a prompt chunk pays for the cached tokens before it (stepmodel.StepModel.context_cost). For each
+    (prefix, new) point, its TTFT less the lone TTFT of `new` tokens, over the prefix: a point whose `new` reaches
+    the engine's attention tile (`tile` rows) gives e, per cached token per tile of the chunk; a shorter one gives p,
+    per cached token per new token; each the median over its points, at least 0. With `tile` 0, e is the median over
+    every point and p is 0 (one cost per cached token whatever the chunk's length, as before the tile was measured).
+    (0, 0) when the calibration has no cached points (the pair term then prices earlier tokens)."""
     points = cal.get("cached_prefill")
     if not points:
-        return 0.0
+        return 0.0, 0.0
     lone = {p["prompt_tokens"]: p["median_s"] for p in cal["prefill"]}
     missing = sorted({p["new_tokens"] for p in points} - set(lone))
     if missing:
         raise ValueError(f"calibration: cached points need the lone prompt of {missing} tokens (prefill_prompt_tokens)")
-    per = [(p["median_s"] - lone[p["new_tokens"]]) / p["prefix_tokens"] for p in points]
-    return max(float(np.median(per)), 0.0)
+
+    def extra(p):
+        return (p["median_s"] - lone[p["new_tokens"]]) / p["prefix_tokens"]
+    if not tile:
+        return max(float(np.median([extra(p) for p in points])), 0.0), 0.0
+    tiled = [extra(p) / math.ceil(p["new_tokens"] / tile) for p in points if p["new_tokens"] >= tile]
+    rows = [extra(p) / p["new_tokens"] for p in points if p["new_tokens"] < tile]
+    if not tiled or not rows:
+        have = sorted({p["new_tokens"] for p in points})
+        raise ValueError(f"calibration: cached points need new_tokens both below and at or above the attention tile "
+                         f"of {tile} rows (cached_prefill.new_tokens are {have})")
+    return max(float(np.median(tiled)), 0.0), max(float(np.median(rows)), 0.0)
 
 
 def fit(cal: dict, load_docs: list[dict], settings: dict) -> tuple[stepmodel.StepModel, dict]:
@@ -133,4 +147,7 @@ def fit(cal: dict, load_docs: list[dict], settings: dict) -> tuple[stepmodel.Ste
         quality["noise"] = stepmodel.step_noise(steps, model, settings["min_iterations_per_knot"]).as_dict()
     except ValueError:
         quality["noise"] = None
-    return dataclasses.replace(model, prompt_context_s=cached_context_cost(cal)), quality
+    tile = settings.get("attention_tile_rows", 0)
+    per_tile, per_pair = cached_context_cost(cal, tile)
+    return dataclasses.replace(model, prompt_context_s=per_tile, prompt_context_pair_s=per_pair,
+                               context_tile_rows=tile if (per_tile or per_pair) else 0), quality

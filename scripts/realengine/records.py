@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
+from scripts.common.display import exact_format
 from scripts.realengine.heldout_comparison import start_range
 from scripts.record import provenance as pv
 from scripts.record.manifest import sha256
@@ -264,7 +265,7 @@ def prefix_page_block(comparison: dict) -> dict:
             r.predicted(f"{base}.reuse_equal", f"{where}:复用 token 数与引擎报告完全相同的请求占比",
                         c["reuse"]["equal_share"] * 100, "%", "int",
                         {"workload": c["workload"], "rate": c["rate"], "metric": "reuse_equal"})
-            r.measured(f"{base}.rate", f"{where}:发送速率", c["rate"], "/s", "f2", c["file"], 1, "—")
+            r.measured(f"{base}.rate", f"{where}:发送速率", c["rate"], "/s", exact_format(c["rate"]), c["file"], 1, "—")
             r.measured(f"{base}.requests", f"{where}:请求数", c["requests"], "个", "int", c["file"], 1, "—")
             rows.append({"workload": c["workload"], "rate": c["rate"], "saturated": c["saturated"], "id": base,
                          "label": name, "per": per})

@@ -38,6 +38,7 @@ and the next shorter) is taken out by the lag-one covariance (`engine_share`), a
 mean 1: the step model's medians already price the iterations, the noise adds their spread."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -53,7 +54,9 @@ class StepModel:
     prompt_pair_s: float  # c
     attention_s_per_token: float
     request_overhead_s: float
-    prompt_context_s: float = 0.0  # e: per prompt chunk, per token before it (a cached prefix); 0 when unmeasured
+    prompt_context_s: float = 0.0  # e: per prompt chunk (per tile of it), per token before it; 0 when unmeasured
+    prompt_context_pair_s: float = 0.0  # p: per (chunk token, token before it) pair, for a chunk below the tile
+    context_tile_rows: int = 0  # the engine's attention tile; 0: e prices every chunk, whatever its length
 
     def __post_init__(self):
         k, v = np.asarray(self.decode_batch, float), np.asarray(self.decode_seconds, float)
@@ -62,7 +65,8 @@ class StepModel:
             raise ValueError("step model: D needs at least two knots from 1, increasing, with positive "
                              "non-decreasing seconds")
         if min(self.prompt_chunk_s, self.prompt_token_s, self.prompt_pair_s, self.attention_s_per_token,
-               self.request_overhead_s, self.prompt_context_s) < 0:
+               self.request_overhead_s, self.prompt_context_s, self.prompt_context_pair_s,
+               self.context_tile_rows) < 0:
             raise ValueError("step model: the prompt, attention and overhead costs must be >= 0")
 
     def decode(self, m):
@@ -73,11 +77,22 @@ class StepModel:
         return np.where(m > 0, out, 0.0)
 
     def chunk(self, start: float, length: float) -> float:
-        if self.prompt_context_s > 0:  # earlier tokens priced per chunk (measured), pairs only inside the chunk
+        if self.prompt_context_s > 0 or self.prompt_context_pair_s > 0:  # earlier tokens measured apart (cached)
             return (self.prompt_chunk_s + self.prompt_token_s * length + self.prompt_pair_s * length * length / 2
-                    + self.prompt_context_s * start)
+                    + self.context_cost(start, length))
         return self.prompt_chunk_s + self.prompt_token_s * length + self.prompt_pair_s * (length * start
                                                                                          + length * length / 2)
+
+    def context_cost(self, start: float, length: float) -> float:
+        """What a chunk of `length` tokens pays for the `start` tokens before it. ggml's CPU flash attention takes
+        a chunk of at least `context_tile_rows` query rows in tiles of that many (each tile reads every earlier
+        token once: e per token per tile) and a shorter chunk one row at a time (p per row and earlier token):
+        ggml/src/ggml-cpu/ops.cpp ggml_compute_forward_flash_attn_ext, use_tiled when its rows reach
+        GGML_FA_TILE_Q (common.h, 64), in the llama.cpp of llama-cpp-python 0.3.36."""
+        tile = self.context_tile_rows
+        if tile and length < tile:
+            return self.prompt_context_pair_s * length * start
+        return self.prompt_context_s * (math.ceil(length / tile) if tile else 1) * start
 
     def seconds(self, decoders: float, decode_context_sum: float, chunks=()) -> float:
         t = float(self.decode(decoders)) + sum(self.chunk(s, n) for s, n in chunks)
@@ -90,13 +105,14 @@ class StepModel:
         return {"decode_batch": list(self.decode_batch), "decode_seconds": list(self.decode_seconds),
                 "prompt_chunk_s": self.prompt_chunk_s, "prompt_token_s": self.prompt_token_s,
                 "prompt_pair_s": self.prompt_pair_s, "attention_s_per_token": self.attention_s_per_token,
-                "request_overhead_s": self.request_overhead_s, "prompt_context_s": self.prompt_context_s}
+                "request_overhead_s": self.request_overhead_s, "prompt_context_s": self.prompt_context_s,
+                "prompt_context_pair_s": self.prompt_context_pair_s, "context_tile_rows": self.context_tile_rows}
 
     @classmethod
     def from_dict(cls, d: dict) -> StepModel:
         return cls(tuple(d["decode_batch"]), tuple(d["decode_seconds"]), d["prompt_chunk_s"], d["prompt_token_s"],
                    d["prompt_pair_s"], d["attention_s_per_token"], d["request_overhead_s"],
-                   d.get("prompt_context_s", 0.0))
+                   d.get("prompt_context_s", 0.0), d.get("prompt_context_pair_s", 0.0), d.get("context_tile_rows", 0))
 
 
 def lone_attention_and_overhead(decode_short: dict[int, float], decode_long: dict[int, float],
@@ -251,14 +267,9 @@ def step_noise(steps: list[dict], model: StepModel, min_samples: int) -> StepNoi
     a waiting prompt in chunks that ride with the decodes, and the client sees such an iteration as decode-only
     (on the committed long-prompt runs, 5 % of the batch-1 iterations were 3-78 times the model's)."""
     groups: dict = {}  # a decode batch size, or "prompt" -> the ratios of its counted iterations
-    clean = []  # (step, its group, its ratio) of every counted iteration, in order
-    for s in steps:
-        modelled = model.seconds(s["decoders"], s["context_sum"], [(0, n) for n in s["prompts"]])
-        group = "prompt" if s["prompts"] else s["decoders"] or None
-        if group is None or modelled <= 0 or s["seconds"] <= 0 or s.get("unseen_prompts", 0):
-            continue  # an iteration that may have carried prompt work the client could not see is not noise
-        groups.setdefault(group, []).append(s["seconds"] / modelled)
-        clean.append((s, group, s["seconds"] / modelled))
+    clean = counted(steps, model)  # (step, its group, its ratio) of every counted iteration, in order
+    for _, group, ratio in clean:
+        groups.setdefault(group, []).append(ratio)
     prompt = groups.get("prompt", [])
     batches = sorted(b for b, v in groups.items() if b != "prompt" and len(v) >= min_samples)
     if not batches or len(prompt) < min_samples:
@@ -271,6 +282,20 @@ def step_noise(steps: list[dict], model: StepModel, min_samples: int) -> StepNoi
         row = medians[group] + (np.quantile(np.asarray(groups[group], float), LEVELS) - medians[group]) * share
         return tuple(float(x) for x in row / float(np.sum((row[1:] + row[:-1]) / 2) / NOISE_QUANTILES))
     return StepNoise(tuple(batches), tuple(q(b) for b in batches), q("prompt"), share)
+
+
+def counted(steps: list[dict], model: StepModel) -> list[tuple[dict, object, float]]:
+    """(step, group, measured / modelled seconds) of each iteration the noise counts, in order: its group is its
+    decode batch size, or "prompt" when it carried prompt work; an iteration that may have carried prompt work the
+    client could not see (`unseen_prompts`) is not noise."""
+    out = []
+    for s in steps:
+        modelled = model.seconds(s["decoders"], s["context_sum"], [(0, n) for n in s["prompts"]])
+        group = "prompt" if s["prompts"] else s["decoders"] or None
+        if group is None or modelled <= 0 or s["seconds"] <= 0 or s.get("unseen_prompts", 0):
+            continue
+        out.append((s, group, s["seconds"] / modelled))
+    return out
 
 
 def engine_share(clean: list, medians: dict) -> float:
