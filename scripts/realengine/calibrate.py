@@ -49,19 +49,25 @@ def measure(port: int, c: dict, vocab: int, eot: int) -> dict:
                 gaps.extend(g for o in outcomes for g in o.itl)
             decode.append({"batch": b, "prompt_tokens": prompt_len,
                            "mean_context": prompt_len + out_tokens / 2, **_spread(gaps)})
+    prefill = measure_prefill(port, c["prefill_prompt_tokens"], c["prefill_repeats"], rng, vocab, eot)
+    out = {"decode": decode, "prefill": prefill, "settings": c}
+    if "cached_prefill" in c:
+        out["cached_prefill"] = measure_cached(port, c["cached_prefill"], rng, vocab, eot)
+    return out
+
+
+def measure_prefill(port: int, lengths: list[int], repeats: int, rng, vocab: int, eot: int) -> list[dict]:
+    """Per prompt length: `repeats` lone fresh prompts (nothing cached), one output token each; their TTFTs."""
     prefill = []
-    for length in c["prefill_prompt_tokens"]:
+    for length in lengths:
         ttfts = []
-        for _ in range(c["prefill_repeats"]):
+        for _ in range(repeats):
             o = asyncio.run(client.send_one("127.0.0.1", port, client.prompt_ids(length, rng, vocab, eot), 1))
             if not o.success:
                 raise SystemExit(f"error: calibration prompt {length} failed: {o.error}")
             ttfts.append(o.ttft)
         prefill.append({"prompt_tokens": length, **_spread(ttfts)})
-    out = {"decode": decode, "prefill": prefill, "settings": c}
-    if "cached_prefill" in c:
-        out["cached_prefill"] = measure_cached(port, c["cached_prefill"], rng, vocab, eot)
-    return out
+    return prefill
 
 
 def measure_cached(port: int, c: dict, rng, vocab: int, eot: int) -> list[dict]:

@@ -1,21 +1,21 @@
 """`python -m scripts.realengine.tile_sweep`: how a prompt's first-token time depends on its new tokens after a cached
 prefix, on this machine's llama-server (config/real_engine.json `server`). For each prefix length and each new-token
 count: a fresh prefix sent alone (one output token; its slot keeps it), then the prefix plus that many fresh tokens,
-timed to the first token; the median over `--repeats`. With prefix 0 the prompt is computed whole. It shows the
+timed to the first token (calibrate.measure_cached, which also checks the server reused the whole prefix); the
+median over `--repeats`. With prefix 0 the prompt is computed whole (calibrate.measure_prefill). It shows the
 attention tile the step model prices (stepmodel.StepModel.context_cost; comparison.attention_tile_rows): below 64 new
 tokens each cached token costs per new token, from 64 per tile of 64. A trial: it writes build/tile-sweep.json
 (machine, engine, rows) unless `--out` says otherwise, and nothing under precomputed/. Leave the machine idle."""
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from pathlib import Path
 
 import numpy as np
 
 from scripts.realengine import build as engine_build
-from scripts.realengine import client, run
+from scripts.realengine import calibrate, run
 from scripts.realengine import model as model_file
 from scripts.record.atomic import write_json_atomic
 
@@ -41,26 +41,17 @@ def main(argv: list[str] | None = None) -> int:
     vocab, eot = len(tokens), tokens.index("<|endoftext|>")
     port, rng = run.free_port(), np.random.default_rng(args.seed)
 
-    def ttft(prompt: list[int]) -> float:
-        o = asyncio.run(client.send_one("127.0.0.1", port, prompt, 1))
-        if not o.success:
-            raise SystemExit(f"error: a sweep request failed: {o.error}")
-        return o.ttft
-
-    rows = []
+    cached = [p for p in args.prefixes if p > 0]
     with run.serving(run.server_args(binary, mpath, port, cfg["server"]), port, Path("build/logs/tile-sweep.log")):
-        run.warm_up(port, vocab, eot)
-        for prefix in args.prefixes:
-            for new in args.new:
-                times = []
-                for _ in range(args.repeats):
-                    head = client.prompt_ids(prefix, rng, vocab, eot) if prefix else []
-                    if head:
-                        ttft(head)
-                    times.append(ttft(head + client.prompt_ids(new, rng, vocab, eot)))
-                rows.append({"prefix_tokens": prefix, "new_tokens": new,
-                             "median_ttft_ms": float(np.median(times)) * 1e3})
-                print(f"prefix {prefix:5d}  new {new:4d}  TTFT {rows[-1]['median_ttft_ms']:7.1f} ms", file=sys.stderr)
+        run.warm_up(port, vocab, eot)  # the calibration's own measurements: lone prompts, then cached points
+        rows = [{"prefix_tokens": 0, "new_tokens": p.pop("prompt_tokens"), **p} for p in (calibrate.measure_prefill(
+            port, args.new, args.repeats, rng, vocab, eot) if 0 in args.prefixes else [])]
+        if cached:
+            rows += calibrate.measure_cached(port, {"prefix_tokens": cached, "new_tokens": args.new,
+                                                    "repeats": args.repeats}, rng, vocab, eot)
+    for r in rows:
+        print(f"prefix {r['prefix_tokens']:5d}  new {r['new_tokens']:4d}  TTFT {r['median_s'] * 1e3:7.1f} ms",
+              file=sys.stderr)
     write_json_atomic(args.out, {"machine": run.machine_record(cfg["server"]["threads"]), "server": cfg["server"],
                                  "repeats": args.repeats, "seed": args.seed, "rows": rows})
     print(f"wrote {args.out.as_posix()}", file=sys.stderr)

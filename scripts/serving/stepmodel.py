@@ -3,15 +3,16 @@
 On this CPU an iteration's time is not the roofline's max(bytes/bandwidth, FLOPs/peak): one decode token costs
 ~5 ms alone and ~11 ms as one of two (the matmul path changes from one token to several), while prompt tokens in
 bulk cost well under 1 ms each. So the step model is measured:
-    seconds = D(decoders) + sum over prompt chunks (a + b x length + c x pairs [+ e x start])
+    seconds = D(decoders) + sum over prompt chunks (a + b x length + c x pairs [+ context_cost(start, length)])
               + attention x (decoders' contexts)
 where D(m) is the time of a decode-only iteration of m running requests (piecewise linear through its knots,
 linear past the last, D(0) = 0), a, b and c the cost of a prompt chunk riding in the iteration (per chunk, per
-token, per query-key pair: L*s + L^2/2 for L tokens after s earlier ones), e a chunk's cost per earlier token (a
-cached prefix; calibrate.cached_context_cost). When e is measured (> 0) it prices the earlier tokens instead of the
-pair term, which then counts only the pairs inside the chunk (L^2/2): on this CPU a cached prefix added about the
-same time to 16 and to 64 new tokens, a cost per chunk, not per pair. With e = 0 (a calibration without cached
-points) the pair term covers the earlier tokens as before. `attention` is the cost per token of a decoder's
+token, per query-key pair: L*s + L^2/2 for L tokens after s earlier ones). When the calibration measured cached
+prefixes (calibrate.cached_context_cost), `context_cost` prices the s earlier tokens instead of the pair term, which
+then counts only the pairs inside the chunk (L^2/2): p x L x s for a chunk shorter than the engine's attention tile
+(T = 64 rows), e x ceil(L / T) x s from it (on this CPU 63 new tokens after 1,024 cached ones took 235 ms to the
+first token, 64 took 108 ms). With neither measured (a calibration without cached points) the pair term covers the
+earlier tokens as before. `attention` is the cost per token of a decoder's
 context. `request_overhead_s` is the time between the client's send and the engine
 seeing the request plus the response's way back (the simulation delays each arrival by it).
 
