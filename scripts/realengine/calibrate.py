@@ -107,6 +107,19 @@ def speed_probe(port: int, c: dict, vocab: int, eot: int) -> float:
     return float(np.median(per))
 
 
+def order_slots(port: int, slots: int, vocab: int, eot: int) -> list[int]:
+    """Puts the server's slots in a known least-recently-used order: one 1-token request pinned to each slot in turn
+    (`id_slot`), 0 first, so the next unpinned request takes slot 0, the one after it slot 1, and so on
+    (get_available_slot's LRU scan). Returns that order, which the prediction starts from (predict.slot_order_for):
+    which slots the requests hold decides how llama.cpp cuts the batches (stepmodel.split_equal)."""
+    rng = np.random.default_rng(0)
+    for s in range(slots):
+        o = asyncio.run(client.send_one("127.0.0.1", port, client.prompt_ids(1, rng, vocab, eot), 1, {"id_slot": s}))
+        if not o.success:
+            raise SystemExit(f"error: ordering the slots: the request pinned to slot {s} failed: {o.error}")
+    return list(range(slots))
+
+
 def cached_context_cost(cal: dict, tile: int = 0) -> tuple[float, float]:
     """(e, p): what a prompt chunk pays for the cached tokens before it (stepmodel.StepModel.context_cost). For each
     (prefix, new) point, its TTFT less the lone TTFT of `new` tokens, over the prefix: a point whose `new` reaches
@@ -147,8 +160,12 @@ def fit(cal: dict, load_docs: list[dict], settings: dict) -> tuple[stepmodel.Ste
     prompt_1 = next(p["median_s"] for p in cal["prefill"] if p["prompt_tokens"] == 1)
     attention, overhead = stepmodel.lone_attention_and_overhead(short, long, short_len + out / 2, long_len + out / 2,
                                                                  prompt_1)
-    steps = [it for doc in load_docs for it in stepmodel.iterations(doc, settings["iteration_gap_s"])]
+    layout = settings.get("ubatch_layout")  # (slots, ubatch tokens): the server's ubatches priced
+    steps = [it for doc in load_docs for it in with_slots(stepmodel.iterations(doc, settings["iteration_gap_s"]),
+                                                          doc if layout else {})]
     model, quality = stepmodel.fit(steps, attention, overhead, settings["min_iterations_per_knot"])
+    if layout:
+        model = stepmodel.with_ubatches(model, *layout, steps, settings["min_iterations_per_knot"])
     try:  # the step-time noise on the same iterations (stepmodel.StepNoise); None when too few to say
         quality["noise"] = stepmodel.step_noise(steps, model, settings["min_iterations_per_knot"]).as_dict()
     except ValueError:
@@ -157,3 +174,13 @@ def fit(cal: dict, load_docs: list[dict], settings: dict) -> tuple[stepmodel.Ste
     per_tile, per_pair = cached_context_cost(cal, tile)
     return dataclasses.replace(model, prompt_context_s=per_tile, prompt_context_pair_s=per_pair,
                                context_tile_rows=tile if (per_tile or per_pair) else 0), quality
+
+
+def with_slots(steps: list[dict], doc: dict) -> list[dict]:
+    """`steps` with each iteration's `decoder_slots` and `prompt_slots` when `doc` names every request's slot
+    (client.result_document `slots`), so a model with U prices it by its ubatches; else as they are."""
+    named = doc.get("slots")
+    if not named or len(named) != len(doc["send_times"]) or min(named) < 0:
+        return steps
+    return [{**s, "decoder_slots": [int(named[i]) for i in s["decoder_requests"]],
+             "prompt_slots": [int(named[i]) for i in s["prompt_requests"]]} for s in steps]

@@ -165,9 +165,10 @@ async def send_one(host: str, port: int, prompt: list[int], max_tokens: int, ext
     return out
 
 
-async def run_load(host: str, port: int, prompts: list[list[int]], outputs, offsets) -> tuple[list[Outcome], float]:
-    """Send request i at offsets[i] s after the start; return the outcomes and the run's duration (from just
-    before the first send to the last response, as vLLM's benchmark_duration)."""
+async def run_load(host: str, port: int, prompts: list[list[int]], outputs, offsets,
+                   extra: dict | None = None) -> tuple[list[Outcome], float]:
+    """Send request i at offsets[i] s after the start (with `extra` request fields); return the outcomes and the
+    run's duration (from just before the first send to the last response, as vLLM's benchmark_duration)."""
     start = time.perf_counter()
 
     async def scheduled(i):
@@ -175,7 +176,7 @@ async def run_load(host: str, port: int, prompts: list[list[int]], outputs, offs
         if delay > 0:
             await asyncio.sleep(delay)
         send = time.perf_counter() - start
-        o = await send_one(host, port, prompts[i], int(outputs[i]))
+        o = await send_one(host, port, prompts[i], int(outputs[i]), extra)
         o.send_s = send
         return o
 
@@ -184,11 +185,15 @@ async def run_load(host: str, port: int, prompts: list[list[int]], outputs, offs
 
 
 def result_document(outcomes: list[Outcome], duration: float, meta: dict) -> dict:
-    """vLLM's --save-result --save-detailed layout (per-request lists in send order) plus `send_times`."""
+    """vLLM's --save-result --save-detailed layout (per-request lists in send order) plus `send_times`, and
+    `slots` (the server slot of each request) when the server named them (request field `verbose`)."""
     ok = [o.success for o in outcomes]
-    return {**meta, "duration": duration, "completed": int(sum(ok)), "failed": int(len(ok) - sum(ok)),
-            "num_prompts": len(outcomes),
-            "input_lens": [o.prompt_tokens for o in outcomes], "output_lens": [o.output_tokens for o in outcomes],
-            "ttfts": [o.ttft for o in outcomes], "itls": [o.itl for o in outcomes],
-            "latencies": [o.latency for o in outcomes], "errors": [o.error for o in outcomes], "success": ok,
-            "send_times": [o.send_s for o in outcomes]}
+    doc = {**meta, "duration": duration, "completed": int(sum(ok)), "failed": int(len(ok) - sum(ok)),
+           "num_prompts": len(outcomes),
+           "input_lens": [o.prompt_tokens for o in outcomes], "output_lens": [o.output_tokens for o in outcomes],
+           "ttfts": [o.ttft for o in outcomes], "itls": [o.itl for o in outcomes],
+           "latencies": [o.latency for o in outcomes], "errors": [o.error for o in outcomes], "success": ok,
+           "send_times": [o.send_s for o in outcomes]}
+    if any(o.slot >= 0 for o in outcomes):
+        doc["slots"] = [o.slot for o in outcomes]
+    return doc

@@ -79,7 +79,32 @@ def requests_of(doc: dict) -> Requests:
                     segments, answers)
 
 
-def simulate_cell(a, doc: dict, step: StepModel, server: dict, max_concurrency: int | None = None):
+def recorded_slot_order(doc: dict, slots: int) -> list[int] | None:
+    """The server's slots least recently used first at the run's start, as far as the run shows it: the slots in
+    the order the requests (by send time) first took them (each idle slot is taken least recently used first), then
+    the slots it never took, by id. None when the file does not name each request's slot (prefix_load.py's do)."""
+    named = doc.get("slots")
+    if not named or len(named) != len(doc["send_times"]) or min(named) < 0:
+        return None
+    first = list(dict.fromkeys(int(named[j]) for j in np.argsort(doc["send_times"], kind="stable")))
+    return first + [s for s in range(slots) if s not in first]
+
+
+def slot_order_for(doc: dict, step, slots: int, seed: int | None) -> list[int] | None:
+    """The slots' order at the start for a prediction that prices their ubatches (stepmodel.with_ubatches): the
+    one the harness set before the run (`slot_order_at_start`: run.speed_checked), else what the run's own slots
+    show (`recorded_slot_order`), else with a seed a random one drawn from it (the server's history before the run
+    is not in the file), else none used yet."""
+    if not getattr(step, "prices_layout", False):
+        return None
+    order = doc.get("slot_order_at_start") or recorded_slot_order(doc, slots)
+    if order is None and seed is not None:
+        order = [int(x) for x in np.random.default_rng(seed).permutation(slots)]
+    return order
+
+
+def simulate_cell(a, doc: dict, step: StepModel, server: dict, max_concurrency: int | None = None,
+                  slot_order=None):
     """The engine sees each request `step.request_overhead_s` after the client sent it (the round trip inside a
     lone TTFT); TTFT and E2EL are then measured from the send, as the client does. With `max_concurrency` the
     simulated client holds a request back while that many are in flight (vllm bench serve --max-concurrency), and
@@ -87,15 +112,19 @@ def simulate_cell(a, doc: dict, step: StepModel, server: dict, max_concurrency: 
     simulated with llama.cpp's slots reusing prompts (engine kv `reserved+slots`, one slot per -np). A file with
     `release_delays` (per request, the file's order: heldout_comparison.client_turnaround) has the client send a
     request held by the cap that long after the finish that freed its slot (the engine sees it the round trip
-    later)."""
+    later). `slot_order`: the slots' least-recently-used order at the start (`slot_order_for`)."""
     sent = requests_of(doc)
     seen = sent.with_times(sent.arrival_s + step.request_overhead_s)
+    slots_needed = sent.segments is None and getattr(step, "prices_layout", False)
+    if slots_needed:  # every prompt its own text: the slots are then chosen least recently used, as the server does
+        seen = dataclasses.replace(seen, segments=tuple([(i + 1, int(n))] for i, n in enumerate(seen.prompt_tokens)))
     delays = doc.get("release_delays")
     trace = engine.simulate(a, seen, PRESET_RULE, max_num_batched_tokens=server["batch_tokens"],
                             max_batch=server["slots"], capacity_bytes=float("inf"), step_cost=step,
-                            max_concurrency=max_concurrency, prefix_caching=sent.segments is not None,
+                            max_concurrency=max_concurrency, prefix_caching=sent.segments is not None or slots_needed,
                             release_delay_s=None if delays is None else
-                            np.asarray(delays, float)[seen_order(doc)] + step.request_overhead_s)
+                            np.asarray(delays, float)[seen_order(doc)] + step.request_overhead_s,
+                            slot_order=slot_order)
     if max_concurrency is not None:
         sent = sent.with_times(trace.requests.arrival_s - step.request_overhead_s)
     return dataclasses.replace(trace, requests=sent)
@@ -117,9 +146,10 @@ def predicted_over_seeds(a, doc: dict, step: StepModel, server: dict, slo_ms: di
     """The prediction: one run of the step model, or with its measured noise (stepmodel.Noisy) `seeds` runs, seeds
     0..seeds-1: each metric's median over them and its [min, max]. Returns (metrics, spread or None, first trace)."""
     if noise is None or seeds < 1:
-        trace = simulate_cell(a, doc, step, server, max_concurrency)
+        trace = simulate_cell(a, doc, step, server, max_concurrency, slot_order_for(doc, step, server["slots"], None))
         return metrics.from_trace(trace, slo_ms), None, trace
-    traces = [simulate_cell(a, doc, Noisy(step, noise, seed), server, max_concurrency) for seed in range(seeds)]
+    traces = [simulate_cell(a, doc, Noisy(step, noise, seed), server, max_concurrency,
+                            slot_order_for(doc, step, server["slots"], seed)) for seed in range(seeds)]
     runs = [metrics.from_trace(t, slo_ms) for t in traces]
     middle = {k: float(np.median([r[k] for r in runs])) for k in COMPARED}
     spread = {k: [float(min(r[k] for r in runs)), float(max(r[k] for r in runs))] for k in COMPARED}

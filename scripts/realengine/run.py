@@ -112,7 +112,9 @@ def load_cell(port: int, cfg: dict, workload: str, rate: float, run: int, vocab:
     rng = np.random.default_rng([seed, 2])
     prompts = [client.prompt_ids(int(p), rng, vocab, eot) for p in prompt_lens]
     offsets = client.poisson_offsets(n, rate, seed)
-    outcomes, duration = asyncio.run(client.run_load("127.0.0.1", port, prompts, output_lens, offsets))
+    # verbose: the final event names each request's slot (result_document's `slots`), which decides its ubatches
+    outcomes, duration = asyncio.run(client.run_load("127.0.0.1", port, prompts, output_lens, offsets,
+                                                     {"verbose": True}))
     doc = client.result_document(outcomes, duration, {
         **meta, "request_rate": rate, "burstiness": 1.0, "max_concurrency": None, "workload": workload, "run": run,
         "requested_output_lens": [int(x) for x in output_lens], "seed": seed})
@@ -132,13 +134,16 @@ def _rounded(doc: dict) -> dict:
 def speed_checked(port: int, cfg: dict, vocab: int, eot: int, measure) -> dict:
     """`measure()`'s result document with the engine's speed probed just before and just after it
     (calibrate.speed_probe) and the machine's load average before it: the comparison keeps a run whose speed moved
-    more than comparison.speed_check_bound out of its error figures (predict.speed_moved)."""
+    more than comparison.speed_check_bound out of its error figures (predict.speed_moved). Right before `measure()`
+    the slots are put in a known order (calibrate.order_slots), recorded as `slot_order_at_start`."""
     probe = cfg["calibration"].get("speed_probe")
     if probe is None:
-        return measure()
+        order = calibrate.order_slots(port, cfg["server"]["slots"], vocab, eot)
+        return {**measure(), "slot_order_at_start": order}
     load = [round(x, 2) for x in os.getloadavg()]
     before = calibrate.speed_probe(port, probe, vocab, eot)
-    doc = measure()
+    order = calibrate.order_slots(port, cfg["server"]["slots"], vocab, eot)
+    doc = {**measure(), "slot_order_at_start": order}
     after = calibrate.speed_probe(port, probe, vocab, eot)
     doc["speed_check"] = {"before_itl_ms": round(before, 4), "after_itl_ms": round(after, 4), "loadavg_before": load,
                           "probe": {k: v for k, v in probe.items() if k != "note"}}

@@ -31,4 +31,7 @@ def comparison_settings(config: dict, where: str = "config/real_engine.json") ->
             "speed_check_bound": block["speed_check_bound"]["value"] if "speed_check_bound" in block else None,
             "noise_seeds": block["step_noise_seeds"]["value"] if "step_noise_seeds" in block else 0,
             "held_out_noise_seeds": block["held_out_noise_seeds"]["value"] if "held_out_noise_seeds" in block else 0,
-            "attention_tile_rows": block["attention_tile_rows"]["value"] if "attention_tile_rows" in block else 0}
+            "attention_tile_rows": block["attention_tile_rows"]["value"] if "attention_tile_rows" in block else 0,
+            # (slots, ubatch tokens) of the server the calibrations ran: calibrate.fit prices their ubatches
+            "ubatch_layout": (int(config["server"]["slots"]), int(config["server"]["ubatch_tokens"]))
+            if block.get("ubatch_layout", {}).get("value") else None}

@@ -16,6 +16,13 @@ earlier tokens as before. `attention` is the cost per token of a decoder's
 context. `request_overhead_s` is the time between the client's send and the engine
 seeing the request plus the response's way back (the simulation delays each arrival by it).
 
+The server's slots (issue 43): llama.cpp cuts each iteration's batch into ubatches of consecutive slot ids
+(`split_equal`), each a forward pass of its own. On this CPU two decoders in slots 0 and 1 took 16 ms a step, in
+slots 0 and 2 23 ms (two lone steps); all eight slots 41 ms (scripts/realengine/slot_sweep.py). D(m) is the median
+over whatever layouts the calibration happened to run. `with_ubatches` gives the model U(n), one ubatch of n
+one-token sequences, and the loop then passes each iteration's slots (`seconds`/`decode_run` with `slots`),
+priced by `laid_out`; off unless config/real_engine.json comparison.ubatch_layout says so.
+
 Fitted from calibration runs that the predicted runs never include (scripts/realengine/calibrate.py):
   attention and the round trip from lone requests (decode steps at a short and a long context; a 1-token prompt's
   TTFT less a lone decode step);
@@ -39,6 +46,7 @@ and the next shorter) is taken out by the lag-one covariance (`engine_share`), a
 mean 1: the step model's medians already price the iterations, the noise adds their spread."""
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -58,6 +66,8 @@ class StepModel:
     prompt_context_s: float = 0.0  # e: per prompt chunk (per tile of it), per token before it; 0 when unmeasured
     prompt_context_pair_s: float = 0.0  # p: per (chunk token, token before it) pair, for a chunk below the tile
     context_tile_rows: int = 0  # the engine's attention tile; 0: e prices every chunk, whatever its length
+    ubatch_seconds: tuple[float, ...] = ()  # U(n), n = 1, 2, ...: one ubatch of n one-token sequences; () unpriced
+    ubatch_tokens: int = 0  # the engine's -ub: the most tokens in one ubatch
 
     def __post_init__(self):
         k, v = np.asarray(self.decode_batch, float), np.asarray(self.decode_seconds, float)
@@ -69,6 +79,34 @@ class StepModel:
                self.request_overhead_s, self.prompt_context_s, self.prompt_context_pair_s,
                self.context_tile_rows) < 0:
             raise ValueError("step model: the prompt, attention and overhead costs must be >= 0")
+        u = np.asarray(self.ubatch_seconds, float)
+        if len(u) and (len(u) < 2 or u[0] <= 0 or np.any(np.diff(u) < 0) or self.ubatch_tokens < 1):
+            raise ValueError("step model: U needs at least two positive non-decreasing values and a ubatch size")
+
+    @property
+    def prices_layout(self) -> bool:
+        """Whether iterations are priced by the ubatches their slots make (`laid_out`) when the loop knows them."""
+        return len(self.ubatch_seconds) > 0
+
+    def ubatch(self, n: int) -> float:
+        """U(n): one ubatch of n one-token sequences (linear past the last value)."""
+        u = self.ubatch_seconds
+        return u[n - 1] if n <= len(u) else u[-1] + (n - len(u)) * (u[-1] - u[-2])
+
+    def laid_out(self, decode_slots, chunks=(), chunk_slots=()) -> float:
+        """An iteration's time without its decoders' attention, from the ubatches llama.cpp cuts it into
+        (`split_equal`): a ubatch of one-token sequences costs U(n) (a prompt's token among them adds what its
+        earlier tokens cost it); one of k > 1 tokens per sequence costs each sequence's chunk of k, plus what
+        its further sequences add to one, U(n) - U(1)."""
+        pieces = [(slot, s, n) for slot, (s, n) in zip(chunk_slots, chunks, strict=True)]
+        total = 0.0
+        for ub in split_equal(decode_slots, pieces, self.ubatch_tokens):
+            k = ub[0][2]
+            if k == 1:
+                total += self.ubatch(len(ub)) + sum(self.chunk(s, 1) - self.chunk(0, 1) for _, s, _, p in ub if p)
+            else:
+                total += sum(self.chunk(s, k) for _, s, _, _ in ub) + self.ubatch(len(ub)) - self.ubatch(1)
+        return total
 
     def decode(self, m):
         k, v = np.asarray(self.decode_batch, float), np.asarray(self.decode_seconds, float)
@@ -95,25 +133,85 @@ class StepModel:
             return self.prompt_context_pair_s * length * start
         return self.prompt_context_s * (math.ceil(length / tile) if tile else 1) * start
 
-    def seconds(self, decoders: float, decode_context_sum: float, chunks=()) -> float:
-        t = float(self.decode(decoders)) + sum(self.chunk(s, n) for s, n in chunks)
+    def seconds(self, decoders: float, decode_context_sum: float, chunks=(), slots=None, chunk_slots=()) -> float:
+        """`slots` (the decoders' server slots) and `chunk_slots` (each chunk's): priced by the ubatches they make
+        when the model has U (`laid_out`), else by D."""
+        if slots is not None and self.ubatch_seconds:
+            t = self.laid_out(slots, chunks, chunk_slots)
+        else:
+            t = float(self.decode(decoders)) + sum(self.chunk(s, n) for s, n in chunks)
         return t + self.attention_s_per_token * decode_context_sum
 
-    def decode_run(self, decoders: int, decode_context_sums):
-        return self.decode(decoders) + self.attention_s_per_token * np.asarray(decode_context_sums, dtype=float)
+    def decode_run(self, decoders: int, decode_context_sums, slots=None):
+        base = self.laid_out(slots) if slots is not None and self.ubatch_seconds else self.decode(decoders)
+        return base + self.attention_s_per_token * np.asarray(decode_context_sums, dtype=float)
 
     def as_dict(self) -> dict:
         return {"decode_batch": list(self.decode_batch), "decode_seconds": list(self.decode_seconds),
                 "prompt_chunk_s": self.prompt_chunk_s, "prompt_token_s": self.prompt_token_s,
                 "prompt_pair_s": self.prompt_pair_s, "attention_s_per_token": self.attention_s_per_token,
                 "request_overhead_s": self.request_overhead_s, "prompt_context_s": self.prompt_context_s,
-                "prompt_context_pair_s": self.prompt_context_pair_s, "context_tile_rows": self.context_tile_rows}
+                "prompt_context_pair_s": self.prompt_context_pair_s, "context_tile_rows": self.context_tile_rows,
+                **({"ubatch_seconds": list(self.ubatch_seconds), "ubatch_tokens": self.ubatch_tokens}
+                   if self.ubatch_seconds else {})}
 
     @classmethod
     def from_dict(cls, d: dict) -> StepModel:
         return cls(tuple(d["decode_batch"]), tuple(d["decode_seconds"]), d["prompt_chunk_s"], d["prompt_token_s"],
                    d["prompt_pair_s"], d["attention_s_per_token"], d["request_overhead_s"],
-                   d.get("prompt_context_s", 0.0), d.get("prompt_context_pair_s", 0.0), d.get("context_tile_rows", 0))
+                   d.get("prompt_context_s", 0.0), d.get("prompt_context_pair_s", 0.0), d.get("context_tile_rows", 0),
+                   tuple(d.get("ubatch_seconds", ())), d.get("ubatch_tokens", 0))
+
+
+def with_ubatches(model: StepModel, slots: int, ubatch_tokens: int, steps=(), min_samples: int = 1) -> StepModel:
+    """`model` pricing the ubatches the server's slots make. U(1) = D(1) (one decoder: one slot) and U(slots) =
+    D(slots) (every slot decoding: slots 0..slots-1, one ubatch). Between them: from `steps` whose `decoder_slots`
+    are known (calibrate.fit adds them when the load runs name each request's slot), U(n) is the median of the
+    decode-only iterations whose n decoders held consecutive slots (one ubatch; their attention removed), where at
+    least `min_samples` did; the rest linear between the knots so found (a pinned-slot trial on this CPU: slots
+    0..n-1 took 10.7, 15.3, 19.2, 24.6 ms for n = 1..4, python -m scripts.realengine.slot_sweep). Refused when D has
+    no knot at `slots`."""
+    if slots < 2 or model.decode_batch[-1] < slots or slots not in model.decode_batch:
+        raise ValueError(f"step model: pricing the slots' ubatches needs D at every slot ({slots}); its knots are "
+                         f"{[int(k) for k in model.decode_batch]}")
+    one_run: dict[int, list[float]] = {}
+    for s in steps:
+        taken = s.get("decoder_slots")
+        if taken and not s["prompts"] and 1 < len(taken) < slots and len(split_equal(taken, [], ubatch_tokens)) == 1:
+            one_run.setdefault(len(taken), []).append(s["seconds"] - model.attention_s_per_token * s["context_sum"])
+    knots = {1: float(model.decode(1)), slots: float(model.decode(slots))}
+    knots.update({n: float(np.median(v)) for n, v in one_run.items() if len(v) >= min_samples})
+    k = sorted(knots)
+    u = np.maximum.accumulate(np.interp(np.arange(1, slots + 1), k, [knots[n] for n in k]))
+    return dataclasses.replace(model, ubatch_seconds=tuple(float(x) for x in u), ubatch_tokens=int(ubatch_tokens))
+
+
+def split_equal(decode_slots, prompt_pieces, n_ubatch: int) -> list[list[tuple[int, float, int, bool]]]:
+    """The ubatches llama.cpp cuts one iteration's batch into when each slot keeps its own KV stream (-np > 1
+    without --kv-unified): llama_batch_allocr::split_equal(n_ubatch, sequential=true) (src/llama-batch.cpp, called
+    from llama_kv_cache::init_batch, the llama.cpp of llama-cpp-python 0.3.36). The server's batch holds one token
+    per decoding slot in slot order, then each prompting slot's tokens in slot order (tools/server/server-context.cpp
+    update_slots). A ubatch starts at the first unused token's sequence and takes each next sequence whose id is one
+    more than the last taken (slots 0, 1, 2 ride together; 0, 2 do not); every sequence in it gives the same number
+    of tokens: the fewest any has left, at most n_ubatch / sequences. So a prompt whose slot follows a decoding
+    one gives one token to that ubatch and the rest to a later one. `decode_slots`: slot ids; `prompt_pieces`:
+    (slot, start, tokens). Returns each ubatch's (slot, start, tokens, is_prompt)."""
+    order = [(int(s), 0.0, 1, False) for s in sorted(decode_slots)]
+    order += [(int(s), float(st), int(n), True) for s, st, n in sorted(prompt_pieces) if n > 0]
+    left = [[slot, start, n, prompt] for slot, start, n, prompt in order]
+    out = []
+    while True:
+        pending = [x for x in left if x[2] > 0]
+        if not pending:
+            return out
+        chosen = [pending[0]]
+        for x in pending[1:]:
+            if x[0] == chosen[-1][0] + 1:
+                chosen.append(x)
+        k = min(min(x[2] for x in chosen), max(1, n_ubatch // len(chosen)))
+        out.append([(x[0], x[1], k, x[3]) for x in chosen])
+        for x in chosen:
+            x[1], x[2] = x[1] + k, x[2] - k
 
 
 def lone_attention_and_overhead(decode_short: dict[int, float], decode_long: dict[int, float],
@@ -129,7 +227,8 @@ def lone_attention_and_overhead(decode_short: dict[int, float], decode_long: dic
 
 def iterations(doc: dict, gap_s: float) -> list[dict]:
     """The engine's iterations as the client saw them (module docstring), from a result file with `send_times`:
-    [{"decoders", "context_sum", "prompts" (their lengths), "seconds"}] for each iteration of known duration.
+    [{"decoders", "context_sum", "prompts" (their lengths), "seconds", and which requests decoded and prompted}]
+    for each iteration of known duration.
     Tokens that reach the client within `gap_s` of each other count as one iteration's."""
     events, waiting = [], []  # waiting: (sent, first token) of each request
     for i, (sent, ttft, gaps) in enumerate(zip(doc["send_times"], doc["ttfts"], doc["itls"], strict=True)):
@@ -159,6 +258,8 @@ def iterations(doc: dict, gap_s: float) -> list[dict]:
         out.append({"decoders": len(decoders),
                     "context_sum": float(sum(doc["input_lens"][i] + k for i, k in decoders)),
                     "prompts": [int(doc["input_lens"][i]) for _, i, k in now if k == 0],
+                    "decoder_requests": [i for i, _ in decoders],  # indices in the file, for their slots
+                    "prompt_requests": [i for _, i, k in now if k == 0],
                     "seconds": float(end - start), "start": float(start), "end": float(end),
                     # requests sent before it began whose first token came after it: the engine may have been
                     # working on their prompts in it, unseen by the client
@@ -290,8 +391,9 @@ def counted(steps: list[dict], model: StepModel) -> list[tuple[dict, object, flo
     decode batch size, or "prompt" when it carried prompt work; an iteration that may have carried prompt work the
     client could not see (`unseen_prompts`) is not noise."""
     out = []
-    for s in steps:
-        modelled = model.seconds(s["decoders"], s["context_sum"], [(0, n) for n in s["prompts"]])
+    for s in steps:  # with its slots when known (calibrate.fit): priced by its ubatches if the model has U
+        modelled = model.seconds(s["decoders"], s["context_sum"], [(0, n) for n in s["prompts"]],
+                                 s.get("decoder_slots"), s.get("prompt_slots", ()))
         group = "prompt" if s["prompts"] else s["decoders"] or None
         if group is None or modelled <= 0 or s["seconds"] <= 0 or s.get("unseen_prompts", 0):
             continue
@@ -343,6 +445,7 @@ class Noisy:
         self.model, self.noise, self.seed = model, noise, seed
         self.request_overhead_s = model.request_overhead_s
         self.seconds, self.decode_run = model.seconds, model.decode_run
+        self.prices_layout = model.prices_layout
 
     def draws(self) -> NoiseDraws:
         return NoiseDraws(self.noise, self.seed)

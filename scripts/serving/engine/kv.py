@@ -255,15 +255,16 @@ class SlotsKV(ReservedKV):
     """`reserved` with llama.cpp server's slots (module docstring): one slot per admitted request (the scheduler's
     max_batch is -np)."""
 
-    def __init__(self, a: Anchor, capacity: float, segments, answer_ids, n_slots: int, similarity: float):
+    def __init__(self, a: Anchor, capacity: float, segments, answer_ids, n_slots: int, similarity: float,
+                 order=None):
         super().__init__(a, capacity)
         self.segments, self.answer_ids = segments, answer_ids
-        self.n_slots, self.similarity = n_slots, similarity
+        self.n_slots, self.similarity, self.order = n_slots, similarity, order
 
     def start(self, prompt, output):
         super().start(prompt, output)
         self.contents = _Contents(self.segments, self.answer_ids, prompt.tolist())
-        self.slots = LlamaSlots(self.n_slots, self.similarity)
+        self.slots = LlamaSlots(self.n_slots, self.similarity, self.order)
         self.slot_of: list = [None] * len(prompt)
 
     def prefix_hit(self, i: int) -> int:
@@ -283,11 +284,13 @@ class SlotsKV(ReservedKV):
 SLOT_SIMILARITY = 0.1
 
 
-def kv_manager(a: Anchor, capacity: float, memory: Memory | None, prefix=None, n_slots: int = 0) -> KVManager:
+def kv_manager(a: Anchor, capacity: float, memory: Memory | None, prefix=None, n_slots: int = 0,
+               slot_order=None) -> KVManager:
     """`paged` with `memory`'s pool settings, else `reserved`; with `prefix` = (segments, answer ids) their prefix
-    caching kinds, `paged+apc` or `reserved+slots` (n_slots slots)."""
+    caching kinds, `paged+apc` or `reserved+slots` (n_slots slots, least recently used first as `slot_order` says:
+    prefix.LlamaSlots)."""
     if prefix is None:
         return ReservedKV(a, capacity) if memory is None else PagedKV(a, capacity, memory)
     if memory is None:
-        return SlotsKV(a, capacity, prefix[0], prefix[1], n_slots, SLOT_SIMILARITY)
+        return SlotsKV(a, capacity, prefix[0], prefix[1], n_slots, SLOT_SIMILARITY, slot_order)
     return PrefixPagedKV(a, capacity, memory, prefix[0], prefix[1])

@@ -38,7 +38,7 @@ class GpuLoop:
     called with the count of requests each time some finish (a long run's reporter, scripts/serving/progress.py; it
     may raise to stop the run)."""
     # attribute reads are much of the loop's overhead: slots make them cheaper
-    __slots__ = ("admit_seq", "admitted", "arrival", "base_sum", "cap", "ctx_base", "dec_alone", "dec_ids",
+    __slots__ = ("admit_seq", "admitted", "arrival", "base_sum", "cap", "ctx_base", "dec_alone", "dec_ids", "layout",
                  "decode_tokens", "done_prefill", "end_at", "ends", "finished", "first_pending", "joining", "kv",
                  "link_free", "min_end", "n", "n_iters", "no_decode", "nxt", "out", "output", "pd_decode", "peak",
                  "pending_first", "pf_len", "preempted_at", "prefilling", "progress", "prompt", "queue", "release",
@@ -115,6 +115,9 @@ class GpuLoop:
         self.no_decode = []  # the iterations that gave no running decode a token (none ran, or prefill-only ones)
         self.n_iters = 0
         self.scalar_run = isinstance(self.step.cost, rl.IterationCost)  # its terms inline, else its own methods
+        # a step model that prices the ubatches the server's slots make (stepmodel.split_equal), on a KV manager
+        # that knows each request's slot (kv.py reserved+slots): the loop passes the slots
+        self.layout = getattr(self.step.cost, "prices_layout", False) and hasattr(self.kv, "slot_of")
 
     # ---- one boundary: send, make room, admit, land transfers ---------------------------------------------------
     def _send(self):
@@ -336,8 +339,10 @@ class GpuLoop:
         nd, cost, overhead = len(self.dec_ids), self.step.cost, self.step.overhead_s
         csum = self.base_sum + nd * self.n_iters
         noise = self.step.noise
+        slots = self._slots(self.dec_ids) if self.layout else None
         if event < np.inf:  # iterations only lengthen as contexts grow: the event falls within this many
-            first = cost.seconds(nd, csum) * (noise.floor if noise else 1.0) + overhead
+            first = cost.seconds(nd, csum, slots=slots) if slots is not None else cost.seconds(nd, csum)
+            first = first * (noise.floor if noise else 1.0) + overhead
             m = min(m, int((event - t) / first) + 2)
         ends, alone = self.ends, self.dec_alone
         if self.scalar_run:  # IterationCost.seconds(nd, x) of each step, its terms in order
@@ -358,7 +363,8 @@ class GpuLoop:
                 alone.append(d)
             m = steps
         else:
-            durations = cost.decode_run(nd, float(csum) + np.arange(m, dtype=np.float64) * nd)
+            sums = float(csum) + np.arange(m, dtype=np.float64) * nd
+            durations = cost.decode_run(nd, sums, slots) if slots is not None else cost.decode_run(nd, sums)
             if noise:  # measured step-time noise (stepmodel.Noisy): each iteration stretched by its own draw
                 durations = durations * noise.decode(nd, m)
             durations = durations + overhead
@@ -382,7 +388,12 @@ class GpuLoop:
         chunks = scheduler.prefill_chunks(self.prefilling, self.pf_len, self.done_prefill, len(self.dec_ids))
         decoders = len(self.dec_ids) if scheduler.decodes_with_prefill else 0
         ctx_sum = self.base_sum + decoders * self.n_iters if decoders else 0.0
-        d = cost.seconds(decoders, ctx_sum, [(s, ln) for _, s, ln in chunks])
+        pieces = [(s, ln) for _, s, ln in chunks]
+        slots = (self._slots(self.dec_ids) if decoders else []) if self.layout else None
+        if slots is not None:
+            d = cost.seconds(decoders, ctx_sum, pieces, slots, self._slots([i for i, _, _ in chunks]))
+        else:
+            d = cost.seconds(decoders, ctx_sum, pieces)
         factor = self.step.noise.prompt() if self.step.noise else None  # measured step-time noise (stepmodel.Noisy)
         d = (d * factor if factor is not None else d) + overhead
         self.t += d
@@ -393,7 +404,8 @@ class GpuLoop:
                 alone = max((cost.weights + ctx_sum * cost.kv + (2 * decoders) * cost.state) / cost.bandwidth,
                             (cost.dense * decoders + ctx_sum * cost.attention) / cost.peak_flops)
             else:
-                alone = cost.seconds(decoders, ctx_sum)
+                alone = cost.seconds(decoders, ctx_sum, slots=slots) if slots is not None \
+                    else cost.seconds(decoders, ctx_sum)
                 alone = alone * factor if factor is not None else alone  # stretched as the iteration was
             self.dec_alone.append(alone + overhead)
             self.n_iters += 1
@@ -405,6 +417,10 @@ class GpuLoop:
             self._prefilled(i, s + ln, d)
         if self.joining:
             self._join_batch()
+
+    def _slots(self, ids) -> list[int]:
+        slot_of = self.kv.slot_of
+        return [slot_of[i].id for i in ids]
 
     def _prefilled(self, i, done, d):
         """Request i's chunk ran in an iteration of `d` seconds: its prompt is done up to `done`; a finished prompt

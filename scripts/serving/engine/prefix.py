@@ -160,11 +160,18 @@ class Slot:
 class LlamaSlots:
     """llama.cpp server's slots (module docstring)."""
 
-    def __init__(self, n_slots: int, similarity: float = 0.1):
+    def __init__(self, n_slots: int, similarity: float = 0.1, order=None):
+        """`order`: the slot ids, least recently used first, as a server that already served requests holds them
+        (before any time of this run); None: none used yet (the LRU scan's tie then picks the highest id)."""
         if n_slots < 1:
             raise ValueError("llama.cpp needs at least one slot (-np)")
         self.slots = [Slot(i) for i in range(n_slots)]
         self.similarity = similarity
+        if order is not None:
+            if sorted(int(i) for i in order) != list(range(n_slots)):
+                raise ValueError(f"slot order: each of the {n_slots} slot ids once, not {list(order)}")
+            for rank, i in enumerate(order):
+                self.slots[int(i)].last_used = -1.0 - (n_slots - rank)
 
     def choose(self, prompt: list[Segment]) -> Slot | None:
         """get_available_slot: the idle slot of best prompt similarity above the threshold, else the least

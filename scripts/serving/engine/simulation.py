@@ -34,7 +34,8 @@ def simulate(a: Anchor, reqs: Requests, schedule: str, *, chunk_tokens: int = 51
              max_num_batched_tokens: int | None = None, gpu_name: str = "", first_token: str = "decode",
              efficiency: rl.Efficiency = rl.BOUND, paged: bool | None = None, memory: Memory = DEFAULT_MEMORY,
              max_concurrency: int | None = None, step_cost=None, prefix_caching: bool = False,
-             class_budget: tuple[int, int] | None = None, progress=None, release_delay_s=None) -> Trace:
+             class_budget: tuple[int, int] | None = None, progress=None, release_delay_s=None,
+             slot_order=None) -> Trace:
     """`schedule`: one of the lesson's SCHEDULES, an engine preset (PRESETS) or another registered scheduler
     (`engines()`). For `vllm-v1` and `vllm-v0`, `max_num_batched_tokens` and `max_batch` (max_num_seqs) default as
     that vLLM sets them (`gpu_name` is what vLLM checks for "a100"); `llama.cpp` needs both (-b and -np); the other
@@ -52,7 +53,9 @@ def simulate(a: Anchor, reqs: Requests, schedule: str, *, chunk_tokens: int = 51
     `llama.cpp` (kv.py); the trace then has each request's cached tokens and the prefill time they saved.
     `class_budget` = (threshold, long_tokens) (sarathi, vllm-v1, llama.cpp: the schedules with a per-iteration token
     budget): prompts of at least `threshold` tokens share at most `long_tokens` of each iteration (schedulers.py).
-    `progress`: called with the count of requests each time some finish on a GPU (loop.py)."""
+    `progress`: called with the count of requests each time some finish on a GPU (loop.py). `slot_order` (llama.cpp
+    with prefix caching): the slots' least-recently-used order at the start, least recent first (prefix.LlamaSlots;
+    default: none used yet)."""
     names = engines()
     if schedule not in names:
         raise ValueError(f"schedule must be one of {', '.join(names)}")
@@ -103,7 +106,7 @@ def simulate(a: Anchor, reqs: Requests, schedule: str, *, chunk_tokens: int = 51
     held_peak = 0.0
     mem = memory if paged else None
     if colocated:
-        kv = kv_manager(step.anchor, capacity, mem, prefix, scheduler.max_batch)
+        kv = kv_manager(step.anchor, capacity, mem, prefix, scheduler.max_batch, slot_order)
         loop = GpuLoop(step, scheduler, kv, max_concurrency, progress, release_delay_s)
         prompt, output = reqs.prompt_tokens.astype(np.int64), reqs.output_tokens.astype(np.int64)
         runs = [loop.run(reqs.arrival_s, prompt, output, out)]
