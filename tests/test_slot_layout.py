@@ -128,10 +128,14 @@ def test_the_sweep_predicts_a_layout_from_the_contiguous_ones():
 
 def test_the_layout_switch_is_read_from_the_config_and_a_bad_one_stops():
     config = read_json(ROOT / "config/real_engine.json")
-    assert comparison_settings(config)["ubatch_layout"] is None  # committed: off
+    assert comparison_settings(config)["ubatch_layout"] == (8, 512)  # committed: on
     on = json.loads(json.dumps(config))
+    on["comparison"]["ubatch_layout"]["value"] = False
+    assert comparison_settings(on)["ubatch_layout"] is None
     on["comparison"]["ubatch_layout"]["value"] = True
-    assert comparison_settings(on)["ubatch_layout"] == (8, 512)
+    del on["server"]["ubatch_tokens"]
+    with pytest.raises(InputError, match="field server.ubatch_tokens must be a positive integer"):
+        comparison_settings(on)
     on["comparison"]["ubatch_layout"]["value"] = "yes"
     with pytest.raises(InputError, match="ubatch_layout"):
         comparison_settings(on)

@@ -320,6 +320,9 @@ def compare(calibration_paths: list[Path], result_paths: list[Path], anchor, set
                  "server": {k: v for k, v in cal["server"].items() if k != "threads_source"},
                  "slo_ms": cal["slo_ms"], "slo_assumption": cal.get("slo_assumption"),
                  "step_model": step.as_dict(), "fit_quality": quality,
+                 # the harness put the slots in a known order before every cell (run.speed_checked), and the
+                 # calibration load runs name each request's slot (client.result_document)
+                 "slots_known": all("slot_order_at_start" in d for _, d in docs) and all("slots" in d for _, d in runs),
                  "noise_seeds": seeds, "cells": cells,
                  "summaries": {"fitted_family": fitted_family(mine, step, cal, anchor, settings),
                                "held_out": summary(cells),

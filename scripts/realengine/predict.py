@@ -144,7 +144,9 @@ def speed_moved(doc: dict, bound: float | None) -> bool | None:
 def predicted_over_seeds(a, doc: dict, step: StepModel, server: dict, slo_ms: dict, max_concurrency: int | None,
                          noise: StepNoise | None, seeds: int):
     """The prediction: one run of the step model, or with its measured noise (stepmodel.Noisy) `seeds` runs, seeds
-    0..seeds-1: each metric's median over them and its [min, max]. Returns (metrics, spread or None, first trace)."""
+    0..seeds-1: each metric's median over them and its [min, max]. A model that prices the slots' ubatches starts
+    each run from the slots' order `slot_order_for` gives (a seeded draw when the file does not say it). Returns
+    (metrics, spread or None, first trace)."""
     if noise is None or seeds < 1:
         trace = simulate_cell(a, doc, step, server, max_concurrency, slot_order_for(doc, step, server["slots"], None))
         return metrics.from_trace(trace, slo_ms), None, trace

@@ -25,6 +25,16 @@ GOAL_SOURCE = "课程定下的目标:模拟器对真实引擎的预测误差(iss
 PREDICTION = ("llama.cpp 的调度(每轮先给每个在生成的槽一个 token,再用剩余预算装等待中的提示)"
               "+ 步时模型(scripts/serving/stepmodel.py),只用另一半请求率的实测运行拟合(交叉验证)")
 SEPARATE = ("同上的调度 + 步时模型,只用单独做的校准压测(其他请求率、其他请求,在全部格子之后测)拟合")
+LAYOUT = (";每一轮按各请求所占的槽切成 ubatch 计时(槽号相连的同走一次前向,不相连的各走一次:"
+          "scripts/serving/stepmodel.py split_equal,config/real_engine.json comparison.ubatch_layout)")
+
+
+def prices_layout(e: dict) -> bool:
+    """Whether the comparison's step models priced the slots' ubatches (their dicts carry U)."""
+    models = [e.get("step_model"), (e.get("separate_calibration") or {}).get("step_model")]
+    halves = e.get("halves") or {}
+    models += [h.get("step_model") for h in (halves.values() if isinstance(halves, dict) else halves)]
+    return any(m and "ubatch_seconds" in m for m in models)
 
 
 @functools.cache
@@ -44,6 +54,7 @@ class _Records:
         self.machine = f"{m['cpu']} · {m['cores']} cores · llama-server -t {m['engine_threads']} · {m['os']}"
         first = e["cells"][0]
         self.first_run = first["runs"][0]["file"] if "runs" in first else first["file"]  # a whole-measurement file
+        self.layout = LAYOUT if prices_layout(e) else ""
 
     def measured(self, rid, label, value, unit, fmt, file, runs, spread):
         self.prov[rid] = pv.measured(rid, label, value, unit, fmt, machine=self.machine, date=self.m["date"],
@@ -52,7 +63,7 @@ class _Records:
                                      git_commit=self.m["git_commit"])
 
     def predicted(self, rid, label, value, unit, fmt, args, fit=PREDICTION):
-        self.prov[rid] = pv.calibrated(rid, label, value, unit, fmt, fit=fit, data=self.data,
+        self.prov[rid] = pv.calibrated(rid, label, value, unit, fmt, fit=fit + self.layout, data=self.data,
                                        script="scripts/realengine/comparison.py", args=args)
 
     def setting(self, key, label, value, unit, fmt, assumption):
@@ -237,7 +248,7 @@ class _PrefixRecords(_Records):
         super().__init__(e, prov, "precomputed/serve-prefix")
 
     def predicted(self, rid, label, value, unit, fmt, args, fit=PREFIX_PREDICTION):
-        self.prov[rid] = pv.calibrated(rid, label, value, unit, fmt, fit=fit, data=self.data,
+        self.prov[rid] = pv.calibrated(rid, label, value, unit, fmt, fit=fit + self.layout, data=self.data,
                                        script="scripts/realengine/prefix_comparison.py", args=args)
 
 
@@ -350,7 +361,7 @@ class _HeldOutRecords(_Records):
         super().__init__(e, prov, e.get("folder", "precomputed/serve-heldout"))  # the session's folder
 
     def predicted(self, rid, label, value, unit, fmt, args, fit=HELD_PREDICTION, data=None):
-        self.prov[rid] = pv.calibrated(rid, label, value, unit, fmt, fit=fit, data=data or self.data,
+        self.prov[rid] = pv.calibrated(rid, label, value, unit, fmt, fit=fit + self.layout, data=data or self.data,
                                        script="scripts/realengine/heldout_comparison.py", args=args)
 
 
@@ -532,7 +543,12 @@ def heldout_page_block(comparison: dict) -> dict:
                                         ("loop_attainment", 10, "百分点", "目标:闭环达标率的预测误差上限")):
             rid = f"realho.{r.mid}.goal.{key}"
             prov[rid] = pv.assumed(rid, label, value, unit, "int", assumption=HELD_GOAL_SOURCE)
+        sessions = [x for x in comparison["engines"] if (x["engine"]["id"], x["machine"]["id"]) ==
+                    (e["engine"]["id"], e["machine"]["id"])]
         engines.append({"id": r.mid, "rows": rows, "summaries": sums, "machine": e["machine"],
+                        "layout": prices_layout(e),
+                        "slots_known": [k + 1 for k, x in enumerate(sorted(sessions, key=lambda x: x["session"]))
+                                        if x.get("slots_known")],
                         "calibration": e["calibration"], "fitted_on": e["fitted_on"], "noise_seeds": e["noise_seeds"],
                         "other_calibrations": {
                             tag: {**{k: o[k] for k in ("calibration", "date", "taken", "hours_apart",

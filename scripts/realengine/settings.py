@@ -25,6 +25,14 @@ def comparison_settings(config: dict, where: str = "config/real_engine.json") ->
     """The comparison's modelling choices from the real-engine config (each a value with its assumption), checked by
     its schema (scripts/record/schemas/real-engine.schema.json): a bad one stops with the file and field named."""
     block = schema.validate(config, schema.REAL_ENGINE, where)["comparison"]
+    layout = None
+    if block.get("ubatch_layout", {}).get("value"):  # calibrate.fit prices the server's ubatches
+        server = config.get("server") or {}
+        for key in ("slots", "ubatch_tokens"):
+            if not isinstance(server.get(key), int) or server[key] < 1:
+                raise InputError(f"{where}: field server.{key} must be a positive integer (comparison.ubatch_layout "
+                                 f"prices the slots' ubatches with it)")
+        layout = (server["slots"], server["ubatch_tokens"])
     return {"saturated_below": float(block["saturated_below"]["value"]),
             "iteration_gap_s": block["iteration_gap_ms"]["value"] / 1000,
             "min_iterations_per_knot": block["min_iterations_per_knot"]["value"],
@@ -32,6 +40,4 @@ def comparison_settings(config: dict, where: str = "config/real_engine.json") ->
             "noise_seeds": block["step_noise_seeds"]["value"] if "step_noise_seeds" in block else 0,
             "held_out_noise_seeds": block["held_out_noise_seeds"]["value"] if "held_out_noise_seeds" in block else 0,
             "attention_tile_rows": block["attention_tile_rows"]["value"] if "attention_tile_rows" in block else 0,
-            # (slots, ubatch tokens) of the server the calibrations ran: calibrate.fit prices their ubatches
-            "ubatch_layout": (int(config["server"]["slots"]), int(config["server"]["ubatch_tokens"]))
-            if block.get("ubatch_layout", {}).get("value") else None}
+            "ubatch_layout": layout}

@@ -96,8 +96,9 @@ class StepModel:
     def laid_out(self, decode_slots, chunks=(), chunk_slots=()) -> float:
         """An iteration's time without its decoders' attention, from the ubatches llama.cpp cuts it into
         (`split_equal`): a ubatch of one-token sequences costs U(n) (a prompt's token among them adds what its
-        earlier tokens cost it); one of k > 1 tokens per sequence costs each sequence's chunk of k, plus what
-        its further sequences add to one, U(n) - U(1)."""
+        earlier tokens cost it); one of k > 1 tokens per sequence costs each sequence's chunk of k less the cost
+        per chunk (a ubatch is one forward pass: it pays that once), plus what its further sequences add to one,
+        U(n) - U(1)."""
         pieces = [(slot, s, n) for slot, (s, n) in zip(chunk_slots, chunks, strict=True)]
         total = 0.0
         for ub in split_equal(decode_slots, pieces, self.ubatch_tokens):
@@ -105,7 +106,8 @@ class StepModel:
             if k == 1:
                 total += self.ubatch(len(ub)) + sum(self.chunk(s, 1) - self.chunk(0, 1) for _, s, _, p in ub if p)
             else:
-                total += sum(self.chunk(s, k) for _, s, _, _ in ub) + self.ubatch(len(ub)) - self.ubatch(1)
+                total += sum(self.chunk(s, k) - self.prompt_chunk_s for _, s, _, _ in ub) + self.prompt_chunk_s \
+                    + self.ubatch(len(ub)) - self.ubatch(1)
         return total
 
     def decode(self, m):
@@ -167,7 +169,8 @@ def with_ubatches(model: StepModel, slots: int, ubatch_tokens: int, steps=(), mi
     """`model` pricing the ubatches the server's slots make. U(1) = D(1) (one decoder: one slot) and U(slots) =
     D(slots) (every slot decoding: slots 0..slots-1, one ubatch). Between them: from `steps` whose `decoder_slots`
     are known (calibrate.fit adds them when the load runs name each request's slot), U(n) is the median of the
-    decode-only iterations whose n decoders held consecutive slots (one ubatch; their attention removed), where at
+    decode-only iterations whose n decoders held consecutive slots (one ubatch; their attention removed; none with a
+    request waiting for its first token, whose prompt work the client cannot see: `counted`), where at
     least `min_samples` did; the rest linear between the knots so found (a pinned-slot trial on this CPU: slots
     0..n-1 took 10.7, 15.3, 19.2, 24.6 ms for n = 1..4, python -m scripts.realengine.slot_sweep). Refused when D has
     no knot at `slots`."""
@@ -177,7 +180,8 @@ def with_ubatches(model: StepModel, slots: int, ubatch_tokens: int, steps=(), mi
     one_run: dict[int, list[float]] = {}
     for s in steps:
         taken = s.get("decoder_slots")
-        if taken and not s["prompts"] and 1 < len(taken) < slots and len(split_equal(taken, [], ubatch_tokens)) == 1:
+        if taken and not s["prompts"] and not s.get("unseen_prompts", 0) and 1 < len(taken) < slots \
+                and len(split_equal(taken, [], ubatch_tokens)) == 1:
             one_run.setdefault(len(taken), []).append(s["seconds"] - model.attention_s_per_token * s["context_sum"])
     knots = {1: float(model.decode(1)), slots: float(model.decode(slots))}
     knots.update({n: float(np.median(v)) for n, v in one_run.items() if len(v) >= min_samples})
