@@ -149,3 +149,14 @@ def test_u_between_its_ends_is_read_off_iterations_whose_decoders_held_consecuti
     assert m.ubatch(2) == pytest.approx(0.013)  # the two-slot runs; slots 0, 2 are two ubatches and do not count
     assert m.ubatch(4) == pytest.approx(0.013 + (0.040 - 0.013) * 2 / 6)  # one iteration: below min_samples
     assert m.ubatch(1) == pytest.approx(0.010) and m.ubatch(8) == pytest.approx(0.040)
+
+
+def test_d_leaves_out_decode_iterations_that_may_have_prefilled_a_waiting_request_unseen():
+    def it(decoders, seconds, unseen=0, prompts=()):
+        return {"decoders": decoders, "context_sum": 0.0, "prompts": list(prompts), "seconds": seconds,
+                "unseen_prompts": unseen}
+    steps = [it(1, 0.010)] * 5 + [it(1, 0.045, unseen=2)] * 9 + [it(4, 0.030)] * 5 + [it(4, 0.050, unseen=1)] * 9
+    steps += [it(8, 0.040, unseen=3)] * 5 + [it(0, 0.02, prompts=[n]) for n in (16, 32, 64, 128)]
+    model, _ = stepmodel.fit(steps, 0.0, 0.0, 5)
+    assert model.decode(1) == pytest.approx(0.010) and model.decode(4) == pytest.approx(0.030)
+    assert model.decode(8) == pytest.approx(0.040)  # every slot decoding: the waiting requests could not start

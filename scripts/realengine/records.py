@@ -220,6 +220,7 @@ def page_block(comparison: dict) -> dict:
         _calibration(r, e)
         _settings(r, e)
         engines.append({"id": r.mid, "machine": e["machine"], "worst": e["summary"].get("worst_central"),
+                        "layout": prices_layout(e),
                         "worst_attainment": e["summary"].get("worst_attainment"), "engine": e["engine"],
                         "server": e["server"],
                         "calibration": e["calibration"], "rows": rows, "summary": e["summary"],

@@ -296,8 +296,9 @@ def fit(steps: list[dict], attention: float, overhead: float, min_samples: int) 
     attention and round trip; and the fit's own quality (how well it times the iterations it was fitted on). A
     decode batch size becomes a knot of D with at least `min_samples` decode-only iterations."""
     pure: dict[int, list[float]] = {}
-    for s in steps:
-        if s["decoders"] and not s["prompts"]:
+    full = max((s["decoders"] for s in steps), default=0)  # every slot decoding: a waiting request cannot start
+    for s in steps:  # an iteration while a request waited with a slot free may have prefilled it unseen (`counted`)
+        if s["decoders"] and not s["prompts"] and (not s.get("unseen_prompts", 0) or s["decoders"] >= full):
             pure.setdefault(s["decoders"], []).append(s["seconds"] - attention * s["context_sum"])
     knots = sorted(b for b, v in pure.items() if len(v) >= min_samples)
     if len(knots) < 2 or knots[0] != 1:
