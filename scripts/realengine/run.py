@@ -150,6 +150,16 @@ def speed_checked(port: int, cfg: dict, vocab: int, eot: int, measure) -> dict:
     return doc
 
 
+def trial_engine(cfg: dict) -> tuple[Path, Path, int, int]:
+    """What a trial tool (tile_sweep, slot_sweep) needs to start the engine: the built llama-server, the model file
+    (which `make bench-serving-real` writes once), and GPT-2's vocabulary size and end-of-text id."""
+    binary, mpath = engine_build.build(cfg), model_file.model_path(cfg["model"])
+    if not mpath.exists():
+        raise SystemExit(f"error: {mpath.as_posix()} is missing: run `make bench-serving-real` once to write the model")
+    tokens, _ = model_file.gpt2_vocabulary()
+    return binary, mpath, len(tokens), tokens.index("<|endoftext|>")
+
+
 def warm_up(port: int, vocab: int, eot: int) -> None:
     """Four short requests, discarded: the first requests after a start pay for allocations."""
     prompts = [client.prompt_ids(64, np.random.default_rng(i), vocab, eot) for i in range(4)]

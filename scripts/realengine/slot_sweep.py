@@ -19,7 +19,6 @@ import numpy as np
 
 from scripts.realengine import build as engine_build
 from scripts.realengine import client, run
-from scripts.realengine import model as model_file
 from scripts.record.atomic import write_json_atomic
 from scripts.serving.stepmodel import split_equal
 
@@ -67,11 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     if bad or args.tokens <= SKIP_GAPS + 1 or args.repeats < 1:
         raise SystemExit(f"error: --layouts need distinct slot ids in 0..{slots - 1} (not {bad}); --tokens above "
                          f"{SKIP_GAPS + 1}; --repeats at least 1")
-    binary, mpath = engine_build.build(cfg), model_file.model_path(cfg["model"])
-    if not mpath.exists():
-        raise SystemExit(f"error: {mpath.as_posix()} is missing: run `make bench-serving-real` once to write the model")
-    tokens, _ = model_file.gpt2_vocabulary()
-    vocab, eot = len(tokens), tokens.index("<|endoftext|>")
+    binary, mpath, vocab, eot = run.trial_engine(cfg)
     port, rng = run.free_port(), np.random.default_rng(args.seed)
     steps: dict[tuple, list[float]] = {lay: [] for lay in args.layouts}
     with run.serving(run.server_args(binary, mpath, port, cfg["server"]), port, Path("build/logs/slot-sweep.log")):

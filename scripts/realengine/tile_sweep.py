@@ -16,7 +16,6 @@ import numpy as np
 
 from scripts.realengine import build as engine_build
 from scripts.realengine import calibrate, run
-from scripts.realengine import model as model_file
 from scripts.record.atomic import write_json_atomic
 
 
@@ -34,11 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=Path("build/tile-sweep.json"))
     args = ap.parse_args(argv)
     cfg = engine_build.load_config(engine_build.CONFIG)
-    binary, mpath = engine_build.build(cfg), model_file.model_path(cfg["model"])
-    if not mpath.exists():
-        raise SystemExit(f"error: {mpath.as_posix()} is missing: run `make bench-serving-real` once to write the model")
-    tokens, _ = model_file.gpt2_vocabulary()
-    vocab, eot = len(tokens), tokens.index("<|endoftext|>")
+    binary, mpath, vocab, eot = run.trial_engine(cfg)
     port, rng = run.free_port(), np.random.default_rng(args.seed)
 
     cached = [p for p in args.prefixes if p > 0]
