@@ -1,8 +1,8 @@
 """Iteration times of a measured engine, fitted from its calibration runs (scripts/realengine/). Pure.
 
 On this CPU an iteration's time is not the roofline's max(bytes/bandwidth, FLOPs/peak): one decode token costs
-~5 ms alone and ~11 ms as one of two (the matmul path changes from one token to several), while prompt tokens in
-bulk cost well under 1 ms each. So the step model is measured:
+about 10 ms alone, two cost 15 ms in adjacent slots and 21 ms in slots apart (two forward passes: the server's
+slots, below), while prompt tokens in bulk cost about 1.2 ms each. So the step model is measured:
     seconds = D(decoders) + sum over prompt chunks (a + b x length + c x pairs [+ context_cost(start, length)])
               + attention x (decoders' contexts)
 where D(m) is the time of a decode-only iteration of m running requests (piecewise linear through its knots,
