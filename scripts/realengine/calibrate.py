@@ -24,7 +24,7 @@ import math
 import numpy as np
 
 from scripts.realengine import client
-from scripts.serving import stepmodel
+from scripts.serving import results, stepmodel
 
 
 def _spread(values) -> dict:
@@ -179,8 +179,8 @@ def fit(cal: dict, load_docs: list[dict], settings: dict) -> tuple[stepmodel.Ste
 def with_slots(steps: list[dict], doc: dict) -> list[dict]:
     """`steps` with each iteration's `decoder_slots` and `prompt_slots` when `doc` names every request's slot
     (client.result_document `slots`), so a model with U prices it by its ubatches; else as they are."""
-    named = doc.get("slots")
-    if not named or len(named) != len(doc["send_times"]) or min(named) < 0:
+    named = results.named_slots(doc)
+    if named is None:
         return steps
-    return [{**s, "decoder_slots": [int(named[i]) for i in s["decoder_requests"]],
-             "prompt_slots": [int(named[i]) for i in s["prompt_requests"]]} for s in steps]
+    return [{**s, "decoder_slots": [named[i] for i in s["decoder_requests"]],
+             "prompt_slots": [named[i] for i in s["prompt_requests"]]} for s in steps]

@@ -83,10 +83,10 @@ def recorded_slot_order(doc: dict, slots: int) -> list[int] | None:
     """The server's slots least recently used first at the run's start, as far as the run shows it: the slots in
     the order the requests (by send time) first took them (each idle slot is taken least recently used first), then
     the slots it never took, by id. None when the file does not name each request's slot (prefix_load.py's do)."""
-    named = doc.get("slots")
-    if not named or len(named) != len(doc["send_times"]) or min(named) < 0:
+    named = results.named_slots(doc)
+    if named is None:
         return None
-    first = list(dict.fromkeys(int(named[j]) for j in np.argsort(doc["send_times"], kind="stable")))
+    first = list(dict.fromkeys(named[j] for j in np.argsort(doc["send_times"], kind="stable")))
     return first + [s for s in range(slots) if s not in first]
 
 

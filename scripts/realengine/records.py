@@ -220,7 +220,7 @@ def page_block(comparison: dict) -> dict:
         _calibration(r, e)
         _settings(r, e)
         engines.append({"id": r.mid, "machine": e["machine"], "worst": e["summary"].get("worst_central"),
-                        "layout": prices_layout(e),
+                        "layout": bool(r.layout),
                         "worst_attainment": e["summary"].get("worst_attainment"), "engine": e["engine"],
                         "server": e["server"],
                         "calibration": e["calibration"], "rows": rows, "summary": e["summary"],
@@ -547,7 +547,7 @@ def heldout_page_block(comparison: dict) -> dict:
         sessions = [x for x in comparison["engines"] if (x["engine"]["id"], x["machine"]["id"]) ==
                     (e["engine"]["id"], e["machine"]["id"])]
         engines.append({"id": r.mid, "rows": rows, "summaries": sums, "machine": e["machine"],
-                        "layout": prices_layout(e),
+                        "layout": bool(r.layout),
                         "slots_known": [k + 1 for k, x in enumerate(sorted(sessions, key=lambda x: x["session"]))
                                         if x.get("slots_known")],
                         "calibration": e["calibration"], "fitted_on": e["fitted_on"], "noise_seeds": e["noise_seeds"],

@@ -137,13 +137,12 @@ def speed_checked(port: int, cfg: dict, vocab: int, eot: int, measure) -> dict:
     more than comparison.speed_check_bound out of its error figures (predict.speed_moved). Right before `measure()`
     the slots are put in a known order (calibrate.order_slots), recorded as `slot_order_at_start`."""
     probe = cfg["calibration"].get("speed_probe")
-    if probe is None:
-        order = calibrate.order_slots(port, cfg["server"]["slots"], vocab, eot)
-        return {**measure(), "slot_order_at_start": order}
     load = [round(x, 2) for x in os.getloadavg()]
-    before = calibrate.speed_probe(port, probe, vocab, eot)
+    before = calibrate.speed_probe(port, probe, vocab, eot) if probe is not None else None
     order = calibrate.order_slots(port, cfg["server"]["slots"], vocab, eot)
     doc = {**measure(), "slot_order_at_start": order}
+    if probe is None:
+        return doc
     after = calibrate.speed_probe(port, probe, vocab, eot)
     doc["speed_check"] = {"before_itl_ms": round(before, 4), "after_itl_ms": round(after, 4), "loadavg_before": load,
                           "probe": {k: v for k, v in probe.items() if k != "note"}}

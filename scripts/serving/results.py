@@ -79,6 +79,15 @@ def never_reached(doc: dict) -> list[bool]:
             for i in range(len(ok))]
 
 
+def named_slots(doc: dict) -> list[int] | None:
+    """Per request, the server slot that ran it (`slots`: the kit's client with the request field `verbose`), or
+    None when the file does not name every request's slot."""
+    named = doc.get("slots")
+    if not named or len(named) != len(doc["send_times"]) or min(named) < 0:
+        return None
+    return [int(s) for s in named]
+
+
 def latencies(doc: dict) -> list[float]:
     if "latencies" in doc:
         return [float(v) for v in doc["latencies"]]

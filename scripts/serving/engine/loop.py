@@ -339,10 +339,9 @@ class GpuLoop:
         nd, cost, overhead = len(self.dec_ids), self.step.cost, self.step.overhead_s
         csum = self.base_sum + nd * self.n_iters
         noise = self.step.noise
-        slots = self._slots(self.dec_ids) if self.layout else None
+        laid = {"slots": self._slots(self.dec_ids)} if self.layout else {}  # the decoders' slots, when priced
         if event < np.inf:  # iterations only lengthen as contexts grow: the event falls within this many
-            first = cost.seconds(nd, csum, slots=slots) if slots is not None else cost.seconds(nd, csum)
-            first = first * (noise.floor if noise else 1.0) + overhead
+            first = cost.seconds(nd, csum, **laid) * (noise.floor if noise else 1.0) + overhead
             m = min(m, int((event - t) / first) + 2)
         ends, alone = self.ends, self.dec_alone
         if self.scalar_run:  # IterationCost.seconds(nd, x) of each step, its terms in order
@@ -363,8 +362,7 @@ class GpuLoop:
                 alone.append(d)
             m = steps
         else:
-            sums = float(csum) + np.arange(m, dtype=np.float64) * nd
-            durations = cost.decode_run(nd, sums, slots) if slots is not None else cost.decode_run(nd, sums)
+            durations = cost.decode_run(nd, float(csum) + np.arange(m, dtype=np.float64) * nd, **laid)
             if noise:  # measured step-time noise (stepmodel.Noisy): each iteration stretched by its own draw
                 durations = durations * noise.decode(nd, m)
             durations = durations + overhead
@@ -388,12 +386,9 @@ class GpuLoop:
         chunks = scheduler.prefill_chunks(self.prefilling, self.pf_len, self.done_prefill, len(self.dec_ids))
         decoders = len(self.dec_ids) if scheduler.decodes_with_prefill else 0
         ctx_sum = self.base_sum + decoders * self.n_iters if decoders else 0.0
-        pieces = [(s, ln) for _, s, ln in chunks]
-        slots = (self._slots(self.dec_ids) if decoders else []) if self.layout else None
-        if slots is not None:
-            d = cost.seconds(decoders, ctx_sum, pieces, slots, self._slots([i for i, _, _ in chunks]))
-        else:
-            d = cost.seconds(decoders, ctx_sum, pieces)
+        laid = {"slots": self._slots(self.dec_ids[:decoders])} if self.layout else {}  # when priced (_decode_run)
+        chunk_slots = {"chunk_slots": self._slots([i for i, _, _ in chunks])} if self.layout else {}
+        d = cost.seconds(decoders, ctx_sum, [(s, ln) for _, s, ln in chunks], **laid, **chunk_slots)
         factor = self.step.noise.prompt() if self.step.noise else None  # measured step-time noise (stepmodel.Noisy)
         d = (d * factor if factor is not None else d) + overhead
         self.t += d
@@ -404,8 +399,7 @@ class GpuLoop:
                 alone = max((cost.weights + ctx_sum * cost.kv + (2 * decoders) * cost.state) / cost.bandwidth,
                             (cost.dense * decoders + ctx_sum * cost.attention) / cost.peak_flops)
             else:
-                alone = cost.seconds(decoders, ctx_sum, slots=slots) if slots is not None \
-                    else cost.seconds(decoders, ctx_sum)
+                alone = cost.seconds(decoders, ctx_sum, **laid)
                 alone = alone * factor if factor is not None else alone  # stretched as the iteration was
             self.dec_alone.append(alone + overhead)
             self.n_iters += 1
