@@ -439,3 +439,31 @@ def test_the_measured_records_only_the_lab_shows_travel_in_lab_data_js():
     assert held and held <= set(lab)
     assert f'data-lab="{LAB_SCRIPT}"' in (site / "lab.html").read_text(encoding="utf-8")
     assert LAB_SCRIPT not in (site / "index.html").read_text(encoding="utf-8")
+
+
+def test_the_calibration_load_rates_follow_the_lone_step():
+    """A calibration whose lone decode step is 20 % slower than the reference sends its load runs at 1/1.2 of the
+    config's rates; the reference hour gets the rates as written; without the config block nothing moves; the run
+    records its lone step, the reference and the factor."""
+    from scripts.realengine import calibrate, run
+
+    follow = CONFIG["calibration"]["rates_follow_speed"]
+    ref = follow["reference_lone_step_ms"]
+    short = CONFIG["calibration"]["decode_prompt_tokens"]
+
+    def cal(lone_ms):
+        return {"settings": {"decode_prompt_tokens": short},
+                "decode": [{"batch": 1, "prompt_tokens": 1000, "median_s": 0.5},  # the long prompt: not read
+                           {"batch": 2, "prompt_tokens": short, "median_s": 0.9},
+                           {"batch": 1, "prompt_tokens": short, "median_s": lone_ms / 1e3}]}
+
+    assert calibrate.lone_step_ms(cal(12.4)) == pytest.approx(12.4)
+    assert calibrate.load_rate_scale(cal(ref * 1.2), follow) == pytest.approx(0.83)
+    assert calibrate.load_rate_scale(cal(ref), follow) == 1.0
+    assert calibrate.load_rate_scale(cal(ref / 2), follow) == 2.0
+    assert calibrate.load_rate_scale(cal(12.4), None) == 1.0 and run.rate_follows_speed(cal(12.4), None) is None
+    assert run.rate_follows_speed(cal(12.4), follow) == {"lone_step_ms": 12.4, "reference_lone_step_ms": ref,
+                                                         "scale": pytest.approx(ref / 12.4, abs=0.005)}
+    committed = json.loads((SERVE / "calibration" / "llamacpp-cpu-amd-epyc-2c-1t.json").read_text())
+    assert calibrate.lone_step_ms(committed["calibration"]) == pytest.approx(ref, abs=0.005)  # the source it names
+

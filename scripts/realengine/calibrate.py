@@ -56,6 +56,22 @@ def measure(port: int, c: dict, vocab: int, eot: int) -> dict:
     return out
 
 
+def lone_step_ms(cal: dict) -> float:
+    """The calibration's lone batch-1 decode step at its short prompt, ms: the engine's speed that hour."""
+    short = cal["settings"]["decode_prompt_tokens"]
+    return 1e3 * next(d["median_s"] for d in cal["decode"] if d["batch"] == 1 and d["prompt_tokens"] == short)
+
+
+def load_rate_scale(cal: dict, follow: dict | None) -> float:
+    """What the load runs' rates are multiplied by (config/real_engine.json calibration.rates_follow_speed): the
+    reference lone step over this calibration's, to two decimals, so a slower hour gets proportionally fewer
+    requests per second and each run keeps about the load it was chosen for (on 2026-12-05 a 20 % slower hour ran
+    the fixed 5 req/s long_mix run at four times its usual TTFT p50). 1 without the block."""
+    if not follow:
+        return 1.0
+    return round(float(follow["reference_lone_step_ms"]) / lone_step_ms(cal), 2)
+
+
 def measure_prefill(port: int, lengths: list[int], repeats: int, rng, vocab: int, eot: int) -> list[dict]:
     """Per prompt length: `repeats` lone fresh prompts (nothing cached), one output token each; their TTFTs."""
     prefill = []

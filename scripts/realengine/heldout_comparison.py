@@ -288,12 +288,6 @@ def fitted_family(paths: list[Path], step, cal: dict, anchor, settings: dict) ->
             "tail_median_abs_error": median_abs_error(below, predict.TAIL)}
 
 
-def lone_step_ms(cal: dict) -> float:
-    """The calibration's lone batch-1 decode step at its short prompt, ms: the engine's speed that day."""
-    short = cal["settings"]["decode_prompt_tokens"]
-    return 1e3 * next(d["median_s"] for d in cal["decode"] if d["batch"] == 1 and d["prompt_tokens"] == short)
-
-
 def compare(calibration_paths: list[Path], result_paths: list[Path], anchor, settings: dict,
             other_calibrations: list[Path] = ()) -> dict:
     """Every engine + machine's held-out cells predicted (module docstring); `other_calibrations`: other committed
@@ -440,13 +434,13 @@ def other_predictions(paths: list[Path], cal: dict, taken: str, docs: list[tuple
         step, quality = calibrate.fit(other["calibration"], [d for _, d in runs], settings)
         cells = [predicted_cell(p, d, step, quality, other, anchor, settings, 0, detail=False) for p, d in docs]
         when = taken_at(runs)
-        ratio = lone_step_ms(cal["calibration"]) / lone_step_ms(other["calibration"])
+        ratio = calibrate.lone_step_ms(cal["calibration"]) / calibrate.lone_step_ms(other["calibration"])
         out.append({"calibration": Path(cpath).as_posix(), "date": other["machine"].get("date"), "taken": when,
                     "when": "hour" if other["machine"].get("date") == cal["machine"].get("date") else "day",
                     "hours_apart": hours_between(taken, when),
                     "fitted_on": [Path(p).as_posix() for p in mine],
-                    "lone_step_ms": {"committed": lone_step_ms(other["calibration"]),
-                                     "this_session": lone_step_ms(cal["calibration"])},
+                    "lone_step_ms": {"committed": calibrate.lone_step_ms(other["calibration"]),
+                                     "this_session": calibrate.lone_step_ms(cal["calibration"])},
                     "lone_step_ratio": ratio, "lone_step_moved": abs(ratio - 1) > LONE_STEP_DRIFT,
                     "speed_probe_itl_ms": [min(probes), max(probes)] if probes else None,
                     "summary": summary(cells),

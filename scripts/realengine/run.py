@@ -121,6 +121,16 @@ def load_cell(port: int, cfg: dict, workload: str, rate: float, run: int, vocab:
     return _rounded(doc)
 
 
+def rate_follows_speed(cal: dict, follow: dict | None) -> dict | None:
+    """What a calibration load run records of its rate's scaling (calibrate.load_rate_scale): this calibration's
+    lone step, the reference and the factor; None without config calibration.rates_follow_speed."""
+    if not follow:
+        return None
+    return {"lone_step_ms": round(calibrate.lone_step_ms(cal), 4),
+            "reference_lone_step_ms": float(follow["reference_lone_step_ms"]),
+            "scale": calibrate.load_rate_scale(cal, follow)}
+
+
 def _rounded(doc: dict) -> dict:
     """Times to the microsecond (the clock's useful resolution here; keeps the committed files small)."""
     r = lambda v: round(float(v), 6)  # noqa: E731
@@ -290,12 +300,16 @@ def main(argv: list[str] | None = None) -> int:
         runs = [(w, r, None) for w, r in cfg["calibration"]["load_runs"].items()]
         if args.held_out:  # answers long enough to fill every slot (held_out.calibration_load_runs)
             runs += [(w, s["rate"], s) for w, s in cfg["held_out"]["calibration_load_runs"].items()]
-        for workload, rate, spec in runs:  # step times under load, for the fit
+        follow = rate_follows_speed(cal, cfg["calibration"].get("rates_follow_speed"))
+        for workload, nominal, spec in runs:  # step times under load, for the fit
             t0 = time.time()
+            rate = round(nominal * follow["scale"], 3) if follow else nominal
             doc = load_cell(port, cfg, workload, rate, 0, vocab, eot, {**meta, "purpose": "calibration"},
                             seed=cfg["calibration"]["load_seed"], spec=spec)  # other requests than the cells'
-
-            write_json_atomic(args.out / "calibration" / calibration_name(machine["id"], workload, rate), doc)
+            if follow:
+                doc["rate_follows_speed"] = {**follow, "nominal_rate": nominal}
+            # named by the config's rate, so a rerun on another hour replaces the file rather than adding one
+            write_json_atomic(args.out / "calibration" / calibration_name(machine["id"], workload, nominal), doc)
             print(f"calibration load {workload} {rate:g} req/s: {doc['completed']}/{doc['num_prompts']} ok, "
                   f"{time.time() - t0:.0f} s", file=sys.stderr)
         if args.only_calibrate:
