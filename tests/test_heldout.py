@@ -467,3 +467,33 @@ def test_the_calibration_load_rates_follow_the_lone_step():
     committed = json.loads((SERVE / "calibration" / "llamacpp-cpu-amd-epyc-2c-1t.json").read_text())
     assert calibrate.lone_step_ms(committed["calibration"]) == pytest.approx(ref, abs=0.005)  # the source it names
 
+
+def test_a_closed_loop_with_its_slots_unknown_is_predicted_from_both_layouts(comparison):
+    """Session 1 ran before the harness put the slots in order: its closed loop is also predicted from the two
+    start orders at the ends of what the server's choice can make of four requests, four consecutive slots (one
+    ubatch a step) and four slots apart (four), as stepmodel.split_equal cuts them; apart, each step is several
+    forward passes, so TPOT is longer and attainment lower; the band says where the measurement sits. The committed
+    comparison has the band only for sessions without a known start order, and session 4's 2 % attainment (TPOT
+    54 ms) sits at the slots-apart end."""
+    from scripts.serving.stepmodel import split_equal
+
+    orders = heldout_comparison.layout_orders(8)
+    assert orders == {"adjacent": [0, 1, 2, 3, 4, 5, 6, 7], "apart": [0, 2, 4, 6, 1, 3, 5, 7]}
+    assert [len(split_equal(orders[n][:4], [], 512)) for n in ("adjacent", "apart")] == [1, 4]
+    loop = next(c for c in comparison["engines"][0]["cells"] if c["concurrency"])
+    band = loop["slot_layouts"]
+    assert band["adjacent"]["order"] == orders["adjacent"] and band["apart"]["order"] == orders["apart"]
+    assert band["apart"]["mean_tpot_ms"] > 1.3 * band["adjacent"]["mean_tpot_ms"]
+    assert band["apart"]["slo_attainment"] < band["adjacent"]["slo_attainment"]
+    for key in ("mean_tpot_ms", "slo_attainment"):  # where the measurement sits against the band
+        low, high = sorted(band[n][key] for n in ("adjacent", "apart"))
+        m = loop["measured"][key]
+        assert band["measured"][key] == ("below" if m < low else "above" if m > high else "within")
+    committed = read_json(ROOT / "precomputed" / "serve_heldout_comparison.json")
+    for e in committed["engines"]:
+        for c in (c for c in e["cells"] if c["concurrency"]):
+            known = "slot_order_at_start" in read_json(ROOT / c["file"])
+            assert ("slot_layouts" in c) != known, (e["session"], known)
+            if e["session"] == "session-4":
+                assert c["slot_layouts"]["attainment_nearer"] == "apart"
+                assert c["measured"]["slo_attainment"] == pytest.approx(0.02, abs=0.01)

@@ -121,6 +121,8 @@ def predicted_cell(path: str, doc: dict, step, quality: dict, cal: dict, anchor,
                                        settings["saturated_below"], **kw)
         out["released_at_once"] = {k: at_once["predicted"][k] for k in ("median_ttft_ms", "p99_ttft_ms",
                                                                         "slo_attainment")}
+        if "slot_order_at_start" not in doc and getattr(step, "prices_layout", False):
+            out["slot_layouts"] = slot_layouts(anchor, sent, step, cal, settings, kw, out["measured"])
         out["starts"] = [start_of(1, plain, trace)] + [
             start_of(k, *predict.compare_cell(anchor, first_together(doc, sent, k), step, cal["server"], cal["slo_ms"],
                                               settings["saturated_below"], **kw, with_trace=True))
@@ -132,6 +134,37 @@ def predicted_cell(path: str, doc: dict, step, quality: dict, cal: dict, anchor,
         out["noisy"] = {k: noisy[k] for k in ("predicted", "predicted_spread", "ks", "noise_seeds")}
         out["noisy"]["error"] = predict.cell_errors(noisy)
     return out
+
+
+LAYOUT_SHOWN = ("mean_tpot_ms", "p99_tpot_ms", "median_ttft_ms", "slo_attainment")
+
+
+def layout_orders(slots: int) -> dict[str, list[int]]:
+    """Two start orders of the slots (least recently used first) at the two ends of what the server's choice can
+    make of a closed loop's requests: `adjacent` (0, 1, 2, ...: each wave takes consecutive slots, one ubatch) and
+    `apart` (the even slots, then the odd ones: no two of a wave adjacent while it fits in half the slots, a ubatch
+    each: stepmodel.split_equal)."""
+    return {"adjacent": list(range(slots)), "apart": list(range(0, slots, 2)) + list(range(1, slots, 2))}
+
+
+def slot_layouts(anchor, sent: dict, step, cal: dict, settings: dict, kw: dict, measured: dict) -> dict:
+    """A closed loop run before the harness put the slots in a known order (no `slot_order_at_start`: held-out
+    sessions 1-4): its prediction from each of layout_orders' starts, the band the unknown slots leave, and whether
+    the measured mean TPOT and attainment lie in it, above or below (`measured`), and which layout's attainment the
+    measured one is nearer (slots apart make each decode step several forward passes)."""
+    out = {}
+    for name, order in layout_orders(int(cal["server"]["slots"])).items():
+        c = predict.compare_cell(anchor, {**sent, "slot_order_at_start": order}, step, cal["server"], cal["slo_ms"],
+                                 settings["saturated_below"], **kw)
+        out[name] = {"order": order, **{k: c["predicted"][k] for k in LAYOUT_SHOWN}}
+
+    def side(key):
+        low, high = sorted(out[n][key] for n in ("adjacent", "apart"))
+        return "below" if measured[key] < low else "above" if measured[key] > high else "within"
+
+    nearer = min(("adjacent", "apart"), key=lambda n: abs(out[n]["slo_attainment"] - measured["slo_attainment"]))
+    return {**out, "measured": {"mean_tpot_ms": side("mean_tpot_ms"), "slo_attainment": side("slo_attainment")},
+            "attainment_nearer": nearer}
 
 
 def first_together(doc: dict, sent: dict, k: int) -> dict:
@@ -268,7 +301,8 @@ def summary(cells: list[dict], variant: str = "") -> dict:
                             "send_waves": c.get("send_waves"), "predicted_waves": c.get("predicted_waves"),
                             "released_at_once": c.get("released_at_once"), "starts": c.get("starts"),
                             "start_range": start_range(c.get("starts")),
-                            "measured_within_starts": within_starts(c)} for c in loops]}
+                            "measured_within_starts": within_starts(c),
+                            "slot_layouts": c.get("slot_layouts")} for c in loops]}
     out["meets"] = {**goals_met(out), "closed_loop": bool(loops) and all(
         c["p50_differs_from_p99"] and c["attainment_abs_error"] <= CLOSED_LOOP_ATTAINMENT_GOAL + 1e-12
         for c in out["closed_loop"])}
@@ -368,7 +402,8 @@ def repeats(engines: list[dict]) -> list[dict]:
                                     for m, p in zip(measured, shown, strict=True)],
                           "mean_error": predict.cell_errors({"measured": mean_metrics(measured),
                                                              "predicted": mean_metrics(shown)}),
-                          "spread": predict.run_spread(measured) if len(per) > 1 else None})
+                          "spread": predict.run_spread(measured) if len(per) > 1 else None,
+                          "slot_layouts": [c.get("slot_layouts") for c in per]})
         below = [c for c in cells if not c["concurrency"] and not c["saturated"] and not c["speed_moved"]
                  and c["spread"] is not None]
 

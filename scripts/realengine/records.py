@@ -350,6 +350,9 @@ HELD_PREDICTION = ("llama.cpp 的调度 + 步时模型,只用同一时段先做�
 HELD_AT_ONCE = HELD_PREDICTION + ";闭环的客户端不按实测的补发间隔,而在请求结束的那一刻补发(作对照)"
 HELD_PATTERN = HELD_PREDICTION + (";闭环的开局改成头几个请求同时到达(其余按实测的补发间隔),"
                                   "看模型会停在哪种排法里(heldout_comparison.start_of)")
+HELD_LAYOUT = HELD_PREDICTION + (";这次测量前没有先把服务器的槽排成已知的次序,改从两种极端的开局各预测一次:"
+                                 "闭环的请求占相邻的槽(一步一次前向)或隔开的槽(一步每个请求一次前向)"
+                                 "(heldout_comparison.slot_layouts)")
 HELD_NOISY = HELD_PREDICTION + ";每一轮的步时再按校准里测到的步时噪声随机拉伸(5 个种子取中位数,stepmodel.Noisy)"
 HELD_OTHER_CALIBRATION = ("同样的调度 + 步时模型,改用另一次提交的校准({folder}/:"
                           "那次的单独步时与它的校准压测)拟合")
@@ -371,6 +374,17 @@ def _held_where(c: dict) -> str:
     if c["concurrency"]:
         return f"「{name}」,同时最多 {c['concurrency']} 个请求"
     return f"「{name}」,每秒 {c['rate']:g} 个请求"
+
+
+def _layout_records(r: _HeldOutRecords, layouts: dict, base: str, where: str, args: dict) -> None:
+    """A closed loop's prediction from the two slot layouts (heldout_comparison.slot_layouts): mean TPOT and
+    attainment, realho.<...>.layout_{adjacent,apart}.<metric>."""
+    for name, zh in (("adjacent", "相邻"), ("apart", "隔开")):
+        for key in ("mean_tpot_ms", "slo_attainment"):
+            label, unit, fmt, scale = HELD_SHOWN[key]
+            r.predicted(f"{base}.layout_{name}.{key}", f"{where}:{label}(预测,无噪声,开局时请求占{zh}的槽)",
+                        layouts[name][key] * scale, unit, fmt, {**args, "metric": key, "slot_layout": name},
+                        HELD_LAYOUT)
 
 
 def _loop_records(r: _HeldOutRecords, c: dict, base: str, where: str, args: dict) -> None:
@@ -409,6 +423,8 @@ def _loop_records(r: _HeldOutRecords, c: dict, base: str, where: str, args: dict
                 r.predicted(f"{base}.pattern_{end}.first{k}",
                             f"{where}:那种开局里第一批 prefill 恰好是 {k} 个请求的轮数",
                             n, "轮", "int", {**args, "together": st["together"], "first_part": k}, HELD_PATTERN)
+    if c.get("slot_layouts"):
+        _layout_records(r, c["slot_layouts"], base, where, args)
     once = c.get("released_at_once")
     if once:
         for key, (label, unit, fmt, scale) in HELD_SHOWN.items():
@@ -594,7 +610,14 @@ def _repeat_block(r1: _HeldOutRecords, e1: dict, comparison: dict, prov: dict) -
                             c["predicted"][k][key] * scale, unit, fmt,
                             {"session": tag, "workload": c["workload"], "cell": cell, "metric": key},
                             HELD_NOISY if noisy else HELD_PREDICTION)
-            ids.append({"base": base, "predicted": "predicted"})
+            layouts = c["slot_layouts"][k]
+            if layouts:  # a closed loop run with the slots in an unknown order: the band the layouts leave
+                _layout_records(r, layouts, base, f"{where}(第 {i + 1} 次)",
+                                {"session": tag, "workload": c["workload"], "cell": cell})
+                label, unit, fmt, scale = HELD_SHOWN["mean_tpot_ms"]
+                r.measured(f"{base}.mean_tpot_ms.measured", f"{where}:{label}(实测,第 {i + 1} 次)",
+                           c["measured"][k]["mean_tpot_ms"] * scale, unit, fmt, c["files"][k], 1, "—")
+            ids.append({"base": base, "predicted": "predicted", "layouts": layouts})
         rows.append({"label": HELD_LABELS.get(c["workload"], c["workload"]), "rate": c["rate"],
                      "concurrency": c["concurrency"], "saturated": c["saturated"],
                      "speed_moved": c["speed_moved"], "first": first,
