@@ -66,6 +66,29 @@ def test_an_iteration_while_a_request_waits_for_its_first_token_is_marked():
     assert [it["prompts"] for it in its if it["prompts"]] == [[8]]  # B's first token rides at 0.2 s
 
 
+def test_an_iteration_whose_tokens_the_client_read_apart_is_left_out():
+    """llama.cpp decodes every generating slot in each iteration (server-context.cpp update_slots). A and B decode
+    together every 10 ms; once the client reads B's token 3 ms after A's (past the 1.5 ms gap), that group lacks B,
+    which was generating across it: the iterations starting or ending at either half are left out, the others kept.
+    A request that ends, then another's first token alone, is no fragment (nothing was generating across)."""
+    a = {"sent": 0.0, "ttft": 0.1, "itls": [0.01] * 9}  # tokens at 0.10, 0.11, ..., 0.19
+    b_times = [0.1 + 0.01 * k for k in range(10)]
+    b_times[5] += 0.003  # the 0.15 s iteration: B's token read at 0.153 s
+    b_itls = list(np.diff(b_times))
+    c = {"sent": 0.21, "ttft": 0.0, "itls": [0.01] * 3}  # after both ended: first token at 0.21 s, alone
+    doc = {"send_times": [a["sent"], 0.0, c["sent"]], "ttfts": [a["ttft"], 0.1, c["ttft"] + 0.01],
+           "itls": [a["itls"], b_itls, c["itls"]], "input_lens": [8, 8, 8], "success": [True, True, True]}
+    its = stepmodel.iterations(doc, 0.0015)
+    ends = [round(it["end"], 4) for it in its]
+    assert all(it["decoders"] == 2 for it in its if it["end"] < 0.195)  # never A or B alone
+    assert 0.14 in ends and 0.17 in ends  # whole iterations around the split one are kept
+    assert not any(0.1495 < e < 0.1625 for e in ends)  # 0.14 -> 0.15 (A alone), 0.15 -> 0.153, 0.153 -> 0.16: out
+    assert [it["decoders"] for it in its if it["end"] > 0.2] == [1, 1, 1]  # C decodes alone after A and B ended
+    b_times[5] -= 0.003  # read together: every iteration of A and B is kept
+    doc["itls"][1] = list(np.diff(b_times))
+    assert len([it for it in stepmodel.iterations(doc, 0.0015) if it["end"] < 0.195]) == 9
+
+
 def test_a_closed_loop_of_equal_requests_leaves_lockstep_with_noise_and_a_seed_repeats_its_run():
     a = anchor_from(read_json(ROOT / "anchor-model.json"))
     doc = equal_requests()

@@ -31,6 +31,13 @@ Fitted from calibration runs that the predicted runs never include (scripts/real
   comparison.iteration_gap_ms) left the engine in one iteration; an
   iteration's duration is known when a request had tokens in it and in the one before (the engine ran back to back);
   its decoders are the requests with an earlier token, its prompt chunks the requests whose first token it is.
+  llama.cpp decodes every generating slot in every iteration, so a group of tokens that lacks one of a request that
+  was generating across it (a token before it and one after) is a fragment: the client, busy reading other streams,
+  got that iteration's tokens more than the gap apart. An iteration that starts or ends at a fragment is left out
+  (9-45 % of each committed calibration run's iterations; kept, they showed as small batches that took two or three
+  steps: 5-20 % of the decode-only iterations with one decoder, 41-55 % on held-out session 6's slow hour, 69-81 % in
+  the runs with every slot busy). Every generating slot joins each batch: tools/server/server-context.cpp
+  update_slots, "determine which slots are generating", in the llama.cpp of llama-cpp-python 0.3.36.
 D(m) is the median of decode-only iterations with m decoders (their attention removed); a, b and c a least-squares
 fit, kept non-negative, of what the mixed iterations took beyond D and attention, solved exactly in rational
 arithmetic (`least_squares`): a BLAS solver's last digits depend on the CPU's vector unit, and the committed
@@ -232,15 +239,16 @@ def lone_attention_and_overhead(decode_short: dict[int, float], decode_long: dic
 def iterations(doc: dict, gap_s: float) -> list[dict]:
     """The engine's iterations as the client saw them (module docstring), from a result file with `send_times`:
     [{"decoders", "context_sum", "prompts" (their lengths), "seconds", and which requests decoded and prompted}]
-    for each iteration of known duration.
+    for each iteration of known duration, none starting or ending at a fragment (`_whole`).
     Tokens that reach the client within `gap_s` of each other count as one iteration's."""
-    events, waiting = [], []  # waiting: (sent, first token) of each request
+    events, waiting, last = [], [], []  # waiting: (sent, first token) of each request; last: its last token
     for i, (sent, ttft, gaps) in enumerate(zip(doc["send_times"], doc["ttfts"], doc["itls"], strict=True)):
         if not doc.get("success", [True] * len(doc["ttfts"]))[i]:
             continue
         times = sent + ttft + np.concatenate(([0.0], np.cumsum(gaps)))
         events.extend((float(t), i, k) for k, t in enumerate(times))
         waiting.append((float(sent), float(times[0])))
+        last.append((i, float(times[-1])))
     events.sort()
     sent_at = np.array([w[0] for w in waiting]) if waiting else np.zeros(0)
     first_at = np.array([w[1] for w in waiting]) if waiting else np.zeros(0)
@@ -252,8 +260,13 @@ def iterations(doc: dict, gap_s: float) -> list[dict]:
         current.append(e)
     if current:
         clusters.append(current)
+    ids = np.array([i for i, _ in last], dtype=int)
+    last_at = np.array([t for _, t in last])
+    whole = [_whole(c, ids, first_at, last_at) for c in clusters]
     out = []
-    for before, now in zip(clusters, clusters[1:], strict=False):
+    for n, (before, now) in enumerate(zip(clusters, clusters[1:], strict=False)):
+        if not (whole[n] and whole[n + 1]):
+            continue  # it starts or ends at a fragment of an iteration: neither its duration nor its batch is known
         earlier = {i for _, i, _ in before}
         decoders = [(i, k) for _, i, k in now if k > 0]
         if not any(i in earlier for i, _ in decoders):
@@ -269,6 +282,14 @@ def iterations(doc: dict, gap_s: float) -> list[dict]:
                     # working on their prompts in it, unseen by the client
                     "unseen_prompts": int(((sent_at < start) & (first_at > now[-1][0])).sum())})
     return out
+
+
+def _whole(cluster: list, ids: np.ndarray, first_at: np.ndarray, last_at: np.ndarray) -> bool:
+    """Whether a group of tokens (time, request, k) holds one of every request generating across it (first token
+    before it, last token after it; `ids`, `first_at`, `last_at` per successful request): llama.cpp decodes every
+    generating slot in each iteration, so a group that lacks one is a fragment of an iteration."""
+    across = ids[(first_at < cluster[0][0]) & (last_at > cluster[-1][0])]
+    return set(across.tolist()) <= {i for _, i, _ in cluster}
 
 
 def least_squares(rows: list[list[float]], y: list[float]) -> list[float]:
