@@ -344,6 +344,7 @@ def test_each_session_is_predicted_from_its_own_calibration_and_repeats_sit_side
     for c in rep["cells"]:
         assert all(v in (0.0, None) for v in c["spread"].values())
         assert c["mean_error"] == c["error"][0] == c["error"][1]
+        assert len(c["speed_moved_each"]) == 2 and c["speed_moved"] == any(c["speed_moved_each"])
     s = rep["summary"]
     assert s["mean"]["central_median_abs_error"] == s["per_session"][0]["central_median_abs_error"] == \
         s["per_session"][1]["central_median_abs_error"] == out["engines"][0]["summaries"]["held_out"][
@@ -355,6 +356,7 @@ def test_each_session_is_predicted_from_its_own_calibration_and_repeats_sit_side
     row = e["repeat"]["rows"][0]
     assert [x["base"] for x in row["ids"]] == [row["first"], row["first"].replace(f"realho.{mid}.",
                                                                                   f"realho.{mid}.session-2.")]
+    assert row["ids"][1]["moved"] is rep["cells"][0]["speed_moved_each"][1]  # the page's "不计入" per session
     second = prov[f"{row['ids'][1]['base']}.median_ttft_ms.measured"]
     assert second["kind"] == "measured" and "session-2" in second["file"]
     assert prov[f"realho.{mid}.rep.sessions"]["value"] == 2

@@ -397,6 +397,7 @@ def repeats(engines: list[dict]) -> list[dict]:
             cells.append({"workload": key[0], "rate": key[1], "concurrency": key[2], "present": present,
                           "files": [c["file"] for c in per], "saturated": any(c["saturated"] for c in per),
                           "speed_moved": any(bool(c.get("speed_moved")) for c in per),
+                          "speed_moved_each": [bool(c.get("speed_moved")) for c in per],
                           "measured": measured, "predicted": shown,
                           "error": [predict.cell_errors({"measured": m, "predicted": p})
                                     for m, p in zip(measured, shown, strict=True)],

@@ -617,7 +617,8 @@ def _repeat_block(r1: _HeldOutRecords, e1: dict, comparison: dict, prov: dict) -
                 label, unit, fmt, scale = HELD_SHOWN["mean_tpot_ms"]
                 r.measured(f"{base}.mean_tpot_ms.measured", f"{where}:{label}(实测,第 {i + 1} 次)",
                            c["measured"][k]["mean_tpot_ms"] * scale, unit, fmt, c["files"][k], 1, "—")
-            ids.append({"base": base, "predicted": "predicted", "layouts": layouts})
+            ids.append({"base": base, "predicted": "predicted", "layouts": layouts,
+                        "moved": c["speed_moved_each"][k]})
         rows.append({"label": HELD_LABELS.get(c["workload"], c["workload"]), "rate": c["rate"],
                      "concurrency": c["concurrency"], "saturated": c["saturated"],
                      "speed_moved": c["speed_moved"], "first": first,
