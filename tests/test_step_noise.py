@@ -75,8 +75,8 @@ def test_an_iteration_whose_tokens_the_client_read_apart_is_left_out():
     b_times = [0.1 + 0.01 * k for k in range(10)]
     b_times[5] += 0.003  # the 0.15 s iteration: B's token read at 0.153 s
     b_itls = list(np.diff(b_times))
-    c = {"sent": 0.21, "ttft": 0.0, "itls": [0.01] * 3}  # after both ended: first token at 0.21 s, alone
-    doc = {"send_times": [a["sent"], 0.0, c["sent"]], "ttfts": [a["ttft"], 0.1, c["ttft"] + 0.01],
+    c = {"sent": 0.21, "ttft": 0.01, "itls": [0.01] * 3}  # after both ended: first token at 0.22 s, alone
+    doc = {"send_times": [a["sent"], 0.0, c["sent"]], "ttfts": [a["ttft"], 0.1, c["ttft"]],
            "itls": [a["itls"], b_itls, c["itls"]], "input_lens": [8, 8, 8], "success": [True, True, True]}
     its = stepmodel.iterations(doc, 0.0015)
     ends = [round(it["end"], 4) for it in its]
