@@ -102,6 +102,15 @@ def test_every_assumption_the_popup_can_show_reads_in_chinese():
     assert all(cjk.search(v) for v in zh.values())
 
 
+def test_sessions_are_counted_in_chinese_past_nine():
+    """The held-out section says 第九次; a tenth session's page must say 第十次, not stop the render."""
+    from scripts.common.display import chinese_number
+
+    assert [chinese_number(n) for n in (1, 9, 10, 11, 20, 23, 99)] == ["一", "九", "十", "十一", "二十", "二十三",
+                                                                        "九十九"]
+    assert chinese_number(100) == "100" and chinese_number(0) == "0"
+
+
 def test_a_setting_is_shown_as_it_is():
     """A sending rate of 0.125 /s shows as 0.125, not a rounded 0.13 that was never sent; 0.5 stays 0.5."""
     from scripts.common.display import exact_format, format_number

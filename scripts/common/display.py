@@ -28,3 +28,15 @@ def exact_format(value: float) -> str:
         if math.isclose(round_half_up(value, decimals), value, rel_tol=0, abs_tol=1e-9):
             return fmt
     return "f3"
+
+
+def chinese_number(n: int) -> str:
+    """1..99 in Chinese numerals (第九次, 第十次, 第十一次, 第二十次), others in digits: the page counts measurement
+    sessions in words, and a tenth session must not end the render."""
+    digits = "一二三四五六七八九"
+    n = int(n)
+    if not 1 <= n <= 99:
+        return str(n)
+    tens, ones = divmod(n, 10)
+    head = "" if tens == 0 else "十" if tens == 1 else digits[tens - 1] + "十"
+    return head + (digits[ones - 1] if ones else "")

@@ -24,6 +24,7 @@ from markdown_it import MarkdownIt
 from markupsafe import Markup
 
 from scripts.common import names
+from scripts.common.display import chinese_number
 from scripts.page import charts, reading
 from scripts.record.inputs import InputError
 
@@ -153,6 +154,7 @@ def jinja_env(templates: Path) -> Environment:
     env = Environment(loader=FileSystemLoader(templates), autoescape=select_autoescape(default=True,
                       default_for_string=True), undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters["log2"] = lambda v: int(v).bit_length() - 1
+    env.filters["cn_number"] = chinese_number
     return env
 
 
