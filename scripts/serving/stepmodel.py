@@ -241,17 +241,16 @@ def iterations(doc: dict, gap_s: float) -> list[dict]:
     [{"decoders", "context_sum", "prompts" (their lengths), "seconds", and which requests decoded and prompted}]
     for each iteration of known duration, none starting or ending at a fragment (`_whole`).
     Tokens that reach the client within `gap_s` of each other count as one iteration's."""
-    events, waiting, last = [], [], []  # waiting: (sent, first token) of each request; last: its last token
+    events, spans = [], []  # spans: (request, sent, first token, last token) of each successful request
     for i, (sent, ttft, gaps) in enumerate(zip(doc["send_times"], doc["ttfts"], doc["itls"], strict=True)):
         if not doc.get("success", [True] * len(doc["ttfts"]))[i]:
             continue
         times = sent + ttft + np.concatenate(([0.0], np.cumsum(gaps)))
         events.extend((float(t), i, k) for k, t in enumerate(times))
-        waiting.append((float(sent), float(times[0])))
-        last.append((i, float(times[-1])))
+        spans.append((i, float(sent), float(times[0]), float(times[-1])))
     events.sort()
-    sent_at = np.array([w[0] for w in waiting]) if waiting else np.zeros(0)
-    first_at = np.array([w[1] for w in waiting]) if waiting else np.zeros(0)
+    ids = np.array([s[0] for s in spans], dtype=int)
+    sent_at, first_at, last_at = np.array([s[1:] for s in spans], dtype=float).reshape(-1, 3).T
     clusters, current = [], []
     for e in events:
         if current and e[0] - current[-1][0] > gap_s:
@@ -260,8 +259,6 @@ def iterations(doc: dict, gap_s: float) -> list[dict]:
         current.append(e)
     if current:
         clusters.append(current)
-    ids = np.array([i for i, _ in last], dtype=int)
-    last_at = np.array([t for _, t in last])
     whole = [_whole(c, ids, first_at, last_at) for c in clusters]
     out = []
     for n, (before, now) in enumerate(zip(clusters, clusters[1:], strict=False)):
