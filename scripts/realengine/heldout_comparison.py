@@ -52,6 +52,16 @@ CLOSED_LOOP_ATTAINMENT_GOAL = 0.10  # issue 43: the closed loop's attainment wit
 FIELDS = ("send_times", "workload", "run", "request_rate", "max_concurrency", "client")
 
 
+SESSION_NUMBER = re.compile(r"session-(\d+)$")
+
+
+def session_key(name: str) -> tuple:
+    """A session folder's place among its siblings (run.py --session N writes session-N): by number, so session-2
+    comes before session-10 (as text it would not); a folder named otherwise after them, by name."""
+    m = SESSION_NUMBER.search(name)
+    return (0, int(m.group(1)), name) if m else (1, 0, name)
+
+
 def is_closed_loop(doc: dict) -> bool:
     return doc.get("max_concurrency") is not None
 
@@ -330,7 +340,8 @@ def compare(calibration_paths: list[Path], result_paths: list[Path], anchor, set
     seeds = settings.get("held_out_noise_seeds", 0)
     engines = []
     loads = sorted(p for p in calibration_paths if is_load_calibration(p))
-    for cpath in sorted(p for p in calibration_paths if not is_load_calibration(p)):
+    for cpath in sorted((p for p in calibration_paths if not is_load_calibration(p)),
+                        key=lambda p: session_key(Path(p).parent.parent.name)):
         folder = Path(cpath).parent.parent  # the session: its calibration/ and its cells (run.py --session)
         cal, mine, docs = session_runs(cpath, [p for p in loads if Path(p).parent == Path(cpath).parent],
                                        [p for p in result_paths if Path(p).parent == folder], FIELDS,
@@ -387,7 +398,7 @@ def repeats(engines: list[dict]) -> list[dict]:
     for (eid, mid), group in sorted(groups.items()):
         if len(group) < 2:
             continue
-        group.sort(key=lambda e: e["session"])
+        group.sort(key=lambda e: session_key(e["session"]))
         keys = list(dict.fromkeys(_cell_key(c) for e in group for c in e["cells"]))
         cells = []
         for key in keys:
@@ -405,6 +416,8 @@ def repeats(engines: list[dict]) -> list[dict]:
                                                              "predicted": mean_metrics(shown)}),
                           "spread": predict.run_spread(measured) if len(per) > 1 else None,
                           "slot_layouts": [c.get("slot_layouts") for c in per]})
+            if key[2]:
+                cells[-1]["attainment_floor"] = attainment_floor(present, per)
         below = [c for c in cells if not c["concurrency"] and not c["saturated"] and not c["speed_moved"]
                  and c["spread"] is not None]
 
@@ -423,6 +436,24 @@ def repeats(engines: list[dict]) -> list[dict]:
                                            "attainment_median": float(np.median(spreads)) if spreads else None,
                                            "attainment_max": max(spreads, default=None)}}})
     return out
+
+
+def attainment_floor(present: list[int], per: list[dict]) -> dict | None:
+    """A closed loop measured in several sessions (`present`, its cells `per`), over those whose server had its
+    slots in a known order (no `slot_layouts` band) and kept its speed: the measured attainment's lowest and highest,
+    the least error some one of them must leave to any single prediction (`floor`, (high - low) / 2: no number is
+    nearer both ends), whether that floor is above the closed loop's goal, and in how many of them the measurement
+    lies within the model's own band of starts (within_starts). None with fewer than two such sessions."""
+    kept = [(i, c) for i, c in zip(present, per, strict=True)
+            if not c.get("slot_layouts") and not c.get("speed_moved")]
+    if len(kept) < 2:
+        return None
+    att = [c["measured"]["slo_attainment"] for _, c in kept]
+    low, high = min(att), max(att)
+    inside = [within_starts(c) for _, c in kept]
+    return {"sessions": [i for i, _ in kept], "low": low, "high": high, "floor": (high - low) / 2,
+            "above_goal": (high - low) / 2 > CLOSED_LOOP_ATTAINMENT_GOAL,
+            "within_starts": sum(1 for x in inside if x), "with_starts": sum(1 for x in inside if x is not None)}
 
 
 LONE_STEP_DRIFT = 0.10  # the page's "一成": two calibrations whose lone decode steps differ by more moved apart

@@ -10,7 +10,7 @@ import functools
 from pathlib import Path
 
 from scripts.common.display import exact_format
-from scripts.realengine.heldout_comparison import start_range
+from scripts.realengine.heldout_comparison import session_key, start_range
 from scripts.record import provenance as pv
 from scripts.record.manifest import sha256
 
@@ -560,11 +560,11 @@ def heldout_page_block(comparison: dict) -> dict:
                                         ("loop_attainment", 10, "百分点", "目标:闭环达标率的预测误差上限")):
             rid = f"realho.{r.mid}.goal.{key}"
             prov[rid] = pv.assumed(rid, label, value, unit, "int", assumption=HELD_GOAL_SOURCE)
-        sessions = [x for x in comparison["engines"] if (x["engine"]["id"], x["machine"]["id"]) ==
-                    (e["engine"]["id"], e["machine"]["id"])]
+        sessions = sorted((x for x in comparison["engines"] if (x["engine"]["id"], x["machine"]["id"]) ==
+                           (e["engine"]["id"], e["machine"]["id"])), key=lambda x: session_key(x["session"]))
         engines.append({"id": r.mid, "rows": rows, "summaries": sums, "machine": e["machine"],
                         "layout": bool(r.layout),
-                        "slots_known": [k + 1 for k, x in enumerate(sorted(sessions, key=lambda x: x["session"]))
+                        "slots_known": [k + 1 for k, x in enumerate(sessions)
                                         if x.get("slots_known")],
                         "calibration": e["calibration"], "fitted_on": e["fitted_on"], "noise_seeds": e["noise_seeds"],
                         "other_calibrations": {
@@ -574,6 +574,26 @@ def heldout_page_block(comparison: dict) -> dict:
                         "client": e["cells"][0]["client"],
                         "repeat": _repeat_block(r, e, comparison, prov)})
     return {"engines": engines, "provenance": prov}
+
+
+def _floor_records(r: _HeldOutRecords, c: dict, floor: dict, base: str, where: str, args: dict,
+                   data: list[str]) -> None:
+    """A closed loop's attainment across the sessions with its slots known and its speed kept
+    (heldout_comparison.attainment_floor): lowest, highest, the floor no single prediction gets under, and how many
+    of those measurements the model's band of starts holds."""
+    label, unit, fmt, scale = HELD_SHOWN["slo_attainment"]
+    files = [c["files"][c["present"].index(i)] for i in floor["sessions"]]
+    n = len(files)
+    kept = f"槽次序已知、速度没变的 {n} 次测量"
+    for key, what in (("low", "最低"), ("high", "最高")):
+        r.measured(f"{base}.{key}", f"{where}:{label}{what}({kept})", floor[key] * scale, unit, fmt,
+                   files[0], n, f"{n} 次测量,各自校准")
+    r.measured(f"{base}.floor", f"{where}:任何一个预测值至少与其中一次实测相差的百分点((最高 - 最低) / 2,{kept})",
+               floor["floor"] * 100, "百分点", "f1", files[0], n, f"{n} 次测量,各自校准")
+    r.measured(f"{base}.sessions", f"{where}:{kept}的次数", n, "次", "int", files[0], n, "—")
+    if floor["with_starts"]:
+        r.predicted(f"{base}.within_starts", f"{where}:实测达标率落在模型开局上下界之内的次数({kept})",
+                    floor["within_starts"], "次", "int", {**args, "figure": "within_starts"}, data=data)
 
 
 REPEAT_SHOWN = ("median_ttft_ms", "slo_attainment")  # the repeat table's metrics (HELD_SHOWN's formats)
@@ -592,6 +612,7 @@ def _repeat_block(r1: _HeldOutRecords, e1: dict, comparison: dict, prov: dict) -
                   and e["machine"]["id"] == rep["machine"]}
     recs = [r1] + [_HeldOutRecords(by_session[t], prov) for t in rep["sessions"][1:]]
     mid, rows = r1.mid, []
+    data = [d for r in recs for d in r.data]
     noisy = any(x.get("noisy") for e in by_session.values() for x in e["cells"])
     for c in rep["cells"]:
         cell = f"c{c['concurrency']}" if c["concurrency"] else f"r{c['rate']:g}"
@@ -619,12 +640,16 @@ def _repeat_block(r1: _HeldOutRecords, e1: dict, comparison: dict, prov: dict) -
                            c["measured"][k]["mean_tpot_ms"] * scale, unit, fmt, c["files"][k], 1, "—")
             ids.append({"base": base, "predicted": "predicted", "layouts": layouts,
                         "moved": c["speed_moved_each"][k]})
+        floor = c.get("attainment_floor")
+        if floor:
+            _floor_records(r1, c, floor, f"realho.{mid}.rep.{c['workload']}.{cell}.floor", where,
+                           {"workload": c["workload"], "cell": cell}, data)
         rows.append({"label": HELD_LABELS.get(c["workload"], c["workload"]), "rate": c["rate"],
                      "concurrency": c["concurrency"], "saturated": c["saturated"],
                      "speed_moved": c["speed_moved"], "first": first,
-                     "ids": ids, "complete": len(c["present"]) == len(rep["sessions"])})
+                     "ids": ids, "complete": len(c["present"]) == len(rep["sessions"]),
+                     "floor": {**floor, "base": f"realho.{mid}.rep.{c['workload']}.{cell}.floor"} if floor else None})
     s = rep["summary"]
-    data = [d for r in recs for d in r.data]
     fit = (HELD_NOISY if noisy else HELD_PREDICTION) + ";每次测量各用自己那一时段的校准预测"
     figures = (("central_median_abs_error", "中位与均值类的预测误差(绝对值的中位数)", "%"),
                ("tail_median_abs_error", "p99 类的预测误差(绝对值的中位数)", "%"),
