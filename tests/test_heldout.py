@@ -545,3 +545,17 @@ def test_the_committed_closed_loops_floor_is_its_measurements_own_spread():
     assert floor["floor"] == pytest.approx((floor["high"] - floor["low"]) / 2)
     assert floor["above_goal"] and floor["floor"] > 0.10
     assert floor["with_starts"] == len(counted) and floor["within_starts"] <= floor["with_starts"]
+
+
+def test_a_request_that_reached_the_engine_just_after_an_iterations_tokens_is_seen_joining_the_next_batch():
+    """joins.arrivals: B reaches the engine 0.5 ms into the iteration at 0.12 s and has its first token with the next
+    one (joined: the batch was formed after it arrived); C reaches it 5 ms into the iteration at 0.14 s and waits one
+    (its first token at 0.18, not 0.16). A, sent with the engine idle, is not counted."""
+    from scripts.realengine import joins
+    overhead = 0.001
+    doc = {"send_times": [0.0, 0.1205 - overhead, 0.145 - overhead], "ttfts": [0.1, 0.14 - 0.1195, 0.18 - 0.144],
+           "itls": [[0.02] * 5, [0.02, 0.02], [0.02]], "success": [True] * 3}
+    rows = joins.arrivals(doc, overhead, 0.0015)
+    assert [(round(x * 1e3, 3), j) for x, j in rows] == [(0.5, True), (5.0, False)]
+    t = {c["from_ms"]: (c["joined"], c["arrived"]) for c in joins.table(rows)}
+    assert t[0] == (1, 1) and t[4] == (0, 1) and sum(a for _, a in t.values()) == 2
