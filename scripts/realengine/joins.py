@@ -26,7 +26,7 @@ from scripts.realengine import calibrate
 from scripts.realengine.heldout_comparison import session_key
 from scripts.realengine.settings import comparison_settings, read_calibration
 from scripts.record.inputs import read_json
-from scripts.serving import results
+from scripts.serving import results, stepmodel
 
 EDGES_MS = (0, 1, 2, 3, 4, 6, 8, 12, 20)  # the bins of x the table counts, in milliseconds
 
@@ -34,22 +34,7 @@ EDGES_MS = (0, 1, 2, 3, 4, 6, 8, 12, 20)  # the bins of x the table counts, in m
 def arrivals(doc: dict, overhead_s: float, gap_s: float) -> list[tuple[float, bool]]:
     """(x in seconds, joined) for each successful request that arrived while the engine was busy (module
     docstring). Tokens that reach the client within `gap_s` of each other count as one iteration's."""
-    events, last = [], {}
-    for i, (sent, ttft, gaps) in enumerate(zip(doc["send_times"], doc["ttfts"], doc["itls"], strict=True)):
-        if not doc.get("success", [True] * len(doc["ttfts"]))[i]:
-            continue
-        times = sent + ttft + np.concatenate(([0.0], np.cumsum(gaps)))
-        events.extend((float(t), i, k) for k, t in enumerate(times))
-        last[i] = len(times) - 1
-    events.sort()
-    clusters, current = [], []
-    for e in events:
-        if current and e[0] - current[-1][0] > gap_s:
-            clusters.append(current)
-            current = []
-        current.append(e)
-    if current:
-        clusters.append(current)
+    clusters = stepmodel.token_clusters(stepmodel.token_events(doc)[0], gap_s)
     starts = np.array([c[0][0] for c in clusters])
     first_in = {i: n for n, c in enumerate(clusters) for _, i, k in c if k == 0}
     out = []

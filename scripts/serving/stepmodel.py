@@ -241,24 +241,10 @@ def iterations(doc: dict, gap_s: float) -> list[dict]:
     [{"decoders", "context_sum", "prompts" (their lengths), "seconds", and which requests decoded and prompted}]
     for each iteration of known duration, none starting or ending at a fragment (`_whole`).
     Tokens that reach the client within `gap_s` of each other count as one iteration's."""
-    events, spans = [], []  # spans: (request, sent, first token, last token) of each successful request
-    for i, (sent, ttft, gaps) in enumerate(zip(doc["send_times"], doc["ttfts"], doc["itls"], strict=True)):
-        if not doc.get("success", [True] * len(doc["ttfts"]))[i]:
-            continue
-        times = sent + ttft + np.concatenate(([0.0], np.cumsum(gaps)))
-        events.extend((float(t), i, k) for k, t in enumerate(times))
-        spans.append((i, float(sent), float(times[0]), float(times[-1])))
-    events.sort()
+    events, spans = token_events(doc)
     ids = np.array([s[0] for s in spans], dtype=int)
     sent_at, first_at, last_at = np.array([s[1:] for s in spans], dtype=float).reshape(-1, 3).T
-    clusters, current = [], []
-    for e in events:
-        if current and e[0] - current[-1][0] > gap_s:
-            clusters.append(current)
-            current = []
-        current.append(e)
-    if current:
-        clusters.append(current)
+    clusters = token_clusters(events, gap_s)
     whole = [_whole(c, ids, first_at, last_at) for c in clusters]
     out = []
     for n, (before, now) in enumerate(zip(clusters, clusters[1:], strict=False)):
@@ -279,6 +265,34 @@ def iterations(doc: dict, gap_s: float) -> list[dict]:
                     # working on their prompts in it, unseen by the client
                     "unseen_prompts": int(((sent_at < start) & (first_at > now[-1][0])).sum())})
     return out
+
+
+def token_events(doc: dict) -> tuple[list[tuple[float, int, int]], list[tuple[int, float, float, float]]]:
+    """Every token of every successful request as the client read it, (time, request, token index) by time, and
+    each such request's span (request, sent, first token, last token)."""
+    events, spans = [], []
+    for i, (sent, ttft, gaps) in enumerate(zip(doc["send_times"], doc["ttfts"], doc["itls"], strict=True)):
+        if not doc.get("success", [True] * len(doc["ttfts"]))[i]:
+            continue
+        times = sent + ttft + np.concatenate(([0.0], np.cumsum(gaps)))
+        events.extend((float(t), i, k) for k, t in enumerate(times))
+        spans.append((i, float(sent), float(times[0]), float(times[-1])))
+    events.sort()
+    return events, spans
+
+
+def token_clusters(events: list[tuple[float, int, int]], gap_s: float) -> list[list[tuple[float, int, int]]]:
+    """token_events cut where two tokens reach the client more than `gap_s` apart: the engine's iterations as the
+    client read them (fragments included: `_whole`)."""
+    clusters, current = [], []
+    for e in events:
+        if current and e[0] - current[-1][0] > gap_s:
+            clusters.append(current)
+            current = []
+        current.append(e)
+    if current:
+        clusters.append(current)
+    return clusters
 
 
 def _whole(cluster: list, ids: np.ndarray, first_at: np.ndarray, last_at: np.ndarray) -> bool:
