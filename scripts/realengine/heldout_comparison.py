@@ -23,8 +23,9 @@ calibrations: how far a calibration carries.
 
 Sessions: each folder precomputed/serve-heldout/session-N/ (run.py --held-out --session N) is the whole measurement,
 its calibration and its cells; each session is predicted from its own calibration only. When an engine + machine has
-more than one session, `repeats` sets every cell's sessions side by side: each one's error, the error of the
-sessions' mean, and how far the measurements themselves are apart."""
+more than one session, `repeats` sets every cell's sessions side by side (in the order of their numbers:
+session_key): each one's error, the error of the sessions' mean, how far the measurements themselves are apart, and
+for a closed loop the floor that spread puts under any single prediction (attainment_floor)."""
 from __future__ import annotations
 
 import re
@@ -389,8 +390,8 @@ def repeats(engines: list[dict]) -> list[dict]:
     has it (a session stopped early may lack some: `present`), its measurement and prediction (its own calibration),
     the prediction of the sessions' mean against their measurements' mean (as comparison.py judges a cell of two
     runs), and how far the sessions' measurements are apart (`spread`: the floor below which one measurement cannot
-    tell a model's error). Summed up over the Poisson cells at least two sessions have, below saturation in each and
-    with the engine's speed kept."""
+    tell a model's error; a closed loop's `attainment_floor`). Summed up over the Poisson cells at least two sessions
+    have, below saturation in each and with the engine's speed kept."""
     groups: dict[tuple, list[dict]] = {}
     for e in engines:
         groups.setdefault((e["engine"]["id"], e["machine"]["id"]), []).append(e)
