@@ -20,10 +20,12 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import math
+from pathlib import Path
 
 import numpy as np
 
 from scripts.realengine import client
+from scripts.realengine.settings import read_calibration
 from scripts.serving import results, stepmodel
 
 
@@ -190,6 +192,17 @@ def fit(cal: dict, load_docs: list[dict], settings: dict) -> tuple[stepmodel.Ste
     per_tile, per_pair = cached_context_cost(cal, tile)
     return dataclasses.replace(model, prompt_context_s=per_tile, prompt_context_pair_s=per_pair,
                                context_tile_rows=tile if (per_tile or per_pair) else 0), quality
+
+
+def fitted_in(folder: Path, settings: dict):
+    """Each calibration record in `folder` (committed files only) with the load runs beside it
+    (<record>-calibration-*.json), read, and the step model `fit` on them as the comparisons fit it: yields
+    (record path, run paths, run documents, step model)."""
+    for record in sorted(p for p in folder.glob("*.json") if "-calibration-" not in p.name):
+        runs = sorted(folder.glob(record.stem + "-calibration-*.json"))
+        docs = [results.load_result(p) for p in runs]
+        model, _ = fit(read_calibration(record)["calibration"], docs, settings)
+        yield record, runs, docs, model
 
 
 def with_slots(steps: list[dict], doc: dict) -> list[dict]:

@@ -451,9 +451,10 @@ def attainment_floor(present: list[int], per: list[dict]) -> dict | None:
         return None
     att = [c["measured"]["slo_attainment"] for _, c in kept]
     low, high = min(att), max(att)
+    floor = (high - low) / 2
     inside = [within_starts(c) for _, c in kept]
-    return {"sessions": [i for i, _ in kept], "low": low, "high": high, "floor": (high - low) / 2,
-            "above_goal": (high - low) / 2 > CLOSED_LOOP_ATTAINMENT_GOAL,
+    return {"sessions": [i for i, _ in kept], "low": low, "high": high, "floor": floor,
+            "above_goal": floor > CLOSED_LOOP_ATTAINMENT_GOAL,
             "within_starts": sum(1 for x in inside if x), "with_starts": sum(1 for x in inside if x is not None)}
 
 

@@ -24,9 +24,9 @@ import numpy as np
 
 from scripts.realengine import calibrate
 from scripts.realengine.heldout_comparison import session_key
-from scripts.realengine.settings import comparison_settings, read_calibration
+from scripts.realengine.settings import comparison_settings
 from scripts.record.inputs import read_json
-from scripts.serving import results, stepmodel
+from scripts.serving import stepmodel
 
 EDGES_MS = (0, 1, 2, 3, 4, 6, 8, 12, 20)  # the bins of x the table counts, in milliseconds
 
@@ -69,11 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     settings = comparison_settings(read_json(Path("config/real_engine.json")))
     pooled = []
     for folder in sorted(Path(args.sessions).glob("session-*"), key=lambda p: session_key(p.name)):
-        cal = folder / "calibration"
-        for record in sorted(p for p in cal.glob("*.json") if "-calibration-" not in p.name):
-            runs = sorted(cal.glob(record.stem + "-calibration-*.json"))
-            docs = [results.load_result(p) for p in runs]
-            model, _ = calibrate.fit(read_calibration(record)["calibration"], docs, settings)
+        for _, _, docs, model in calibrate.fitted_in(folder / "calibration", settings):
             rows = [r for d in docs for r in arrivals(d, model.request_overhead_s, settings["iteration_gap_s"])]
             pooled += rows
             late = [r for r in rows if r[0] >= 0.003]

@@ -554,12 +554,14 @@ def heldout_page_block(comparison: dict) -> dict:
             rid = f"realho.{r.mid}.noise_seeds"
             prov[rid] = pv.assumed(rid, "带噪声的预测:每个格子模拟的次数(种子数)", e["noise_seeds"], "个", "int",
                                    assumption="config/real_engine.json comparison.held_out_noise_seeds(假设)")
-        for key, value, unit, label in (("central", 10, "%", "目标:中位与均值类的预测误差上限"),
-                                        ("tail", 20, "%", "目标:p99 类的预测误差上限"),
-                                        ("attainment", 5, "百分点", "目标:达标率的预测误差上限"),
-                                        ("loop_attainment", 10, "百分点", "目标:闭环达标率的预测误差上限")):
+        goals = comparison["goals"]  # heldout_comparison's GOALS and CLOSED_LOOP_ATTAINMENT_GOAL, as fractions
+        for key, goal, unit, label in (("central", "central_median_abs_error", "%", "目标:中位与均值类的预测误差上限"),
+                                       ("tail", "tail_median_abs_error", "%", "目标:p99 类的预测误差上限"),
+                                       ("attainment", "attainment_abs_error", "百分点", "目标:达标率的预测误差上限"),
+                                       ("loop_attainment", "closed_loop_attainment_abs_error", "百分点",
+                                        "目标:闭环达标率的预测误差上限")):
             rid = f"realho.{r.mid}.goal.{key}"
-            prov[rid] = pv.assumed(rid, label, value, unit, "int", assumption=HELD_GOAL_SOURCE)
+            prov[rid] = pv.assumed(rid, label, round(goals[goal] * 100, 6), unit, "int", assumption=HELD_GOAL_SOURCE)
         sessions = sorted((x for x in comparison["engines"] if (x["engine"]["id"], x["machine"]["id"]) ==
                            (e["engine"]["id"], e["machine"]["id"])), key=lambda x: session_key(x["session"]))
         engines.append({"id": r.mid, "rows": rows, "summaries": sums, "machine": e["machine"],
@@ -582,15 +584,14 @@ def _floor_records(r: _HeldOutRecords, c: dict, floor: dict, base: str, where: s
     (heldout_comparison.attainment_floor): lowest, highest, the floor no single prediction gets under, and how many
     of those measurements the model's band of starts holds."""
     label, unit, fmt, scale = HELD_SHOWN["slo_attainment"]
-    files = [c["files"][c["present"].index(i)] for i in floor["sessions"]]
-    n = len(files)
+    first, n = c["files"][c["present"].index(floor["sessions"][0])], len(floor["sessions"])
     kept = f"槽次序已知、速度没变的 {n} 次测量"
     for key, what in (("low", "最低"), ("high", "最高")):
         r.measured(f"{base}.{key}", f"{where}:{label}{what}({kept})", floor[key] * scale, unit, fmt,
-                   files[0], n, f"{n} 次测量,各自校准")
+                   first, n, f"{n} 次测量,各自校准")
     r.measured(f"{base}.floor", f"{where}:任何一个预测值至少与其中一次实测相差的百分点((最高 - 最低) / 2,{kept})",
-               floor["floor"] * 100, "百分点", "f1", files[0], n, f"{n} 次测量,各自校准")
-    r.measured(f"{base}.sessions", f"{where}:{kept}的次数", n, "次", "int", files[0], n, "—")
+               floor["floor"] * 100, "百分点", "f1", first, n, f"{n} 次测量,各自校准")
+    r.measured(f"{base}.sessions", f"{where}:{kept}的次数", n, "次", "int", first, n, "—")
     if floor["with_starts"]:
         r.predicted(f"{base}.within_starts", f"{where}:实测达标率落在模型开局上下界之内的次数({kept})",
                     floor["within_starts"], "次", "int", {**args, "figure": "within_starts"}, data=data)

@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 
 from scripts.realengine import calibrate
-from scripts.realengine.settings import comparison_settings, read_calibration
+from scripts.realengine.settings import comparison_settings
 from scripts.record.inputs import read_json
-from scripts.serving import results, stepmodel
+from scripts.serving import stepmodel
 
 FOLDERS = ("precomputed/serve/calibration", "precomputed/serve-prefix/calibration",
            "precomputed/serve-heldout/session-*/calibration")
@@ -51,11 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     rng = np.random.default_rng(0)
     for pattern in FOLDERS:
         for folder in sorted(Path(".").glob(pattern)):
-            records = [p for p in sorted(folder.glob("*.json")) if "-calibration-" not in p.name]
-            for record in records:
-                runs = sorted(folder.glob(record.stem + "-calibration-*.json"))
-                docs = [results.load_result(p) for p in runs]
-                model, _ = calibrate.fit(read_calibration(record)["calibration"], docs, settings)
+            for record, runs, docs, model in calibrate.fitted_in(folder, settings):
                 print(f"{record.as_posix()}")
                 for path, doc in zip(runs, docs, strict=True):
                     t, x = ratios(doc, model, settings["iteration_gap_s"])
