@@ -38,6 +38,7 @@ rule render_site:
     output:
         html=f"{PAGE}/index.html",
         lab=f"{PAGE}/lab.html",
+        validation=f"{PAGE}/validation.html",
         runtime=f"{PAGE}/vega.min.js",
         script=f"{PAGE}/lesson.js",
         data_script=f"{PAGE}/lesson-data.js",

@@ -224,6 +224,32 @@ def test_the_lab_page_shows_provenance_and_leads_back_to_the_lesson(browser):
     assert re.search(r'<a class="course" href="lab\.html" data-course="lab">', lesson_html)
 
 
+def test_the_validation_report_opens_its_records_and_the_lesson_and_lab_lead_to_it(browser):
+    """Issue 60: the simulator's validation is its own page (validation.html): a measured real-engine number there
+    opens its record (lab-data.js, as on the lab), the sessions are one table, and the lesson's evidence row and
+    the lab link to it; the lab keeps a short pointer, not the campaign."""
+    page, watch = open_page(browser, (SITE / "validation.html").as_uri())
+    try:
+        rid = page.locator('#heldout-real ~ .table-wrap [data-prov^="realho."]').first.get_attribute("data-prov")
+        for shown in ("page.validation.minutes", rid):
+            page.locator(f'[data-prov="{shown}"]').first.click()
+            pop = page.locator("#prov-pop")
+            assert pop.is_visible(), shown
+            pop.locator("summary").click()
+            assert shown in pop.inner_text()
+            page.keyboard.press("Escape")
+        rows = page.locator(".heldout-sessions-table tbody tr").count()
+        assert rows == len(list((ROOT / "precomputed" / "serve-heldout").glob("session-*")))
+    finally:
+        page.close()
+    assert watch.errors == []
+    link = r'<a class="course" href="validation\.html" data-course="validation">'
+    evidence = (SITE / "index.html").read_text(encoding="utf-8").split('id="evidence"', 1)[1].split("</section>")[0]
+    assert re.search(link, evidence)
+    lab = (SITE / "lab.html").read_text(encoding="utf-8")
+    assert re.search(link, lab) and 'id="heldout-real"' not in lab and 'id="load-real"' not in lab
+
+
 @pytest.mark.parametrize("group, button, panel", [
     ("path", "decode", "decode"), ("path", "kvcache", "kvcache"), ("path", "tokenize", "tokenize"),
     ("formula", "tpot", "tpot"), ("formula", "n", "n"), ("formula", "e2e", "e2e"),
@@ -256,7 +282,7 @@ def test_served_over_http_makes_no_foreign_request(browser):
 
 
 @pytest.mark.parametrize("width", [1280, 390])
-@pytest.mark.parametrize("name", ["index", "lab"])
+@pytest.mark.parametrize("name", ["index", "lab", "validation"])
 def test_screenshots(browser, width, name):
     ARTIFACTS.mkdir(exist_ok=True)
     page, watch = open_page(browser, (SITE / f"{name}.html").as_uri(), width=width)
@@ -360,7 +386,7 @@ def test_words_and_numbers_that_name_the_gpu_follow_the_switch(lesson):
 
 
 @pytest.mark.parametrize("width", [390, 1280])
-@pytest.mark.parametrize("name", ["index", "lab"])
+@pytest.mark.parametrize("name", ["index", "lab", "validation"])
 def test_nothing_is_wider_than_its_box_or_it_says_it_scrolls(browser, width, name):
     """Issue 24 item 5, on both pages (issue 39): every table, chart and experiment ends inside the viewport; a
     table wider than its box scrolls inside a .table-wrap that says so (class `scrolls`, a visible cue) and itself
@@ -369,7 +395,8 @@ def test_nothing_is_wider_than_its_box_or_it_says_it_scrolls(browser, width, nam
     try:
         if name == "index":
             page.locator("#exp-load").scroll_into_view_if_needed()
-        page.wait_for_function("() => !!window.C13_SERVING")
+        if name != "validation":  # the report shows no serving.json record, so it loads no serving-data.js
+            page.wait_for_function("() => !!window.C13_SERVING")
         page.wait_for_timeout(300)
         if name == "index" and width == 1280:
             wrap = page.locator("#exp-load .table-wrap:has(table.load-table:not(.tail-table))")

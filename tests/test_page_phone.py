@@ -14,10 +14,11 @@ SITE = ROOT / "site"
 
 
 def test_the_page_has_no_inline_script_and_names_its_three_files():
-    for name, page in (("lab.html", "lab"), ("index.html", "index")):  # the lab: the same frame, its own name
+    for name, page in (("lab.html", "lab"), ("validation.html", "validation"), ("index.html", "index")):
         scripts = re.findall(r"<script\b[^>]*>", (SITE / name).read_text(encoding="utf-8"))
-        # the lab's measured records the lesson does not show, and its prefix-cache experiment
-        lab_only = ' data-lab="lab-data.js" data-prefix="prefix-data.js"' if page == "lab" else ""
+        # the measured records the lesson does not show (the lab and the report), and the lab's prefix experiment
+        lab_only = {"lab": ' data-lab="lab-data.js" data-prefix="prefix-data.js"',
+                    "validation": ' data-lab="lab-data.js"'}.get(page, "")
         assert scripts == [f'<script defer src="lesson.js" data-page="{page}" data-data="lesson-data.js" '
                            'data-runtime="vega.min.js" data-serving="serving-data.js" '
                            f'data-sim="serving-sim.js"{lab_only}>']

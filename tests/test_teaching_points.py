@@ -99,9 +99,10 @@ def test_the_header_states_the_time_counted_from_the_page_within_the_frame(lesso
     header = re.search(r'<div class="meta">.*?</div>', lesson_html, re.S).group(0)
     assert 'data-prov="page.lesson.minutes"' in header and 'data-prov="page.lesson.experiments"' in header
     assert f'>{rec["page.lesson.minutes"]["display"]}<' in header
-    lab = (SITE / "lab.html").read_text(encoding="utf-8")
-    assert rec["page.lab.prose_chars"]["value"] == reading.count(lab).prose
-    assert 'data-prov="page.lab.minutes"' in lab
+    for page, file in (("lab", "lab.html"), ("validation", "validation.html")):  # each page counts its own time
+        html = (SITE / file).read_text(encoding="utf-8")
+        assert rec[f"page.{page}.prose_chars"]["value"] == reading.count(html).prose
+        assert f'data-prov="page.{page}.minutes"' in html
 
 
 def test_the_build_refuses_a_lesson_longer_than_its_frame():

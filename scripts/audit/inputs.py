@@ -17,8 +17,8 @@ from scripts.record.schema import read_config
 CITED_READ = ("cited.course.gpt2_tokens", "cited.course.qwen_tokens")
 CITED_DENOMINATORS = ("cited.course.qwen_tokens",)
 TEMPLATES = ("templates/index.html.j2", "templates/bench_section.html.j2", "templates/provenance.html.j2",
-             "templates/lesson.js", "templates/lesson.css", "templates/lab.html.j2", "templates/page_base.html.j2",
-             "templates/techniques_block.html.j2")
+             "templates/lesson.js", "templates/lesson.css", "templates/lab.html.j2", "templates/validation.html.j2",
+             "templates/page_base.html.j2", "templates/techniques_block.html.j2")
 
 
 def check_cited(path: Path, templates: Path | None = None) -> dict:
@@ -52,7 +52,8 @@ def check_course(path: Path, template: Path) -> dict:
     from scripts.page.render import course_links
 
     doc = course_links(path)
-    for page in (template, *(template.parent / n for n in ("lab.html.j2", "techniques_block.html.j2"))):
+    for page in (template, *(template.parent / n for n in ("lab.html.j2", "validation.html.j2",
+                                                              "techniques_block.html.j2"))):
         if not page.exists():
             continue
         for lid in sorted(set(re.findall(r"""link\(["']([^"']+)["']""", read_text(page))) - set(doc["links"])):

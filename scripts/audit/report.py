@@ -3,8 +3,8 @@
   python -m scripts.audit [--site site] [--data precomputed]        (what `make audit` and CI run)
 
 Regenerates nothing. Checks, each reported with what failed and where:
-  1. numbers   every number in the pages' text (the lesson, index.html, and its lab, lab.html) and chart titles sits
-               in a [data-prov] element whose record exists
+  1. numbers   every number in the pages' text (the lesson, index.html; its lab, lab.html; the validation report,
+               validation.html) and chart titles sits in a [data-prov] element whose record exists
   2. derived   each derived record names its derivation, formula and inputs; recomputing it as its derivation says
                gives the shown value
   2b. embedded the page's data (lesson-data.js) (what its sliders compute from) equals, byte for byte, the same
@@ -29,6 +29,7 @@ import sys
 from pathlib import Path
 
 from scripts.common.display import format_number
+from scripts.page.reading import PAGES as READING_PAGES
 from scripts.page.scan import page_numbers, spec_titles, unregistered_numbers
 from scripts.record.anchors import check_stem, data_dir
 from scripts.record.inputs import InputError
@@ -572,7 +573,7 @@ def audit(site: Path, data: Path, root: Path, resimulate: bool = True, anchor: P
     manifest_path = data / "MANIFEST.json"
     manifest = json.loads(manifest_path.read_text(encoding="utf-8")) if manifest_path.exists() else {}
     derived, skipped = check_derived(records, root, anchor, site)
-    pages = [index, site / "lab.html"]
+    pages = [index, *(site / name for name in READING_PAGES.values() if name != index.name)]
     missing = [f"{p} is missing: run `make site` first" for p in pages if not p.exists()]
     numbers = missing + [f"{p.name} {problem}" for p in pages if p.exists() for problem in
                          check_numbers(p.read_text(encoding="utf-8"), records, page_specs(site) if p == index else "")]
@@ -618,7 +619,7 @@ def main(argv: list[str] | None = None) -> int:
         problems = results.get(check, [])
         print(f"{check:<10} {'ok' if not problems else 'FAIL':<8} {len(problems)}")
     if counts:
-        print(f"({counts['numbers_on_page']} numbers on the two pages, {counts['records']} provenance records, "
+        print(f"({counts['numbers_on_page']} numbers on the pages, {counts['records']} provenance records, "
               f"{counts['derived_not_recomputed']} derived records checked by the tokenizer tests instead)")
     failed = [(c, p) for c in CHECKS for p in results.get(c, [])]
     for check, problem in failed[:50]:

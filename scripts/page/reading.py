@@ -119,7 +119,7 @@ def header_minutes(prose: float, rate_chars_per_minute: float, experiment_count:
     return whole_minutes(minutes(prose, rate_chars_per_minute, experiment_count, minutes_per_experiment))
 
 
-PAGES = {"lesson": "index.html", "lab": "lab.html"}  # page id -> its file in site/
+PAGES = {"lesson": "index.html", "lab": "lab.html", "validation": "validation.html"}  # page id -> its file in site/
 SCRIPT = "scripts/page/reading.py"
 COURSE = "config/course.json"
 

@@ -45,7 +45,8 @@ RUNTIME, SCRIPT, DATA_SCRIPT, SERVING_SCRIPT = "vega.min.js", "lesson.js", "less
 SIM_SCRIPT, SIM_SOURCE = "serving-sim.js", "serving_sim"  # the browser's twin of scripts/serving/engine/ (a folder)
 SIM_INCLUDE = re.compile(r"^  // @include ((?:[a-z_]+\.js ?)+)$", re.M)  # twin.js names its parts, in order
 DATA_PREFIX, SPECS_PREFIX, PAGE_PROV_PREFIX = "window.C13_DATA=", "window.C13_SPECS=", "window.C13_PAGE_PROV="
-PAGES = {"index.html": "index.html.j2", "lab.html": "lab.html.j2"}  # the lesson and its lab, one build
+PAGES = {"index.html": "index.html.j2", "lab.html": "lab.html.j2",  # the lesson, its lab and the simulator's
+         "validation.html": "validation.html.j2"}  # validation report: one build, one frame (page_base.html.j2)
 SERVING_PREFIX, SERVING_PROV_PREFIX = "window.C13_SERVING=", "window.C13_SERVING_PROV="
 PREFIX_SCRIPT, PREFIX_DATA_PREFIX = "prefix-data.js", "window.C13_PREFIX="  # the lab's prefix-cache experiment
 LAB_SCRIPT, LAB_PROV_PREFIX = "lab-data.js", "window.C13_LAB_PROV="  # measured records only the lab page shows
@@ -459,8 +460,8 @@ def site_files(data_path: str, tokens_path: str | None, bench_path: str | None, 
                                   "<html> element): restore the template")
     prov = {**merged_provenance(data, tokens, bench, load["serving"] if load else None, prefix),
             **read_page_records(files[DATA_SCRIPT])}
-    try:  # one provenance page for both: the lesson's numbers, then the lab's
-        page, sources = render_provenance(files["index.html"] + files["lab.html"], prov, templates, report=True)
+    try:  # one provenance page for every page: the lesson's numbers, then the lab's, then the report's
+        page, sources = render_provenance("".join(files[name] for name in PAGES), prov, templates, report=True)
     except (TemplateError, KeyError) as exc:
         raise template_problem(exc) from None
     out = {f"source/{src}": (REPO / src).read_bytes() for src in sources}  # the scripts behind the numbers

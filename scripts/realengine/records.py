@@ -600,6 +600,15 @@ def _floor_records(r: _HeldOutRecords, c: dict, floor: dict, base: str, where: s
 REPEAT_SHOWN = ("median_ttft_ms", "slo_attainment")  # the repeat table's metrics (HELD_SHOWN's formats)
 
 
+def _loop_over_goal(c: dict, k: int, comparison: dict) -> bool:
+    """Whether a closed loop's k-th later measurement and its prediction differ by more than the closed-loop goal
+    (heldout_comparison's CLOSED_LOOP_ATTAINMENT_GOAL, in `comparison["goals"]`); False for a Poisson cell."""
+    if not c["concurrency"]:
+        return False
+    miss = abs(c["measured"][k]["slo_attainment"] - c["predicted"][k]["slo_attainment"])
+    return miss > comparison["goals"]["closed_loop_attainment_abs_error"] + 1e-12
+
+
 def _repeat_block(r1: _HeldOutRecords, e1: dict, comparison: dict, prov: dict) -> dict | None:
     """The sessions after the first of one engine + machine (heldout_comparison.repeats): per cell each later
     session's measurement and prediction (the first session's are its own records), the summary of the sessions'
@@ -618,7 +627,8 @@ def _repeat_block(r1: _HeldOutRecords, e1: dict, comparison: dict, prov: dict) -
     for c in rep["cells"]:
         cell = f"c{c['concurrency']}" if c["concurrency"] else f"r{c['rate']:g}"
         where, first = _held_where(c), f"realho.{mid}.{c['workload']}.{cell}"
-        ids = [{"base": first, "predicted": "noisy" if noisy else "predicted"} if 0 in c["present"] else None]
+        ids = [{"base": first, "predicted": "noisy" if noisy else "predicted", "moved": c["speed_moved_each"][0],
+                "over_goal": _loop_over_goal(c, 0, comparison)} if 0 in c["present"] else None]
         for i, (r, tag) in enumerate(zip(recs[1:], rep["sessions"][1:], strict=True), start=1):
             if i not in c["present"]:  # a session that stopped before this cell
                 ids.append(None)
@@ -640,7 +650,7 @@ def _repeat_block(r1: _HeldOutRecords, e1: dict, comparison: dict, prov: dict) -
                 r.measured(f"{base}.mean_tpot_ms.measured", f"{where}:{label}(实测,第 {i + 1} 次)",
                            c["measured"][k]["mean_tpot_ms"] * scale, unit, fmt, c["files"][k], 1, "—")
             ids.append({"base": base, "predicted": "predicted", "layouts": layouts,
-                        "moved": c["speed_moved_each"][k]})
+                        "moved": c["speed_moved_each"][k], "over_goal": _loop_over_goal(c, k, comparison)})
         floor = c.get("attainment_floor")
         if floor:
             _floor_records(r1, c, floor, f"realho.{mid}.rep.{c['workload']}.{cell}.floor", where,
