@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from scripts.audit.report import audit, main
+from scripts.audit.report import audit, check_calibrated, check_simulated, load_records, main
 from tests.conftest import ROOT
 
 
@@ -130,22 +130,34 @@ def test_command_exits_non_zero_and_prints_a_table(copy, capsys):
     assert "manifest   FAIL" in out and "precomputed/cited.json: stale" in out
 
 
-def keep_simulated(root, keep: int) -> dict:
-    """Trim the copy's serving.json to its first `keep` simulated records (so re-simulating them is quick)."""
+def keep_simulated(root, keep: int, keep_prefix: int = 2) -> dict:
+    """Trim the copy's serving.json to its first `keep` simulated records, and prefix.json to its first
+    `keep_prefix` (so re-simulating them is quick: one prefix run, not the sixteen behind every record)."""
     path = root / "precomputed" / "serving.json"
     doc = json.loads(path.read_text(encoding="utf-8"))
     sims = [rid for rid, r in doc["provenance"].items()
             if r["kind"] == "simulated" and r["metric"] != "distserve_goodput"]
     doc["provenance"] = {rid: r for rid, r in doc["provenance"].items() if rid in sims[:keep]}
     path.write_text(json.dumps(doc), encoding="utf-8")
+    prefix_path = root / "precomputed" / "prefix.json"
+    prefix = json.loads(prefix_path.read_text(encoding="utf-8"))
+    runs = [rid for rid, r in prefix["provenance"].items() if r["kind"] == "simulated"
+            and str(r.get("workload", "")).startswith("prefix:")]
+    prefix["provenance"] = {rid: prefix["provenance"][rid] for rid in runs[:keep_prefix]}
+    prefix_path.write_text(json.dumps(prefix), encoding="utf-8")
     return doc
+
+
+def resimulated(root) -> list[str]:
+    """The audit's simulated check, re-running each kept record's simulation (the check `make audit` runs; the full
+    audit's other checks, and its re-run of the real-engine predictions, are the other tests' and
+    test_the_full_audit_re_simulates_every_record's)."""
+    return check_simulated(load_records(root / "precomputed", root / "site"), root, resimulate=True)
 
 
 def test_simulated_numbers_are_re_run_and_hold(copy):
     keep_simulated(copy, 10)
-    problems = failures(run(copy, resimulate=True))
-    assert "simulated" not in problems and "manifest" in problems  # serving.json no longer matches its hash
-    # (the page's serving numbers and claims lost their records in the trimmed copy: numbers/claims say so)
+    assert resimulated(copy) == []
 
 
 @pytest.mark.exhaustive
@@ -160,8 +172,19 @@ def test_edited_simulated_number_fails(copy):
     rid = next(iter(doc["provenance"]))
     doc["provenance"][rid]["display"] = "99,999"
     (copy / "precomputed" / "serving.json").write_text(json.dumps(doc), encoding="utf-8")
-    problems = failures(run(copy, resimulate=True))
-    assert any(rid in p and "re-simulates to" in p for p in problems["simulated"])
+    problems = resimulated(copy)
+    assert any(rid in p and "re-simulates to" in p for p in problems)
+
+
+def test_an_edited_prediction_of_the_real_engine_is_recomputed_and_fails(copy):
+    """check_calibrated fits the step models again and re-simulates the runs. Here on the prefix-reuse family alone
+    (its folder is the smallest); every family: test_the_full_audit_re_simulates_every_record."""
+    records = {rid: r for rid, r in load_records(copy / "precomputed").items()
+               if r["kind"] == "calibrated" and rid.startswith("realpfx.")}
+    assert records and check_calibrated(records, copy) == []
+    rid = next(iter(records))
+    records[rid] = {**records[rid], "display": "99,999"}
+    assert any(p.startswith(f"{rid}: recomputes to") for p in check_calibrated(records, copy))
 
 
 def test_simulated_record_without_its_seed_fails(copy):

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import jsonschema
 
+from scripts.record import fastcheck
 from scripts.record.inputs import MAX_JSON_BYTES, InputError, read_json
 
 SCHEMAS = Path(__file__).resolve().parent / "schemas"
@@ -41,6 +42,14 @@ def validator(name: str) -> jsonschema.Draft202012Validator:
     schema = json.loads((SCHEMAS / f"{name}.schema.json").read_text(encoding="utf-8"))
     jsonschema.Draft202012Validator.check_schema(schema)
     return jsonschema.Draft202012Validator(schema)
+
+
+@functools.cache
+def quick_check(name: str) -> fastcheck.Check | None:
+    """scripts/record/fastcheck.py's checker for the schema (None when it uses a keyword the checker lacks): a yes
+    from it is jsonschema's yes, a no sends the document to jsonschema."""
+    validator(name)  # the schema itself is checked first
+    return fastcheck.compiled(json.loads((SCHEMAS / f"{name}.schema.json").read_text(encoding="utf-8")))
 
 
 def _quoted(message: str) -> str:
@@ -131,6 +140,9 @@ def validate(doc: object, name: str, filename: str) -> object:
     if where:
         raise InputError(f"{filename}: field {where}: NaN or infinity is not a number JSON allows (use a finite "
                          "number)")
+    quick = quick_check(name)
+    if quick is not None and quick(doc):  # the common case, a valid file, without jsonschema's per-value walk
+        return doc
     found = errors(doc, name)
     if found:
         first = found[0]
