@@ -22,7 +22,8 @@ def _module_file(module: str) -> Path | None:
     return None
 
 
-def _imports_and_names(path: Path) -> tuple[set[str], set[str]]:
+@cache  # one parse per file per process: the Snakefile asks for every rule's code, and rules share modules
+def _imports_and_names(path: Path) -> tuple[frozenset[str], frozenset[str]]:
     """`scripts.*` modules named by import statements anywhere in the file, and its string literals."""
     modules, strings = set(), set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
@@ -33,7 +34,12 @@ def _imports_and_names(path: Path) -> tuple[set[str], set[str]]:
             modules.update(f"{node.module}.{alias.name}" for alias in node.names)
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             strings.add(node.value)
-    return {m for m in modules if m.startswith("scripts.")}, strings
+    return frozenset(m for m in modules if m.startswith("scripts.")), frozenset(strings)
+
+
+@cache
+def _json_files(folder: Path) -> tuple[Path, ...]:
+    return tuple(folder.rglob("*.json"))
 
 
 def _with_parents(path: Path) -> list[Path]:
@@ -61,6 +67,6 @@ def code_inputs(script: str) -> tuple[str, ...]:
             target = _module_file(module)
             if target:
                 todo.extend(p for p in _with_parents(target) if p not in seen)
-        data = [p for p in path.parent.rglob("*.json") if p.name in strings]  # e.g. the anchor schema
+        data = [p for p in _json_files(path.parent) if p.name in strings]  # e.g. the anchor schema
         seen.update(data)
     return tuple(sorted(p.relative_to(ROOT).as_posix() for p in seen))
