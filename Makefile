@@ -45,17 +45,24 @@ publish: $(VENV_STAMP)  ## publish the last complete build (build/default/precom
 	$(RECOVER)
 	$(PY) -m scripts.record.publish
 
-# `make test` runs every check at least once; the remaining cases of the long ones (every kill point, every anchor
-# built end to end, the large queueing runs; pytest marker `exhaustive`) and the Slurm run are `make test-all`.
-# The tests run in PYTEST_WORKERS processes (pytest-xdist), a test module per process: half of their time is spent
-# waiting on Chromium and Snakemake subprocesses (one process: 427 s on 2 cores; two: 251 s).
+# `make test` is the tier a maintainer runs after an edit: at most 300 s on 2 cores in a fresh clone with the
+# environment installed (README, "Tests"). It runs every check at least once; the remaining cases of the long ones
+# (every kill point, every anchor built end to end, the large queueing runs, the larger random samples; pytest
+# marker `exhaustive`, each naming the make-test case that guards the same defect) and the Slurm run are
+# `make test-all`. The tests run in PYTEST_WORKERS processes (pytest-xdist, a test module per process: half of their
+# time is spent waiting on Chromium and Snakemake subprocesses). It prints the ten slowest tests and its own total.
 PYTEST_WORKERS ?= 2
-test: $(VENV_STAMP) browser-deps  ## the staleness check, the tests, the audit and the linter
+TEST_CLOCK := build/.make-test-started
+test: $(VENV_STAMP) browser-deps  ## the staleness check, the tests, the audit and the linter (budget: 300 s)
+	@mkdir -p build && date +%s > $(TEST_CLOCK)
 	$(BUILD_LOCK) --target all --fail-if-stale --publish -- $(SM_ARGS) $(QUIET)
-	C13_REUSE_BUILD=1 $(PY) -m pytest -m "not cluster and not exhaustive" -n $(PYTEST_WORKERS) --dist loadfile
+	@echo "make test: staleness build done at $$(( $$(date +%s) - $$(cat $(TEST_CLOCK)) )) s"
+	C13_REUSE_BUILD=1 $(PY) -m pytest -m "not cluster and not exhaustive" -n $(PYTEST_WORKERS) --dist loadfile \
+	  --durations=10
 	$(PY) -m scripts.audit --no-resimulate  # the re-simulation: tests/test_audit_report.py (the full audit: make audit)
 	.venv/bin/ruff check .
 	.venv/bin/actionlint .github/workflows/*.yml
+	@echo "make test: finished in $$(( $$(date +%s) - $$(cat $(TEST_CLOCK)) )) s (budget 300 s on 2 cores)"
 
 test-exhaustive: $(VENV_STAMP) browser-deps  ## only the exhaustive cases (run by test-all after make test)
 	$(BUILD_ALL)

@@ -106,14 +106,32 @@ def reuse_checkout_build(work: Path) -> None:
 
 
 @pytest.fixture(scope="session")
-def built_kit(tmp_path_factory):
+def built_kit(tmp_path_factory, worker_id):
     """A fresh-clone copy of the kit, every rule built and published once per test session, as a checkout at
     `~/lesson kit/` under an interpreter reached through a path with a space would be (under `make test`, from the
     checkout's own build: reuse_checkout_build). Tests that change files take `copy_of_built_kit(...)` of it, never
-    the original."""
-    python = interpreter_behind_a_space(tmp_path_factory.mktemp("py"))
-    work = tmp_path_factory.mktemp("built") / "lesson kit"
-    work.mkdir()
+    the original. Under pytest-xdist the workers of one session share it: the first to ask builds it in the
+    session's common temporary folder, under a file lock, and the others wait and use it (each build took ~12 s)."""
+    if worker_id == "master":
+        return build_kit(tmp_path_factory.mktemp("py"), tmp_path_factory.mktemp("built"))
+    from filelock import FileLock
+
+    shared = tmp_path_factory.getbasetemp().parent  # pytest-<n>/, above each worker's popen-gw<k>/
+    with FileLock(shared / "built-kit.lock"):
+        done = shared / "built-kit.json"
+        if not done.exists():
+            work, python = build_kit(shared / "kit-py", shared / "kit-built")
+            done.write_text(json.dumps([str(work), str(python)]), encoding="utf-8")
+        work, python = json.loads(done.read_text(encoding="utf-8"))
+    return Path(work), Path(python)
+
+
+def build_kit(py_dir: Path, built_dir: Path) -> tuple[Path, Path]:
+    """built_kit's build: the interpreter linked under `py_dir`, the kit at `built_dir/lesson kit/`."""
+    py_dir.mkdir(parents=True, exist_ok=True)
+    python = interpreter_behind_a_space(py_dir)
+    work = built_dir / "lesson kit"
+    work.mkdir(parents=True)
     scratch_copy(work)
     if os.environ.get(REUSE_BUILD) == "1":
         reuse_checkout_build(work)

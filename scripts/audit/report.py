@@ -73,24 +73,36 @@ def check_numbers(html: str, records: dict, specs: str = "") -> list[str]:
     return problems
 
 
+@functools.lru_cache(maxsize=4)
+def _anchor_of(path: Path, content: bytes):
+    """The anchor file's (Anchor, document), loaded once per content: check_derived recomputes ~300 records from it,
+    and each load validates the file against its schema (2.5 s of a 4 s audit before)."""
+    from scripts.record.anchor_file import load
+
+    return load(path)
+
+
+def cached_anchor(path: Path):
+    """scripts.record.anchor_file.load, cached by the file's bytes (an edited file is loaded again)."""
+    return _anchor_of(Path(path), Path(path).read_bytes())
+
+
 def recompute(rec: dict, records: dict, root: Path, anchor_path: Path | None = None, site: Path | None = None) \
         -> float | None:
     """The record's value recomputed as its derivation says (scripts/record/provenance.Derivation); None when it
     cannot be recomputed here (token counts: tests/test_tokenizers.py re-encodes them). A page count reads the
     audited site's page (`site`, site/ by default)."""
-    from scripts.record.anchor_file import load
-
     how = Record.from_json(rec, check_display=False).derivation
     module, _, name = rec["formula"].partition(":")
     anchor_path = anchor_path or root / "anchor-model.json"
     if how is Derivation.ANCHOR:
-        anchor, _ = load(anchor_path)
+        anchor, _ = cached_anchor(anchor_path)
         result = getattr(importlib.import_module(module), name)(anchor, **rec.get("args", {}))
         return (result[rec["key"]] if "key" in rec else result) * rec.get("scale", 1.0)
     if how is Derivation.FITTED:  # a workload length fitted to the model's context
         from scripts.serving.config import workloads_for
 
-        doc = workloads_for(root / "config" / "workloads.json", load(anchor_path)[0])
+        doc = workloads_for(root / "config" / "workloads.json", cached_anchor(anchor_path)[0])
         args = rec["args"]
         for a in doc["adapted"]:
             if (a["workload"], a["field"]) == (args["workload"], args["field"]):
