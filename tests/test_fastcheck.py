@@ -1,5 +1,6 @@
-"""scripts/record/fastcheck.py: its yes is jsonschema's yes, on every committed result file, on documents drawn from
-the schema, on arbitrary JSON and on each committed file with one value changed."""
+"""The quick paths in front of the input checks. scripts/record/fastcheck.py: its yes is jsonschema's yes, on every
+committed result file, on documents drawn from the schema, on arbitrary JSON and on each committed file with one
+value changed. scripts/record/inputs.REFUSED: it matches exactly the characters bad_character describes."""
 import copy
 import functools
 import json
@@ -83,3 +84,14 @@ def test_a_committed_file_with_one_value_changed_is_refused_by_both_or_neither(d
         del doc[key]
     assert not QUICK(doc) or JSONSCHEMA.is_valid(doc)
 
+
+
+def test_the_refused_character_class_is_exactly_what_bad_character_describes():
+    """bad_character searches REFUSED first and walks the text only from its match: each code point alone must be
+    refused by both or by neither, and in a text the first one found is the one described."""
+    from scripts.record.inputs import REFUSED, bad_character
+
+    disagree = [c for c in range(0x110000) if (REFUSED.search(chr(c)) is None) != (bad_character(chr(c)) is None)]
+    assert disagree == []
+    assert bad_character("ok\tline\u200bthen\x07") == "U+200B (zero-width space)"
+    assert bad_character("plain 中文 text\n") is None

@@ -38,9 +38,23 @@ class _NonFinite(Exception):
     pass
 
 
+def _refused_class() -> re.Pattern:
+    """One character class of everything bad_character refuses (it is called on every line of every template
+    before each build: the regex finds whether there is one, the loop below says which)."""
+    controls = [chr(c) for c in range(0x20) if chr(c) not in "\t\n\r"] + [chr(c) for c in range(0x7F, 0xA0)]
+    singles = "".join(re.escape(ch) for ch in controls + list(BIDI) + list(INVISIBLE))
+    return re.compile(f"[{singles}\ud800-\udfff]")
+
+
+REFUSED = _refused_class()
+
+
 def bad_character(text: str) -> str | None:
     """A description of the first character text must not hold, or None."""
-    for ch in text:
+    found = REFUSED.search(text)
+    if found is None:
+        return None
+    for ch in text[found.start():]:
         code = ord(ch)
         if ch in "\t\n\r":
             continue
