@@ -171,3 +171,25 @@ def test_each_name_is_defined_once():
             assert f'"{label}"' not in text and f"'{label}'" not in text, (path.relative_to(ROOT), label)
         assert not re.search(r"\bpolic(y|ies)\b", text), f"{path.relative_to(ROOT)}: a schedule is a 'schedule'"
     assert names.SCHEDULES == ("whole", "chunked", "disagg")  # the lesson's three, in the page's order
+
+
+def test_the_snakefile_lists_every_rule_of_every_file_it_includes():
+    """The Snakefile is the workflow's table of contents: beside each `include:` its comment (continued on the `#`
+    lines below it) names every rule of that file, so a rule added to rules/*.smk without a line here fails."""
+    lines = (ROOT / "Snakefile").read_text(encoding="utf-8").splitlines()
+    included = {}
+    for n, line in enumerate(lines):
+        m = re.match(r'include: "(rules/[a-z_]+\.smk)"\s*#(.*)', line)
+        if m:
+            follow = []
+            for x in lines[n + 1:]:
+                if not x.startswith("#"):
+                    break
+                follow.append(x[1:])
+            included[m.group(1)] = " ".join([m.group(2), *follow])
+    files = sorted(p.relative_to(ROOT).as_posix() for p in (ROOT / "rules").glob("*.smk"))
+    assert sorted(included) == files  # every rule file is included, with a comment
+    for rel, comment in included.items():
+        rules = re.findall(r"^rule ([A-Za-z_0-9]+):", (ROOT / rel).read_text(encoding="utf-8"), re.M)
+        named = set(re.findall(r"[A-Za-z_0-9]+", comment))
+        assert [r for r in rules if r not in named] == [], rel
