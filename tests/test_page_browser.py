@@ -203,19 +203,24 @@ def test_clicking_a_number_shows_its_provenance(lesson):
     assert not pop.is_visible()
 
 
+def opens_its_record(page, *rids: str) -> None:
+    """Each number's pop-over opens on a click and names its record id under its details."""
+    for rid in rids:
+        page.locator(f'[data-prov="{rid}"]').first.click()
+        pop = page.locator("#prov-pop")
+        assert pop.is_visible(), rid
+        pop.locator("summary").click()
+        assert rid in pop.inner_text()
+        page.keyboard.press("Escape")
+
+
 def test_the_lab_page_shows_provenance_and_leads_back_to_the_lesson(browser):
     """Issue 39: the lab shares the lesson's data and pop-overs: a serving number there (a record of serving.json)
     and a page count open their provenance; the lab links back to the lesson, and the lesson to the lab."""
     page, watch = open_page(browser, (SITE / "lab.html").as_uri())
     try:
         serving_number = page.locator('#engines [data-prov^="serving."]').first.get_attribute("data-prov")
-        for rid in ("page.lab.minutes", serving_number):
-            page.locator(f'[data-prov="{rid}"]').first.click()
-            pop = page.locator("#prov-pop")
-            assert pop.is_visible(), rid
-            pop.locator("summary").click()
-            assert rid in pop.inner_text()
-            page.keyboard.press("Escape")
+        opens_its_record(page, "page.lab.minutes", serving_number)
         assert page.locator('a[href="index.html"]').count() >= 1
     finally:
         page.close()
@@ -231,13 +236,7 @@ def test_the_validation_report_opens_its_records_and_the_lesson_and_lab_lead_to_
     page, watch = open_page(browser, (SITE / "validation.html").as_uri())
     try:
         rid = page.locator('#heldout-real ~ .table-wrap [data-prov^="realho."]').first.get_attribute("data-prov")
-        for shown in ("page.validation.minutes", rid):
-            page.locator(f'[data-prov="{shown}"]').first.click()
-            pop = page.locator("#prov-pop")
-            assert pop.is_visible(), shown
-            pop.locator("summary").click()
-            assert shown in pop.inner_text()
-            page.keyboard.press("Escape")
+        opens_its_record(page, "page.validation.minutes", rid)
         rows = page.locator(".heldout-sessions-table tbody tr").count()
         assert rows == len(list((ROOT / "precomputed" / "serve-heldout").glob("session-*")))
     finally:
