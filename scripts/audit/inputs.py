@@ -48,12 +48,12 @@ def check_cited(path: Path, templates: Path | None = None) -> dict:
 
 def check_course(path: Path, template: Path) -> dict:
     """config/course.json (scripts/page/render.course_links), and an entry for every link id the pages name (the
-    lesson `template`, and the lab and the technique block beside it)."""
-    from scripts.page.render import course_links
+    lesson `template`, and every other page render.PAGES renders and the technique block beside it)."""
+    from scripts.page.render import PAGES, course_links
 
     doc = course_links(path)
-    for page in (template, *(template.parent / n for n in ("lab.html.j2", "validation.html.j2",
-                                                              "techniques_block.html.j2"))):
+    others = [n for n in (*PAGES.values(), "techniques_block.html.j2") if n != template.name]  # every page rendered
+    for page in (template, *(template.parent / n for n in others)):
         if not page.exists():
             continue
         for lid in sorted(set(re.findall(r"""link\(["']([^"']+)["']""", read_text(page))) - set(doc["links"])):
