@@ -601,12 +601,12 @@ REPEAT_SHOWN = ("median_ttft_ms", "slo_attainment")  # the repeat table's metric
 
 
 def _loop_over_goal(c: dict, k: int, comparison: dict) -> bool:
-    """Whether a closed loop's k-th later measurement and its prediction differ by more than the closed-loop goal
-    (heldout_comparison's CLOSED_LOOP_ATTAINMENT_GOAL, in `comparison["goals"]`); False for a Poisson cell."""
+    """Whether a closed loop's k-th measurement and its prediction differ by more than the closed-loop goal: the
+    repeat's own attainment error (predict.cell_errors) against heldout_comparison's CLOSED_LOOP_ATTAINMENT_GOAL
+    (`comparison["goals"]`); False for a Poisson cell."""
     if not c["concurrency"]:
         return False
-    miss = abs(c["measured"][k]["slo_attainment"] - c["predicted"][k]["slo_attainment"])
-    return miss > comparison["goals"]["closed_loop_attainment_abs_error"] + 1e-12
+    return abs(c["error"][k]["slo_attainment"]) > comparison["goals"]["closed_loop_attainment_abs_error"] + 1e-12
 
 
 def _repeat_block(r1: _HeldOutRecords, e1: dict, comparison: dict, prov: dict) -> dict | None:

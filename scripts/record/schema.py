@@ -48,8 +48,7 @@ def validator(name: str) -> jsonschema.Draft202012Validator:
 def quick_check(name: str) -> fastcheck.Check | None:
     """scripts/record/fastcheck.py's checker for the schema (None when it uses a keyword the checker lacks): a yes
     from it is jsonschema's yes, a no sends the document to jsonschema."""
-    validator(name)  # the schema itself is checked first
-    return fastcheck.compiled(json.loads((SCHEMAS / f"{name}.schema.json").read_text(encoding="utf-8")))
+    return fastcheck.compiled(validator(name).schema)  # the schema validator() has read and checked
 
 
 def _quoted(message: str) -> str:
