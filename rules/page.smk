@@ -26,6 +26,7 @@ rule render_site:
         bench=f"{PRE}/bench_medians.json",
         questions="questions/C13-L5.md",
         course="config/course.json",
+        lab="config/lab.json",
         runtime=".cache/vendor/vega.min.js",
         vendor="config/vendor.json",
         serving=f"{PRE}/serving.json",
@@ -33,6 +34,7 @@ rule render_site:
         # every page template (a section added later is an input without listing it here), the script and style,
         # and the simulator's twin, joined by render
         templates=[*sorted(glob.glob("templates/*.html.j2")), "templates/lesson.js", "templates/lesson.css",
+                   "templates/lab.js", "templates/lab_model.js", "templates/lab_kernel.wat",
                    *sorted(glob.glob("templates/serving_sim/*.js"))],
         code=code("scripts/render_site.py"),
     output:
@@ -45,6 +47,8 @@ rule render_site:
         serving_script=f"{PAGE}/serving-data.js",
         sim_script=f"{PAGE}/serving-sim.js",
         prefix_script=f"{PAGE}/prefix-data.js",
+        lab_model=f"{PAGE}/lab-model.js",
+        lab_page=f"{PAGE}/lab.js",
         provenance=f"{PAGE}/provenance.html",
         source=directory(f"{PAGE}/source"),
     log:

@@ -19,9 +19,11 @@ def test_the_page_has_no_inline_script_and_names_its_three_files():
         # the measured records the lesson does not show (the lab and the report), and the lab's prefix experiment
         lab_only = {"lab": ' data-lab="lab-data.js" data-prefix="prefix-data.js"',
                     "validation": ' data-lab="lab-data.js"'}.get(page, "")
+        # the lab's own experiments: its model (and kernel) and the page's side of them
+        own = ['<script defer src="lab-model.js">', '<script defer src="lab.js">'] if page == "lab" else []
         assert scripts == [f'<script defer src="lesson.js" data-page="{page}" data-data="lesson-data.js" '
                            'data-runtime="vega.min.js" data-serving="serving-data.js" '
-                           f'data-sim="serving-sim.js"{lab_only}>']
+                           f'data-sim="serving-sim.js"{lab_only}>', *own]
     html = (SITE / "index.html").read_text(encoding="utf-8")
     # the text, CSS and each number's provenance markup only (before the scripts were split out it was 1.13 MB); the
     # real-engine section's two tables alone carry 144 numbers, each a <span data-prov> (about 19 KB)

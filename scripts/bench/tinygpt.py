@@ -5,24 +5,11 @@ and greedy decoding here never stops early (no end-of-sequence token), so every 
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
-
 import torch
 from torch import nn
 from torch.nn import functional as F
 
-
-@dataclass(frozen=True)
-class Shape:
-    n_layer: int = 4
-    d_model: int = 256
-    n_head: int = 4
-    vocab: int = 2048
-    d_ff: int = 1024
-    rope_base: float = 10000.0
-
-    def as_dict(self) -> dict:
-        return asdict(self)
+from scripts.bench.shape import DEFAULT, Shape  # noqa: F401  (Shape re-exported: its home is torch-free)
 
 
 def rope(x: torch.Tensor, start: int, base: float) -> torch.Tensor:
@@ -61,7 +48,7 @@ class Block(nn.Module):
 
 
 class TinyGPT(nn.Module):
-    def __init__(self, s: Shape = Shape(), seed: int = 0):
+    def __init__(self, s: Shape = DEFAULT, seed: int = 0):
         super().__init__()
         torch.manual_seed(seed)
         self.s = s

@@ -25,7 +25,7 @@ from markupsafe import Markup
 
 from scripts.common import names
 from scripts.common.display import chinese_number
-from scripts.page import charts, reading
+from scripts.page import charts, lab, reading
 from scripts.record.inputs import InputError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -50,6 +50,7 @@ PAGES = {"index.html": "index.html.j2", "lab.html": "lab.html.j2",  # the lesson
 SERVING_PREFIX, SERVING_PROV_PREFIX = "window.C13_SERVING=", "window.C13_SERVING_PROV="
 PREFIX_SCRIPT, PREFIX_DATA_PREFIX = "prefix-data.js", "window.C13_PREFIX="  # the lab's prefix-cache experiment
 LAB_SCRIPT, LAB_PROV_PREFIX = "lab-data.js", "window.C13_LAB_PROV="  # measured records only the lab page shows
+LAB_MODEL_SCRIPT, LAB_PAGE_SCRIPT = "lab-model.js", "lab.js"  # the lab's in-browser model and its experiments
 
 
 RUNTIME_CACHE = REPO / ".cache" / "vendor" / RUNTIME  # fetched and checked by the fetch_vendor rule
@@ -287,16 +288,18 @@ def _render(data: dict, tokens: dict | None, bench: dict | None, questions_md: s
     lesson_js = (templates / "lesson.js").read_text(encoding="utf-8")
     compiled = compile_specs(specs)
     commands = course_section(course, "lab_commands")
-    settings = reading.config_records(course_section(course, "reading"), commands)
+    lab_config = REPO / lab.LAB_CONFIG
+    settings = {**reading.config_records(course_section(course, "reading"), commands), **lab.lab_records(lab_config)}
     context = dict(
         d=data, P=prov, num=num, readout=readout, link=link, holds=claim_outcomes(data, serving, prefix),
         course_map=(course or {}).get("map", {}).get("value") or [None] * MAP_GENERATIONS,
         tokens=tokens, bench=bench, serving=serving, prefix=prefix, lab_commands=commands,
         cmd=lambda cid: command_code(commands, cid),
+        lab_settings=lab.lab_settings(lab_config),
         schedule_labels=names.SCHEDULE_LABELS, tail_part_labels=names.TAIL_PART_LABELS,
         css=Markup((templates / "lesson.css").read_text(encoding="utf-8")),
         scripts={"page": SCRIPT, "data": DATA_SCRIPT, "runtime": RUNTIME, "serving": SERVING_SCRIPT, "sim": SIM_SCRIPT,
-                 "lab": LAB_SCRIPT,
+                 "lab": LAB_SCRIPT, "lab_model": LAB_MODEL_SCRIPT, "lab_page": LAB_PAGE_SCRIPT,
                  "prefix": PREFIX_SCRIPT if prefix and prefix.get("page") else ""},
         chart_boxes=chart_boxes(compiled, {**default_chart_data(data), **(default_load_data(
             load["opening"], serving["settings"]["rates_per_gpu"]) if load else {})}),
@@ -330,7 +333,8 @@ def _render(data: dict, tokens: dict | None, bench: dict | None, questions_md: s
         raise TemplateProblem("templates: the pages' reading counts changed between the two render passes")
     files = {**html_pages, RUNTIME: runtime.read_text(encoding="utf-8"), SCRIPT: lesson_js,
              DATA_SCRIPT: data_script(page_data(data, tokens, bench, prefix, lab_only), compiled, page_prov),
-             LAB_SCRIPT: lab_script(bench, lab_only)}
+             LAB_SCRIPT: lab_script(bench, lab_only), LAB_MODEL_SCRIPT: lab.lab_model_script(templates),
+             LAB_PAGE_SCRIPT: (templates / LAB_PAGE_SCRIPT).read_text(encoding="utf-8")}
     if serving:
         files[SERVING_SCRIPT] = serving_script(load["experiment"], serving_records_on_page(list(html_pages.values()),
                                                                                           serving))
@@ -405,15 +409,15 @@ def default_load_data(readouts: dict, rates: list[float]) -> dict[str, dict[str,
     """Rows shaped like the under-load charts' first draw (every schedule, every statistic, both sides of the
     SLO box), from the opening readouts, here only to size the charts' boxes."""
     labels = list(names.SCHEDULE_LABELS.items())
-    attain = [{"schedule": lab, "rate": r, "attainment": 1.0 if r < 5 else 0.0} for _, lab in labels for r in rates]
-    goodput = [{"schedule": lab, "goodput_rate": readouts[f"goodput_rate.{s}"], "target": 0.9} for s, lab in labels]
+    attain = [{"schedule": label, "rate": r, "attainment": 1.0 if r < 5 else 0.0} for _, label in labels for r in rates]
+    goodput = [{"schedule": label, "goodput_rate": readouts[f"goodput_rate.{s}"], "target": 0.9} for s, label in labels]
     out = {"load_attain": {"load_attain": attain, "load_goodput": goodput}}
     for metric in ("ttft", "tpot"):
         curve, stats = [], []
-        for s, lab in labels:
+        for s, label in labels:
             lo, hi = readouts[f"p50_{metric}_ms.{s}"] / 2, readouts[f"p99_{metric}_ms.{s}"]
-            curve += [{"schedule": lab, "ms": lo, "share": 0.0}, {"schedule": lab, "ms": hi, "share": 1.0}]
-            stats += [{"schedule": lab, "stat": st, "ms": hi, "share": 0.5} for st in ("平均", "p50", "p90", "p99")]
+            curve += [{"schedule": label, "ms": lo, "share": 0.0}, {"schedule": label, "ms": hi, "share": 1.0}]
+            stats += [{"schedule": label, "stat": st, "ms": hi, "share": 0.5} for st in ("平均", "p50", "p90", "p99")]
         out[f"load_{metric}"] = {f"load_{metric}_curve": curve, f"load_{metric}_stats": stats}
     points = [{"ttft_ms": readouts[f"{q}_ttft_ms.whole"], "tpot_ms": readouts[f"{q}_tpot_ms.whole"], "inside": inside}
               for q, inside in (("p50", "都达标"), ("p99", "未达标"))]

@@ -1,0 +1,115 @@
+"""The lab's in-browser model script: templates/lab_model.js with its kernel (templates/lab_kernel.wat) compiled
+by wasmtime's wat2wasm (pinned in requirements.txt) and inlined as base64, so site/lab-model.js downloads nothing."""
+from __future__ import annotations
+
+import base64
+import json
+import math
+from pathlib import Path
+
+from scripts.bench.seeded_weights import SEED, spec
+from scripts.bench.shape import DEFAULT
+from scripts.record.inputs import InputError
+
+MODEL_SOURCE = "lab_model.js"
+KERNEL_SOURCE = "lab_kernel.wat"
+PLACEHOLDER = "@KERNEL_BASE64@"
+MODEL_PLACEHOLDER = "__MODEL__"
+
+
+def kernel_bytes(wat: Path) -> bytes:
+    """The kernel's WebAssembly binary; a WAT error names the file and wat2wasm's message."""
+    import wasmtime
+
+    try:
+        return bytes(wasmtime.wat2wasm(wat.read_text(encoding="utf-8")))
+    except wasmtime.WasmtimeError as exc:
+        raise InputError(f"{wat.as_posix()}: wat2wasm refused it: {str(exc).splitlines()[0]}") from None
+
+
+def lab_model_script(templates: Path) -> str:
+    """site/lab-model.js: the model's source with the compiled kernel and the model's shape, seed and weight spec
+    (scripts/bench/seeded_weights.py, their one home) where the placeholders stand (each exactly once)."""
+    source = (templates / MODEL_SOURCE).read_text(encoding="utf-8")
+    for mark in (PLACEHOLDER, MODEL_PLACEHOLDER):
+        if source.count(mark) != 1:
+            raise InputError(f"{(templates / MODEL_SOURCE).as_posix()}: needs the placeholder {mark} exactly once")
+    encoded = base64.b64encode(kernel_bytes(templates / KERNEL_SOURCE)).decode("ascii")
+    model = {"shape": DEFAULT.as_dict(), "seed": SEED, "spec": [[n, list(d), o, s] for n, d, o, s in spec()]}
+    return source.replace(PLACEHOLDER, encoded).replace(MODEL_PLACEHOLDER, json.dumps(model, separators=(",", ":")))
+
+
+LAB_CONFIG = "config/lab.json"
+GROUPS = {"engine": ("max_num_seqs", "max_num_batched_tokens", "max_context"),
+          "batch": ("sizes", "position", "samples", "steps_per_sample"),
+          "kv": ("prompt_tokens", "new_tokens", "pairs", "budget_s", "interval_pct"),
+          "load": ("rates", "rate", "requests", "request_count", "prompt_tokens", "prompt", "output_tokens", "output",
+                   "ttft_slo_ms", "tpot_slo_ms", "sweep_rates", "arrival_s", "budget_s", "seed")}
+DEFAULTS = {"rate": "rates", "request_count": "requests", "prompt": "prompt_tokens", "output": "output_tokens"}
+
+
+def _entry(doc: dict, group: str, key: str, path: str):
+    field = f"{group}.{key}"
+    entry = doc.get(group, {}).get(key) if isinstance(doc.get(group), dict) else None
+    if not isinstance(entry, dict) or "value" not in entry:
+        raise InputError(f"{path}: field {field} is missing (an object with a value and a source or an assumption)")
+    if ("source" in entry) == ("assumption" in entry):
+        raise InputError(f"{path}: field {field} needs exactly one of source or assumption")
+    value = entry["value"]
+    items = value if isinstance(value, list) else [value]
+    if not items or not all(isinstance(v, int | float) and not isinstance(v, bool) and v > 0 for v in items):
+        raise InputError(f"{path}: field {field}.value must be a positive number or a non-empty list of them")
+    return value
+
+
+def lab_settings(path: Path) -> dict:
+    """config/lab.json read and checked: every field present with a value and one of source/assumption, each
+    default among its choices, and the engine's limits holding the largest request and batch. Returns
+    {group: {key: value}}; a problem is one line naming the file and the field."""
+    from scripts.record.inputs import read_json
+
+    shown = path.as_posix()
+    doc = read_json(path)
+    out = {g: {k: _entry(doc, g, k, shown) for k in keys} for g, keys in GROUPS.items()}
+    load, engine = out["load"], out["engine"]
+    for default, choices in DEFAULTS.items():
+        if load[default] not in load[choices]:
+            raise InputError(f"{shown}: field load.{default} ({load[default]}) is not one of load.{choices}")
+    if max(load["prompt_tokens"]) + max(load["output_tokens"]) > engine["max_context"] or \
+            out["kv"]["prompt_tokens"] + max(out["kv"]["new_tokens"]) > engine["max_context"]:
+        raise InputError(f"{shown}: field engine.max_context ({engine['max_context']}) is shorter than the longest "
+                         "request the load or KV experiment makes")
+    if max(out["batch"]["sizes"]) > engine["max_num_seqs"] or engine["max_num_seqs"] > engine["max_num_batched_tokens"]:
+        raise InputError(f"{shown}: field engine.max_num_seqs must hold every batch.sizes and not exceed "
+                         "engine.max_num_batched_tokens")
+    if out["batch"]["position"] + 1 > engine["max_context"]:
+        raise InputError(f"{shown}: field batch.position is past engine.max_context")
+    return out
+
+
+def lab_records(path: Path) -> dict[str, dict]:
+    """The scalar settings of config/lab.json as records lab.<group>.<key> (assumed, or cited with its source);
+    the lists are the controls' choices (shown as option labels)."""
+    from scripts.record.inputs import read_json
+    from scripts.record.provenance import Derivation, assumed, cited_record, derived
+
+    doc, settings = read_json(path), lab_settings(path)
+    params = sum(int(math.prod(dims)) for _, dims, _, _ in spec())
+    out = {"lab.model.params": derived(
+        "lab.model.params", "实验课浏览器里的小模型参数量", params, "param", "int", derivation=Derivation.TINYGPT,
+        formula="scripts.bench.tinygpt:param_count", inputs=["scripts/bench/shape.py Shape"],
+        script="scripts/page/lab.py", args=DEFAULT.as_dict(), scale=1.0)}
+    for group, values in settings.items():
+        for key, value in values.items():
+            if isinstance(value, list):
+                continue
+            rid, entry, field = f"lab.{group}.{key}", doc[group][key], f"{group}.{key}"
+            fmt = "int" if float(value).is_integer() else "f1"
+            label = f"实验课设置 {field}"
+            if "source" in entry:
+                out[rid] = cited_record(rid, label, value, "", fmt, work=entry["source"], field=field,
+                                        version=f"as recorded in {LAB_CONFIG}", locator=f"{LAB_CONFIG} {field}",
+                                        self_reported=False)
+            else:
+                out[rid] = assumed(rid, label, value, "", fmt, assumption=entry["assumption"], field=field)
+    return out

@@ -1,0 +1,344 @@
+// The lab page's experiments on the student's own device: the course's tiny model (lab-model.js) runs in a Web
+// Worker built from this page's own code (a Blob, so file:// works); the page asks it to time decode steps
+// (batch scaling), to generate with and without the KV cache (experiment A) and to serve requests with vLLM V1's
+// rule while a Poisson client here sends them and timestamps every token as it arrives (experiment B). Every number
+// it writes is measured on this device and says so; the committed figures beside them carry their records.
+"use strict";
+
+// ---- the worker's side: the model, the timing loops and the serving loop ------------------------------------------
+function labWorker(L, scope) {
+  let model = null, engine = null, wake = null;
+  const post = (m) => scope.postMessage(m);
+  const channel = new MessageChannel();
+  let resume = null;
+  channel.port1.onmessage = () => { const r = resume; resume = null; if (r) r(); };
+  const yieldTask = () => new Promise((r) => { resume = r; channel.port2.postMessage(0); });
+  const median = (a) => L.npPercentile(Float64Array.from(a).sort(), 50);
+  const prefilled = new Set();
+
+  function init(m) {
+    const t0 = performance.now();
+    model = new L.TinyModel({slots: m.slots, maxContext: m.maxContext, maxTokens: m.maxTokens});
+    post({type: "ready", params: L.paramCount(), ms: performance.now() - t0});
+  }
+  function prefill(slot, prompt) {
+    if (prefilled.has(slot)) return;
+    model.forward(prompt, prompt.map(() => slot), prompt.map((_, i) => i), [prompt.length - 1]);
+    prefilled.add(slot);
+  }
+  async function batches(m) {  // one decode step of B requests, each with `position` cached positions
+    const rows = [];
+    for (const B of m.sizes) {
+      for (let s = 0; s < B; s++) prefill(s, m.prompt);
+      const ids = Array.from({length: B}, (_, i) => m.prompt[i]), slots = ids.map((_, i) => i);
+      const pos = ids.map(() => m.prompt.length), wanted = slots.slice(), times = [];
+      for (let k = 0; k < 1 + m.samples; k++) {  // a sample: `stepsPerSample` steps back to back (the browser's
+        const t0 = performance.now();           // clock is coarse: 0.1 ms), the first sample a warm-up
+        for (let j = 0; j < m.stepsPerSample; j++) model.forward(ids, slots, pos, wanted);
+        if (k >= 1) times.push((performance.now() - t0) / m.stepsPerSample);
+      }
+      rows.push({batch: B, ms: median(times)});
+      post({type: "progress", done: rows.length, of: m.sizes.length});
+      await yieldTask();
+    }
+    prefilled.clear();
+    post({type: "batches", rows});
+  }
+  function timeGeneration(prompt, n, cache) {
+    const t0 = performance.now();
+    const out = L.greedy(model, prompt, n, {cache, slot: 0});
+    return {ms: performance.now() - t0, out};
+  }
+  async function kvCache(m) {  // experiment A: alternating pairs per length, within the time budget
+    const start = performance.now(), rows = [], skipped = [];
+    for (const n of m.lengths) {
+      const warm = timeGeneration(m.prompt, n, true).ms + timeGeneration(m.prompt, n, false).ms;
+      const left = m.budgetMs - (performance.now() - start);
+      const pairs = Math.min(m.pairs, Math.floor(left / warm));
+      if (pairs < m.minPairs) { skipped.push(n); continue; }
+      const kv = [], nokv = [];
+      for (let r = 0; r < pairs; r++) {
+        const a = timeGeneration(m.prompt, n, true), b = timeGeneration(m.prompt, n, false);
+        if (a.out.join() !== b.out.join()) throw new Error(`with and without the cache gave different tokens at ${n}`);
+        kv.push(a.ms);
+        nokv.push(b.ms);
+        post({type: "progress", done: performance.now() - start, of: m.budgetMs});
+        await yieldTask();
+      }
+      rows.push({newTokens: n, kv, nokv});
+    }
+    post({type: "kv", rows, skipped, seconds: (performance.now() - start) / 1000});
+  }
+  async function serve(m) {  // the engine's loop: step while there is work, wait for a request when there is none
+    engine = new L.Engine(model, {maxNumSeqs: m.maxNumSeqs, maxBatchedTokens: m.maxBatchedTokens});
+    const serving = engine;
+    while (engine === serving) {
+      if (!engine.busy()) { await new Promise((r) => { wake = r; }); continue; }
+      const t0 = performance.now(), step = engine.step();
+      post({type: "step", events: step.events, tokens: step.tokens, requests: step.requests,
+        ms: performance.now() - t0});
+      await yieldTask();
+    }
+  }
+  const handlers = {
+    init, batches, kv: kvCache, serve,
+    request(m) { engine.add(m.request); if (wake) { const w = wake; wake = null; w(); } },
+    stop() { engine = null; if (wake) { const w = wake; wake = null; w(); } },
+  };
+  scope.onmessage = (e) => {
+    try {
+      const result = handlers[e.data.cmd](e.data);
+      if (result && result.catch) result.catch((err) => post({type: "error", message: String(err.message || err)}));
+    } catch (err) {
+      post({type: "error", message: String(err.message || err)});
+    }
+  };
+}
+
+// ---- the page's side ------------------------------------------------------------------------------------------------
+function labPage(L, doc) {
+  const settings = JSON.parse(doc.getElementById("on-your-device").dataset.labSettings);
+  const $ = (sel, root = doc) => root.querySelector(sel);
+  const fmt = (x, digits) => (Number.isFinite(x) ? x.toLocaleString("en-US", {minimumFractionDigits: digits,
+    maximumFractionDigits: digits}) : "—");
+  let worker = null, ready = null, listener = null, busy = false;
+
+  function startWorker() {
+    if (ready) return ready;
+    const src = `${c13LabModel.toString()}\n(${labWorker.toString()})(c13LabModel(), self);\n`;
+    worker = new Worker(URL.createObjectURL(new Blob([src], {type: "text/javascript"})));
+    worker.onmessage = (e) => { if (listener) listener(e.data); };
+    const e = settings.engine;
+    ready = ask({cmd: "init", slots: e.max_num_seqs, maxContext: e.max_context, maxTokens: e.max_num_batched_tokens},
+      "ready").then((m) => {
+      $("#device-params").textContent = fmt(m.params, 0);
+      $("#device-init").textContent = fmt(m.ms, 0);
+      return m;
+    });
+    return ready;
+  }
+  // Send one command; resolve with the message of type `until`; `onMessage` sees every other message.
+  function ask(message, until, onMessage = null) {
+    return new Promise((resolve, reject) => {
+      listener = (m) => {
+        if (m.type === "error") { listener = null; reject(new Error(m.message)); } else if (m.type === until) { listener = null; resolve(m); } else if (onMessage) onMessage(m);
+      };
+      worker.postMessage(message);
+    });
+  }
+  function seededIds(seed, n) {  // token ids from the lab's generator (mulberry32, as the weights)
+    let a = seed >>> 0;
+    const out = [];
+    for (let k = 0; k < n; k++) {
+      a = (a + 0x6D2B79F5) >>> 0;
+      let t = Math.imul(a ^ (a >>> 15), a | 1);
+      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+      out.push(((t ^ (t >>> 14)) >>> 0) % L.SHAPE.vocab);
+    }
+    return out;
+  }
+  // Run one experiment at a time: its button disabled and its status line saying what happens.
+  async function exclusive(box, work) {
+    if (busy) { $(".status", box).textContent = "另一个实验正在运行,等它结束再点。"; return; }
+    busy = true;
+    box.querySelectorAll("button").forEach((b) => { b.disabled = true; });
+    try {
+      $(".status", box).textContent = "正在生成模型权重(在页面里按种子生成,不下载)…";
+      await startWorker();
+      await work();
+    } catch (err) {
+      $(".status", box).textContent = `出错了:${err.message}`;
+    } finally {
+      busy = false;
+      box.querySelectorAll("button").forEach((b) => { b.disabled = false; });
+    }
+  }
+  return {settings, $, fmt, ask, seededIds, exclusive, startWorker, worker: () => worker,
+    listen: (f) => { listener = f; }};
+}
+
+// ---- batch scaling: one decode step at B = 1 ... 16 -------------------------------------------------------------------
+function batchExperiment(P, box) {
+  const b = P.settings.batch;
+  box.querySelector("button").addEventListener("click", () => P.exclusive(box, async () => {
+    P.$(".status", box).textContent = "正在计时…";
+    const prompt = P.seededIds(1, b.position);
+    const m = await P.ask({cmd: "batches", sizes: b.sizes, prompt, samples: b.samples, stepsPerSample: b.steps_per_sample}, "batches",
+      (p) => { P.$(".status", box).textContent = `正在计时:${p.done} / ${p.of}`; });
+    const base = m.rows[0].batch / m.rows[0].ms;
+    for (const r of m.rows) {
+      const tr = box.querySelector(`tr[data-batch="${r.batch}"]`), tput = r.batch / r.ms * 1000;
+      P.$(".ms", tr).textContent = P.fmt(r.ms, 2);
+      P.$(".tput", tr).textContent = P.fmt(tput, 0);
+      P.$(".gain", tr).textContent = `${P.fmt(tput / 1000 / base, 1)}×`;
+    }
+    const last = m.rows[m.rows.length - 1], gain = (last.batch / last.ms) / base;
+    P.$(".status", box).textContent = gain >= 1.5
+      ? `完成。在你的设备上,batch ${last.batch} 每秒吐出的 token 是 batch 1 的 ${P.fmt(gain, 1)} 倍:一步读一遍权重,服务的请求越多,摊到每个 token 上越少。`
+      : `完成。在你的设备上 batch ${last.batch} 只有 batch 1 的 ${P.fmt(gain, 1)} 倍:这台设备算得慢、读内存相对快,一步的时间主要花在算上,加请求就是加计算,摊不薄。`;
+    box.dataset.done = "1";
+  }));
+}
+
+// ---- experiment A: the KV cache on this device -------------------------------------------------------------------
+function bootstrapMedian(values, seed, pct, resamples = 2000) {  // percentile-bootstrap interval of the median
+  let a = seed >>> 0;
+  const rand = () => {
+    a = (a + 0x6D2B79F5) >>> 0;
+    let t = Math.imul(a ^ (a >>> 15), a | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const med = (x) => { const s = Float64Array.from(x).sort(), n = s.length; return n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2; };
+  const meds = new Float64Array(resamples);
+  for (let k = 0; k < resamples; k++) meds[k] = med(values.map(() => values[Math.floor(rand() * values.length)]));
+  meds.sort();
+  const tail = (100 - pct) / 200;
+  return [meds[Math.floor(tail * resamples)], meds[Math.ceil((1 - tail) * resamples) - 1]];
+}
+function kvExperiment(P, box) {
+  const k = P.settings.kv;
+  box.querySelector("button").addEventListener("click", () => P.exclusive(box, async () => {
+    const bar = P.$("progress", box);
+    bar.hidden = false;
+    P.$(".status", box).textContent = "正在交替计时:有 cache 一次、无 cache 一次…";
+    const m = await P.ask({cmd: "kv", prompt: P.seededIds(2, k.prompt_tokens), lengths: k.new_tokens, pairs: k.pairs,
+      minPairs: 3, budgetMs: k.budget_s * 1000}, "kv", (p) => { bar.value = Math.min(1, p.done / p.of); });
+    bar.hidden = true;
+    const med = (x) => { const s = Float64Array.from(x).sort(), n = s.length; return n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2; };
+    for (const r of m.rows) {
+      const tr = box.querySelector(`tr[data-new-tokens="${r.newTokens}"]`), ratios = r.kv.map((x, i) => r.nokv[i] / x);
+      const [lo, hi] = bootstrapMedian(ratios, r.newTokens, k.interval_pct);
+      P.$(".kv", tr).textContent = P.fmt(med(r.kv), 0);
+      P.$(".nokv", tr).textContent = P.fmt(med(r.nokv), 0);
+      P.$(".ratio", tr).textContent = `${P.fmt(med(ratios), 1)}×`;
+      P.$(".interval", tr).textContent = `${P.fmt(lo, 1)}–${P.fmt(hi, 1)}×(${r.kv.length} 对)`;
+    }
+    for (const n of m.skipped) P.$(`tr[data-new-tokens="${n}"] .kv`, box).textContent = "设备太慢,跳过";
+    P.$(".status", box).textContent = `完成,用了 ${P.fmt(m.seconds, 1)} 秒。` +
+      (m.skipped.length ? `时间上限内放不下 ${m.skipped.join("、")} 个新 token 的至少 3 对,这一档跳过了。` : "");
+    box.dataset.done = "1";
+  }));
+}
+
+// ---- experiment B: a server under load on this device ------------------------------------------------------------
+function poissonArrivals(seed, n, rate) {  // seconds from the start: exponential gaps at `rate`
+  let a = seed >>> 0, t = 0;
+  const out = [];
+  for (let k = 0; k < n; k++) {
+    a = (a + 0x6D2B79F5) >>> 0;
+    let x = Math.imul(a ^ (a >>> 15), a | 1);
+    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
+    const u = (((x ^ (x >>> 14)) >>> 0) + 1) / 4294967297;  // (0, 1)
+    t += -Math.log(u) / rate;
+    out.push(t);
+  }
+  return out;
+}
+// One run: send `n` requests at their arrival times, timestamp each token as its step's message arrives, stop when
+// every request finished or the budget ran out. Times in seconds from the run's start.
+function serveRun(P, o, onProgress) {
+  const L = P.settings.load, E = P.settings.engine, n = Math.min(o.count, Math.max(1, Math.floor(o.rate * L.arrival_s)));
+  const arrivals = poissonArrivals(L.seed, n, o.rate), reqs = arrivals.map((at, id) => ({id, at, send: null, times: []}));
+  return new Promise((resolve) => {
+    const t0 = performance.now(), timers = [];
+    let finished = 0, last = t0;
+    const end = (stopped) => {
+      timers.forEach(clearTimeout);
+      P.worker().postMessage({cmd: "stop"});
+      P.listen(null);
+      const done = reqs.filter((r) => r.times.length === o.output);
+      resolve({n, asked: o.count, stopped, duration: (last - t0) / 1000, requests: done.map((r) => ({
+        send: (r.send - t0) / 1000, times: r.times.map((t) => (t - t0) / 1000), input: o.prompt, output: o.output}))});
+    };
+    P.listen((m) => {
+      if (m.type !== "step") return;
+      const now = performance.now();
+      for (const [id, , isDone] of m.events) { reqs[id].times.push(now); if (isDone) finished += 1; }
+      last = now;
+      onProgress(finished, n);
+      if (finished === n) end(false);
+    });
+    P.worker().postMessage({cmd: "serve", maxNumSeqs: E.max_num_seqs, maxBatchedTokens: E.max_num_batched_tokens});
+    for (const r of reqs) {
+      timers.push(setTimeout(() => {
+        r.send = performance.now();
+        P.worker().postMessage({cmd: "request", request: {id: r.id, prompt: P.seededIds(L.seed * 1000 + r.id, o.prompt), outputLen: o.output}});
+      }, r.at * 1000));
+    }
+    timers.push(setTimeout(() => end(true), L.budget_s * 1000));
+  });
+}
+function loadOptions(box) {
+  const v = (name) => Number(box.querySelector(`[name="${name}"]`).value);
+  return {rate: v("lab_rate"), count: v("lab_requests"), prompt: v("lab_prompt"), output: v("lab_output"),
+    slo: {ttft: v("lab_ttft_slo"), tpot: v("lab_tpot_slo")}};
+}
+function showRun(P, box, o, run, metrics) {
+  for (const name of ["ttft", "tpot", "itl", "e2el"]) {
+    const tr = box.querySelector(`tr[data-metric="${name}"]`);
+    for (const stat of ["mean", "p50", "p90", "p99"]) {
+      const key = stat === "mean" ? `mean_${name}_ms` : `${stat}_${name}_ms`;
+      P.$(`.${stat}`, tr).textContent = run.requests.length ? P.fmt(metrics[key], 1) : "—";
+    }
+  }
+  const tr = document.createElement("tr"), cells = [
+    P.fmt(o.rate, 0), `${run.requests.length}/${run.n}`, P.fmt(metrics.request_throughput, 2),
+    P.fmt(metrics.output_throughput, 0), P.fmt(metrics.p50_ttft_ms, 0), P.fmt(metrics.p99_ttft_ms, 0),
+    P.fmt(metrics.median_tpot_ms, 1), P.fmt(metrics.p99_tpot_ms, 1), `${P.fmt(100 * metrics.slo_attainment, 0)}%`,
+    P.fmt(metrics.request_goodput, 2)];
+  for (const c of cells) { const td = document.createElement("td"); td.className = "r"; td.textContent = c; tr.appendChild(td); }
+  P.$(".runs tbody", box).appendChild(tr);
+  P.$(".runs", box).hidden = false;
+  scatter(P.$(".scatter", box), run, metrics, o.slo);
+}
+function scatter(svg, run, metrics, slo) {  // TTFT (x) against TPOT (y) per request, the two targets as lines
+  const W = 320, H = 200, pad = 34, pts = run.requests.map((r) => {
+    const ttft = (r.times[0] - r.send) * 1000, e2el = (r.times[r.times.length - 1] - r.send) * 1000;
+    return [ttft, r.output > 1 ? (e2el - ttft) / (r.output - 1) : 0];
+  });
+  const xMax = Math.max(slo.ttft * 1.2, ...pts.map((p) => p[0])), yMax = Math.max(slo.tpot * 1.2, ...pts.map((p) => p[1]));
+  const X = (x) => pad + (W - pad - 6) * x / xMax, Y = (y) => H - pad + -(H - pad - 6) * y / yMax;
+  const ok = (p) => p[0] <= slo.ttft && p[1] <= slo.tpot;
+  svg.innerHTML = `<line x1="${pad}" y1="${H - pad}" x2="${W - 6}" y2="${H - pad}" stroke="#888"/>` +
+    `<line x1="${pad}" y1="6" x2="${pad}" y2="${H - pad}" stroke="#888"/>` +
+    `<line x1="${X(slo.ttft)}" y1="6" x2="${X(slo.ttft)}" y2="${H - pad}" stroke="#e45756" stroke-dasharray="4 3"/>` +
+    `<line x1="${pad}" y1="${Y(slo.tpot)}" x2="${W - 6}" y2="${Y(slo.tpot)}" stroke="#e45756" stroke-dasharray="4 3"/>` +
+    pts.map((p) => `<circle cx="${X(p[0]).toFixed(1)}" cy="${Y(p[1]).toFixed(1)}" r="3" fill="${ok(p) ? "#4c78a8" : "#f58518"}" fill-opacity="0.7"/>`).join("") +
+    `<text x="${W - 6}" y="${H - pad + 14}" text-anchor="end" font-size="11">TTFT(ms,右端 ${Math.round(xMax)})</text>` +
+    `<text x="${pad + 4}" y="14" font-size="11">TPOT(ms,顶端 ${yMax.toFixed(1)})</text>`;
+  svg.hidden = false;
+}
+function loadExperiment(P, box) {
+  async function one(o) {
+    const status = P.$(".status", box);
+    status.textContent = `请求率 ${o.rate} req/s:发送中…`;
+    const run = await serveRun(P, o, (done, n) => { status.textContent = `请求率 ${o.rate} req/s:已完成 ${done} / ${n} 个请求`; });
+    const metrics = P.L.runMetrics(run.requests, run.duration, o.slo);
+    box.lastRun = {requests: run.requests, duration: run.duration, slo: o.slo, metrics};  // for a reader's console
+    showRun(P, box, o, run, metrics);
+    const notes = [];
+    if (run.n < run.asked) notes.push(`为了在约 ${P.settings.load.arrival_s} 秒内发完,只发了 ${run.n} 个(不是 ${run.asked} 个)`);
+    if (run.stopped) notes.push(`到了 ${P.settings.load.budget_s} 秒的上限就停了,只统计完成的 ${run.requests.length} 个`);
+    status.textContent = `请求率 ${o.rate} req/s 完成${notes.length ? `(${notes.join(";")})` : ""}。`;
+    box.dataset.done = String(Number(box.dataset.done || 0) + 1);
+    return metrics;
+  }
+  const [runBtn, sweepBtn] = box.querySelectorAll("button");
+  runBtn.addEventListener("click", () => P.exclusive(box, () => one(loadOptions(box))));
+  sweepBtn.addEventListener("click", () => P.exclusive(box, async () => {
+    for (const rate of P.settings.load.sweep_rates) await one({...loadOptions(box), rate});
+  }));
+}
+
+(function start() {
+  if (typeof document === "undefined") return;  // Node (tests) loads this file for labWorker only
+  const doc = document, box = (id) => doc.getElementById(id);
+  if (!box("on-your-device") || typeof c13LabModel !== "function") return;
+  const L = c13LabModel(), P = labPage(L, doc);
+  P.L = L;
+  batchExperiment(P, box("exp-batch"));
+  kvExperiment(P, box("exp-kv"));
+  loadExperiment(P, box("exp-load"));
+})();
+if (typeof module !== "undefined") module.exports = {labWorker, poissonArrivals, bootstrapMedian};

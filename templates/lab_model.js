@@ -1,0 +1,324 @@
+// The lab's model and engine, in the student's browser: the course's tiny GPT (scripts/bench/tinygpt.py, the same
+// shape and the same weights: scripts/bench/seeded_weights.py documents the generator both sides run), a KV cache
+// per request slot, and a continuous-batching engine that follows vLLM V1's scheduling rule. Pure: no DOM. The
+// build (scripts/page/lab.py) puts the compiled kernel (templates/lab_kernel.wat) where KERNEL_BASE64 stands and
+// writes site/lab-model.js; the page builds its Web Worker from this function's source (a Blob: file:// works) and
+// Node can require() it (tests/test_lab_model.py).
+"use strict";
+function c13LabModel() {
+  const KERNEL_BASE64 = "@KERNEL_BASE64@";
+  // the shape, the seed and the weight spec (name, dims, offset, scale) as scripts/bench/seeded_weights.py states them
+  const MODEL = __MODEL__;
+  const SHAPE = MODEL.shape, SEED = MODEL.seed;
+
+  // ---- seeded_weights.py: mulberry32, one stream over the parameters in spec order --------------------------------
+  const weightSpec = () => MODEL.spec;
+  function generatedWeights(s = SHAPE, seed = SEED) {  // name -> Float32Array in PyTorch's (out x in) layout
+    let a = seed >>> 0;
+    const params = {};
+    for (const [name, dims, offset, scale] of weightSpec()) {
+      const n = dims.reduce((x, y) => x * y, 1), values = new Float32Array(n);
+      for (let k = 0; k < n; k++) {
+        a = (a + 0x6D2B79F5) >>> 0;
+        let t = Math.imul(a ^ (a >>> 15), a | 1);
+        t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+        const r = (t ^ (t >>> 14)) >>> 0;
+        values[k] = offset + (((r >>> 8) - 8388608) / 8388608) * scale;  // one rounding, to float32, on store
+      }
+      params[name] = values;
+    }
+    return params;
+  }
+  function paramCount(s = SHAPE) {
+    return weightSpec().reduce((acc, [, dims]) => acc + dims.reduce((x, y) => x * y, 1), 0);
+  }
+
+  // ---- the kernel: y = x W + b in WebAssembly SIMD; every tensor the kernel touches lives in its memory --------
+  function decodeBase64(text) {
+    if (typeof atob === "function") return Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
+    return Uint8Array.from(Buffer.from(text, "base64"));
+  }
+  class Arena {  // bump allocation of float32 tensors in the kernel's memory
+    constructor(instance, floats) {
+      this.mem = instance.exports.memory;
+      const pages = Math.ceil((floats * 4 + 65536) / 65536);
+      this.mem.grow(pages);
+      this.top = 64;
+      this.linear = instance.exports.linear;
+      this.exports = instance.exports;
+    }
+    alloc(n) {
+      const at = this.top;
+      this.top += Math.ceil(n * 4 / 16) * 16;
+      return {at, view: new Float32Array(this.mem.buffer, at, n)};
+    }
+  }
+  function kernelInstance() {
+    const module = new WebAssembly.Module(decodeBase64(KERNEL_BASE64));
+    return new WebAssembly.Instance(module, {});
+  }
+  function transposed(w, rows, cols) {  // (rows x cols) -> (cols x rows)
+    const t = new Float32Array(rows * cols);
+    for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) t[c * rows + r] = w[r * cols + c];
+    return t;
+  }
+  function erf(x) {  // Numerical Recipes' erfc (Chebyshev fit, fractional error < 1.2e-7)
+    const z = Math.abs(x), t = 1 / (1 + 0.5 * z);
+    const r = t * Math.exp(-z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806
+      + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))));
+    return x >= 0 ? 1 - r : r - 1;
+  }
+  function layerNorm(src, dst, rows, d, g, b) {  // nn.LayerNorm: biased variance, eps 1e-5
+    for (let r = 0; r < rows; r++) {
+      const o = r * d;
+      let mean = 0, v = 0;
+      for (let i = 0; i < d; i++) mean += src[o + i];
+      mean /= d;
+      for (let i = 0; i < d; i++) { const c = src[o + i] - mean; v += c * c; }
+      const inv = 1 / Math.sqrt(v / d + 1e-5);
+      for (let i = 0; i < d; i++) dst[o + i] = (src[o + i] - mean) * inv * g[i] + b[i];
+    }
+  }
+
+  // ---- tinygpt.py's forward over a flat list of tokens (vLLM's layout): each token has its request's slot and its
+  // position; attention reads that slot's KV cache up to the token's own position (causal inside a chunk too) ----
+  class TinyModel {
+    constructor({slots = 16, maxContext = 256, maxTokens = 512, shape = SHAPE, seed = SEED} = {}) {
+      const s = shape, d = s.d_model, f = s.d_ff, v = s.vocab, w = generatedWeights(s, seed);
+      Object.assign(this, {s, slots, maxContext, maxTokens, dh: d / s.n_head});
+      const linearFloats = s.n_layer * (4 * d * d + 3 * d + 2 * d * f + f + d) + d * v + v;
+      const cacheFloats = 2 * slots * s.n_layer * maxContext * d;  // K and V of every slot, whole context reserved
+      this.arena = new Arena(kernelInstance(),
+        linearFloats + cacheFloats + maxTokens * (6 * d + f) + slots * (d + v) + maxContext + 4096);
+      const put = (values) => { const t = this.arena.alloc(values.length); t.view.set(values); return t; };
+      const lin = (name, nOut, nIn) => ({w: put(transposed(w[name + ".weight"], nOut, nIn)), b: put(w[name + ".bias"]),
+        nIn, nOut});
+      this.emb = w["emb.weight"];
+      this.layers = [];
+      for (let i = 0; i < s.n_layer; i++) {
+        const b = `blocks.${i}.`;
+        this.layers.push({ln1: [w[b + "ln1.weight"], w[b + "ln1.bias"]], ln2: [w[b + "ln2.weight"], w[b + "ln2.bias"]],
+          qkv: lin(b + "qkv", 3 * d, d), proj: lin(b + "proj", d, d), fc: lin(b + "fc", f, d), out: lin(b + "out", d, f)});
+      }
+      this.lnF = [w["ln_f.weight"], w["ln_f.bias"]];
+      this.head = {w: put(transposed(this.emb, v, d)), b: this.arena.alloc(v), nIn: d, nOut: v};  // tied, no bias
+      const buf = (n) => this.arena.alloc(n);
+      Object.assign(this, {x: buf(maxTokens * d), h: buf(maxTokens * d), qkv: buf(maxTokens * 3 * d),
+        ff: buf(maxTokens * f), tmp: buf(maxTokens * d), last: buf(slots * d), logits: buf(slots * v),
+        scores: buf(maxContext)});
+      const perSlot = s.n_layer * maxContext * d;
+      this.kv = Array.from({length: slots}, () => ({k: buf(perSlot), v: buf(perSlot)}));
+      this.ropeTables();
+    }
+    ropeTables() {  // torch's float32 steps: inv = 1 / base^(2j/dh), angle = pos * inv, cos/sin, each rounded
+      const half = this.dh / 2, n = this.maxContext, f32 = Math.fround;
+      this.cos = new Float32Array(n * half);
+      this.sin = new Float32Array(n * half);
+      for (let j = 0; j < half; j++) {
+        const inv = f32(1 / f32(this.s.rope_base ** f32(2 * j / this.dh)));
+        for (let p = 0; p < n; p++) {
+          const ang = f32(p * inv);
+          this.cos[p * half + j] = Math.cos(ang);
+          this.sin[p * half + j] = Math.sin(ang);
+        }
+      }
+    }
+    linear(src, L, dst, rows) { this.arena.linear(src.at, L.w.at, L.b.at, dst.at, rows, L.nIn, L.nOut); }
+    slotCache(slot) { return this.kv[slot]; }
+    rotate(a, o, p) {  // RoPE on the pairs (2j, 2j+1) of each head of the vector at a[o ..]
+      const half = this.dh / 2, c = this.cos, sn = this.sin;
+      for (let hh = 0; hh < this.s.n_head; hh++) {
+        const base = o + hh * this.dh;
+        for (let j = 0; j < half; j++) {
+          const x1 = a[base + 2 * j], x2 = a[base + 2 * j + 1], cj = c[p * half + j], sj = sn[p * half + j];
+          a[base + 2 * j] = x1 * cj - x2 * sj;
+          a[base + 2 * j + 1] = x1 * sj + x2 * cj;
+        }
+      }
+    }
+    attend(layer, slots, pos, T) {  // q, k, v from this.qkv; K/V into each slot's cache, then attention into this.h
+      const d = this.s.d_model, q = this.qkv.view, lo = layer * this.maxContext * d;
+      for (let t = 0; t < T; t++) {
+        this.rotate(q, t * 3 * d, pos[t]);
+        this.rotate(q, t * 3 * d + d, pos[t]);
+        const c = this.slotCache(slots[t]), at = lo + pos[t] * d;
+        c.k.view.set(q.subarray(t * 3 * d + d, t * 3 * d + 2 * d), at);
+        c.v.view.set(q.subarray(t * 3 * d + 2 * d, t * 3 * d + 3 * d), at);
+      }
+      for (let t = 0; t < T; t++) this.attendOne(lo, this.slotCache(slots[t]), pos[t], t);
+    }
+    attendOne(lo, c, p, t) {  // the kernel's `head`: scores, softmax and the weighted sum of one head
+      const d = this.s.d_model, dh = this.dh, head = this.arena.exports.head;
+      for (let hh = 0; hh < this.s.n_head; hh++) {
+        const col = (lo + hh * dh) * 4;
+        head(this.qkv.at + (t * 3 * d + hh * dh) * 4, c.k.at + col, c.v.at + col, p + 1, d * 4, this.scores.at,
+          this.h.at + (t * d + hh * dh) * 4, dh, 1 / Math.sqrt(dh));
+      }
+    }
+    addInto(dst, src, n) { const a = dst.view, b = src.view; for (let i = 0; i < n; i++) a[i] += b[i]; }
+    block(layer, slots, pos, T) {
+      const d = this.s.d_model, f = this.s.d_ff, L = this.layers[layer];
+      layerNorm(this.x.view, this.h.view, T, d, L.ln1[0], L.ln1[1]);
+      this.linear(this.h, L.qkv, this.qkv, T);
+      this.attend(layer, slots, pos, T);
+      this.linear(this.h, L.proj, this.tmp, T);
+      this.addInto(this.x, this.tmp, T * d);
+      layerNorm(this.x.view, this.h.view, T, d, L.ln2[0], L.ln2[1]);
+      this.linear(this.h, L.fc, this.ff, T);
+      this.arena.exports.gelu(this.ff.at, T * f);
+      this.linear(this.ff, L.out, this.tmp, T);
+      this.addInto(this.x, this.tmp, T * d);
+    }
+    // One forward step over T tokens: ids, their slots and positions; returns the logits (a view, rows x vocab) of
+    // the tokens listed in `wanted` (indices into the step), in that order.
+    forward(ids, slots, pos, wanted) {
+      const T = ids.length, d = this.s.d_model, x = this.x.view;
+      if (T > this.maxTokens) throw new Error(`a step of ${T} tokens; the model holds ${this.maxTokens}`);
+      for (let t = 0; t < T; t++) {
+        if (pos[t] >= this.maxContext) throw new Error(`position ${pos[t]} is past the context (${this.maxContext})`);
+        x.set(this.emb.subarray(ids[t] * d, ids[t] * d + d), t * d);
+      }
+      for (let layer = 0; layer < this.s.n_layer; layer++) this.block(layer, slots, pos, T);
+      const last = this.last.view;
+      wanted.forEach((t, r) => last.set(x.subarray(t * d, t * d + d), r * d));
+      layerNorm(last, last, wanted.length, d, this.lnF[0], this.lnF[1]);
+      this.linear(this.last, this.head, this.logits, wanted.length);
+      return this.logits.view.subarray(0, wanted.length * this.s.vocab);
+    }
+    argmax(logits, row) {
+      const v = this.s.vocab, o = row * v;
+      let best = 0;
+      for (let i = 1; i < v; i++) if (logits[o + i] > logits[o + best]) best = i;
+      return best;
+    }
+  }
+  // Greedy generation on one slot with the cache (the prompt in one step, then one token a step), or without it
+  // (the whole sequence again every step, as tinygpt.generate(kv_cache=False)); `keep` collects each step's logits.
+  function greedy(model, prompt, steps, {cache = true, slot = 0, keep = null} = {}) {
+    const ids = Array.from(prompt), out = [];
+    let feed = ids.slice(), start = 0;
+    for (let k = 0; k < steps; k++) {
+      const n = feed.length, pos = Array.from({length: n}, (_, i) => start + i);
+      const logits = model.forward(feed, new Array(n).fill(slot), pos, [n - 1]);
+      if (keep) keep.push(Float32Array.from(logits));
+      const next = model.argmax(logits, 0);
+      out.push(next);
+      ids.push(next);
+      if (cache) { start = ids.length - 1; feed = [next]; } else feed = ids.slice();
+    }
+    return out;
+  }
+
+  // ---- the engine: continuous batching with vLLM V1's rule (vllm/v1/core/sched/scheduler.py, Scheduler.schedule,
+  // vLLM 0.11): every step first gives each running request, in admission order, what it still needs (its last
+  // token for a decode, the rest of its prompt otherwise) within a shared token budget (max_num_batched_tokens), then
+  // admits waiting requests first come first served while the budget lasts and fewer than max_num_seqs run, each
+  // with as much of its prompt as the budget allows (chunked prefill). A request reserves a slot (its whole context)
+  // when admitted; there is no preemption. Greedy sampling; a request ends after its output length.
+  class Engine {
+    constructor(model, {maxNumSeqs = 8, maxBatchedTokens = 256} = {}) {
+      if (maxNumSeqs > model.slots) throw new Error(`max_num_seqs ${maxNumSeqs} > the model's ${model.slots} slots`);
+      if (maxBatchedTokens > model.maxTokens) throw new Error(`max_num_batched_tokens ${maxBatchedTokens} > ${model.maxTokens}`);
+      Object.assign(this, {model, maxNumSeqs, maxBatchedTokens, waiting: [], running: [], admitted: [],
+        free: Array.from({length: maxNumSeqs}, (_, i) => maxNumSeqs - 1 - i)});
+    }
+    add(req) {  // {id, prompt: token ids, outputLen}
+      if (req.prompt.length + req.outputLen > this.model.maxContext) {
+        throw new Error(`request ${req.id}: ${req.prompt.length} + ${req.outputLen} tokens exceed the context (${this.model.maxContext})`);
+      }
+      this.waiting.push({...req, tokens: Array.from(req.prompt), computed: 0, out: 0, slot: -1});
+    }
+    busy() { return this.running.length + this.waiting.length > 0; }
+    schedule() {  // [request, tokens this step] in the step's order
+      const plan = [];
+      let budget = this.maxBatchedTokens;
+      for (const r of this.running) {
+        const n = Math.min(r.tokens.length - r.computed, budget);
+        if (n > 0) { plan.push([r, n]); budget -= n; }
+        if (budget <= 0) break;
+      }
+      while (this.waiting.length && budget > 0 && this.running.length < this.maxNumSeqs) {
+        const r = this.waiting.shift(), n = Math.min(r.tokens.length, budget);
+        r.slot = this.free.pop();
+        this.running.push(r);
+        this.admitted.push(r.id);
+        plan.push([r, n]);
+        budget -= n;
+      }
+      return plan;
+    }
+    // One step: schedule, run the model on every scheduled token at once, sample where a request reached its end.
+    // Returns [[id, new token, finished]] and the step's token count.
+    step() {
+      const plan = this.schedule(), ids = [], slots = [], pos = [], wanted = [], ends = [];
+      for (const [r, n] of plan) {
+        for (let k = 0; k < n; k++) { ids.push(r.tokens[r.computed + k]); slots.push(r.slot); pos.push(r.computed + k); }
+        r.computed += n;
+        if (r.computed === r.tokens.length) { wanted.push(ids.length - 1); ends.push(r); }
+      }
+      const logits = ids.length ? this.model.forward(ids, slots, pos, wanted) : null, events = [];
+      ends.forEach((r, row) => {
+        const token = this.model.argmax(logits, row);
+        r.tokens.push(token);
+        r.out += 1;
+        const done = r.out >= r.outputLen;
+        if (done) { this.running.splice(this.running.indexOf(r), 1); this.free.push(r.slot); }
+        events.push([r.id, token, done]);
+      });
+      return {events, tokens: ids.length, requests: plan.length};
+    }
+  }
+
+  // ---- metrics as `vllm bench serve` computes them (scripts/serving/metrics.py, its twin): numpy's mean, std
+  // (population), median and percentiles (linear interpolation), in ms; goodput counts requests meeting every SLO ---
+  function npPercentile(sorted, q) {
+    const n = sorted.length, pos = (n - 1) * q / 100, lo = Math.floor(pos), hi = Math.min(lo + 1, n - 1), t = pos - lo;
+    const a = sorted[lo], b = sorted[hi];
+    return t >= 0.5 ? b - (b - a) * (1 - t) : a + (b - a) * t;  // numpy's _lerp
+  }
+  function stats(name, values, percentiles) {
+    const v = values.length ? Float64Array.from(values) : Float64Array.of(0), n = v.length;
+    let sum = 0;
+    for (const x of v) sum += x;
+    const mean = sum / n;
+    let sq = 0;
+    for (const x of v) sq += (x - mean) * (x - mean);
+    const sorted = Float64Array.from(v).sort(), out = {};
+    out[`mean_${name}_ms`] = mean * 1000;
+    out[`median_${name}_ms`] = npPercentile(sorted, 50) * 1000;
+    out[`std_${name}_ms`] = Math.sqrt(sq / n) * 1000;
+    for (const p of percentiles) out[`p${Number.isInteger(p) ? p : p}_${name}_ms`] = npPercentile(sorted, p) * 1000;
+    return out;
+  }
+  // One run's metrics from its requests: {send, times: [token arrival s...], input, output} each; duration from the
+  // run's start to the last token; slo {ttft, tpot, e2el} in ms (any subset).
+  function runMetrics(requests, durationS, slo = {}, percentiles = [50, 90, 99]) {
+    const ttft = [], e2el = [], tpots = [], itl = [], allTpots = [];
+    let inTok = 0, outTok = 0, good = 0;
+    for (const r of requests) {
+      const t1 = r.times[0] - r.send, t2 = r.times[r.times.length - 1] - r.send, n = r.output;
+      ttft.push(t1);
+      e2el.push(t2);
+      const tpot = n > 1 ? (t2 - t1) / (n - 1) : 0;
+      allTpots.push(tpot);
+      if (n > 1) tpots.push(tpot);
+      for (let k = 1; k < r.times.length; k++) itl.push(r.times[k] - r.times[k - 1]);
+      inTok += r.input;
+      outTok += n;
+      const meets = (slo.ttft === undefined || slo.ttft / 1000 >= t1) && (slo.tpot === undefined || slo.tpot / 1000 >= tpot)
+        && (slo.e2el === undefined || slo.e2el / 1000 >= t2);
+      if (meets) good += 1;
+    }
+    const completed = requests.length, any = Object.keys(slo).length > 0;
+    return {duration: durationS, completed, total_input_tokens: inTok, total_output_tokens: outTok,
+      request_throughput: completed / durationS, output_throughput: outTok / durationS,
+      total_token_throughput: (inTok + outTok) / durationS,
+      request_goodput: any ? good / durationS : null, slo_attainment: any ? (completed ? good / completed : 0) : null,
+      ...stats("ttft", ttft, percentiles), ...stats("tpot", tpots, percentiles), ...stats("itl", itl, percentiles),
+      ...stats("e2el", e2el, percentiles)};
+  }
+  return {TinyModel, Engine, runMetrics, npPercentile, greedy, SHAPE, SEED, weightSpec, generatedWeights, paramCount, Arena, kernelInstance, transposed, erf, layerNorm,
+    decodeBase64};
+}
+if (typeof self !== "undefined") self.C13Lab = c13LabModel();
+if (typeof module !== "undefined") module.exports = c13LabModel();

@@ -1,0 +1,220 @@
+"""The lab's in-browser model and engine (templates/lab_model.js, its kernel templates/lab_kernel.wat): one model
+with TinyGPT (same weights from the seeded generator, same greedy tokens, logits within 1e-4), vLLM V1's scheduling
+rule held by its invariants, and the page's metric code equal to scripts/serving/metrics.py. Node runs the built
+script here; tests/test_lab_page.py runs the same checks in Chromium."""
+import hashlib
+import json
+import subprocess
+
+import numpy as np
+import pytest
+import torch
+
+from scripts.bench.seeded_weights import generated, mulberry32, seeded_model
+from scripts.page.lab import KERNEL_SOURCE, lab_model_script, lab_settings
+from scripts.record.inputs import InputError
+from scripts.serving import metrics
+from tests.conftest import ROOT
+
+PROMPTS = [[1, 2, 3, 4, 5], [100, 200, 300, 400, 500, 600, 700, 800], [2047, 0, 1024]]
+STEPS = 64
+
+
+@pytest.fixture(scope="module")
+def lab_js(tmp_path_factory):
+    path = tmp_path_factory.mktemp("lab") / "lab-model.js"
+    path.write_text(lab_model_script(ROOT / "templates"), encoding="utf-8")
+    return path
+
+
+def node(lab_js, body: str):
+    code = f"const L = require({json.dumps(str(lab_js))});\n{body}"
+    out = subprocess.run(["node", "-e", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def torch_greedy(model, prompt: list[int], steps: int) -> tuple[list[int], np.ndarray]:
+    """TinyGPT with its KV cache: the prompt in one step, then one token a step; each step's last logits."""
+    tokens, logits = [], []
+    caches, feed, start = [{} for _ in model.blocks], torch.tensor([prompt]), 0
+    with torch.inference_mode():
+        for k in range(steps):
+            row = model(feed, caches, start)[0, -1].numpy()
+            logits.append(row)
+            tokens.append(int(row.argmax()))
+            start, feed = len(prompt) + k, torch.tensor([[tokens[-1]]])
+    return tokens, np.array(logits)
+
+
+def assert_same_model(js_runs: list[dict], model) -> float:
+    """Identical greedy tokens for every prompt and step; logits within 1e-4 of the largest. Returns the worst."""
+    worst = 0.0
+    for prompt, run in zip(PROMPTS, js_runs, strict=True):
+        tokens, logits = torch_greedy(model, prompt, STEPS)
+        assert run["tokens"] == tokens, prompt
+        js = np.array(run["logits"])
+        worst = max(worst, float(np.max(np.abs(js - logits) / np.max(np.abs(logits), axis=1, keepdims=True))))
+    assert worst < 1e-4
+    return worst
+
+
+# Greedy runs of every prompt, each on its own slot, with each step's logits: one function, run by Node here and by
+# Chromium in tests/test_lab_page.py.
+GREEDY_FN = f"""(L) => {{
+  const m = new L.TinyModel({{slots: 4}}), prompts = {json.dumps(PROMPTS)};
+  return prompts.map((p, i) => {{
+    const keep = [], tokens = L.greedy(m, p, {STEPS}, {{keep, slot: i}});
+    return {{tokens, logits: keep.map((k) => Array.from(k))}};
+  }});
+}}"""
+
+
+def scalar_mulberry32(seed: int, count: int) -> list[int]:
+    """The generator one draw at a time, as its JS source reads (all arithmetic mod 2^32)."""
+    a, out = seed, []
+    for _ in range(count):
+        a = (a + 0x6D2B79F5) & 0xFFFFFFFF
+        t = ((a ^ (a >> 15)) * (a | 1)) & 0xFFFFFFFF
+        t ^= (t + ((t ^ (t >> 7)) * (t | 61))) & 0xFFFFFFFF
+        out.append(t ^ (t >> 14))
+    return out
+
+
+def test_the_vectorised_generator_is_the_sequential_one():
+    """numpy's all-at-once draws equal the one-at-a-time loop, from any start (draw n's state is known)."""
+    for seed in (0, 20260513, 0xFFFFFFFF):
+        assert mulberry32(seed, 200).tolist() == scalar_mulberry32(seed, 200)
+        assert mulberry32(seed, 5, start=195).tolist() == scalar_mulberry32(seed, 200)[195:]
+
+
+def test_the_page_makes_the_same_weights_bit_for_bit(lab_js):
+    digests = node(lab_js, """const w = L.generatedWeights(), crypto = require("crypto"), out = {};
+const sha = (v) => crypto.createHash("sha256").update(Buffer.from(v.buffer)).digest("hex");
+for (const [k, v] of Object.entries(w)) out[k] = sha(v);
+console.log(JSON.stringify(out));""")
+    ours = {k: hashlib.sha256(v.tobytes()).hexdigest() for k, v in generated().items()}
+    assert digests == ours
+    assert sum(v.size for v in generated().values()) == 3_683_840  # the benchmark's TinyGPT: the same shape
+
+
+def test_the_page_model_is_tinygpt(lab_js):
+    """64 greedy steps from three prompts: the same tokens, logits within 1e-4 relative (measured: ~1.1e-6)."""
+    runs = node(lab_js, f"console.log(JSON.stringify(({GREEDY_FN})(L)));")
+    assert_same_model(runs, seeded_model())
+    assert [len(set(r["tokens"])) for r in runs] == [6, 12, 19]  # greedy wanders: the check is not one token repeated
+
+
+def test_without_the_cache_the_page_generates_the_same_tokens(lab_js):
+    out = node(lab_js, """const m = new L.TinyModel({slots: 2});
+const a = L.greedy(m, [5, 6, 7], 20, {cache: true}), b = L.greedy(m, [5, 6, 7], 20, {cache: false, slot: 1});
+console.log(JSON.stringify([a, b]));""")
+    assert out[0] == out[1]
+
+
+ENGINE_JS = """
+const m = new L.TinyModel({slots: 4, maxContext: 96, maxTokens: 48});
+const e = new L.Engine(m, {maxNumSeqs: 4, maxBatchedTokens: 48});
+let a = 12345; const rand = () => { a = (a * 1103515245 + 12345) % 2147483648; return a / 2147483648; };
+const reqs = Array.from({length: 14}, (_, id) => ({id, prompt: Array.from({length: 3 + Math.floor(rand() * 60)},
+  (_, i) => (id * 31 + i * 7) % 2048), outputLen: 1 + Math.floor(rand() * 12), at: Math.floor(rand() * 30)}));
+const steps = [], got = {};
+for (let t = 0; t < 400 && (e.busy() || reqs.some((r) => r.at >= t)); t++) {
+  for (const r of reqs) if (r.at === t) e.add(r);
+  const running = e.running.length, s = e.step();
+  steps.push({tokens: s.tokens, running: e.running.length, before: running, scheduled: s.requests});
+  for (const [id, tok] of s.events) (got[id] = got[id] || []).push(tok);
+}
+const solo = new L.TinyModel({slots: 1, maxContext: 96, maxTokens: 96});
+const alone = reqs.slice(0, 3).map((r) => L.greedy(solo, r.prompt, r.outputLen));
+console.log(JSON.stringify({steps, got, admitted: e.admitted, reqs, alone}));
+"""
+
+
+def test_the_engine_keeps_vllm_v1s_rule(lab_js):
+    """Random arrivals through a small engine (4 slots, 48 tokens a step): every step within the token budget, at
+    most 4 requests running, admission first come first served, every request completes with its output length,
+    and batching does not change what a request generates (three checked against generating alone)."""
+    out = node(lab_js, ENGINE_JS)
+    assert all(0 < s["tokens"] <= 48 for s in out["steps"] if s["scheduled"])
+    assert max(s["running"] for s in out["steps"]) <= 4 and max(s["scheduled"] for s in out["steps"]) <= 4
+    by_arrival = sorted(out["reqs"], key=lambda r: (r["at"], r["id"]))
+    assert out["admitted"] == [r["id"] for r in by_arrival]
+    assert {int(k): len(v) for k, v in out["got"].items()} == {r["id"]: r["outputLen"] for r in out["reqs"]}
+    assert [out["got"][str(i)] for i in range(3)] == out["alone"]
+    assert any(s["scheduled"] >= 3 for s in out["steps"])  # the engine did batch
+
+
+def test_a_request_longer_than_the_context_is_refused(lab_js):
+    out = node(lab_js, """const m = new L.TinyModel({slots: 1, maxContext: 16, maxTokens: 16});
+const e = new L.Engine(m, {maxNumSeqs: 1, maxBatchedTokens: 16});
+try { e.add({id: 0, prompt: new Array(10).fill(1), outputLen: 7}); console.log(JSON.stringify("accepted")); }
+catch (err) { console.log(JSON.stringify(err.message)); }""")
+    assert "exceed the context (16)" in out
+
+
+def synthetic_run(seed: int, n: int) -> list[dict]:
+    rng = np.random.default_rng(seed)
+    reqs = []
+    for _ in range(n):
+        send = float(rng.uniform(0, 5))
+        out = int(rng.integers(1, 9))
+        gaps = rng.exponential(0.01, out)
+        reqs.append({"send": send, "times": (send + 0.05 + np.cumsum(gaps)).tolist(), "input": int(rng.integers(8, 64)),
+                     "output": out})
+    return reqs
+
+
+def python_metrics(reqs: list[dict], duration: float, slo: dict) -> dict:
+    ttft = [r["times"][0] - r["send"] for r in reqs]
+    e2el = [r["times"][-1] - r["send"] for r in reqs]
+    itl = [b - a for r in reqs for a, b in zip(r["times"], r["times"][1:], strict=False)]
+    return metrics.compute(ttft, e2el, itl, [r["input"] for r in reqs], [r["output"] for r in reqs], duration, slo)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_the_page_metrics_are_vllms(lab_js, seed):
+    """The page's runMetrics against scripts/serving/metrics.compute (vLLM's calculate_metrics) on the same
+    timestamps: every key within 1e-9 relative; one-token requests (TPOT left out, 0 for goodput) included."""
+    reqs, slo = synthetic_run(seed, 57), {"ttft": 60.0, "tpot": 12.0}
+    duration = max(r["times"][-1] for r in reqs)
+    js = node(lab_js, f"console.log(JSON.stringify(L.runMetrics({json.dumps(reqs)}, {duration}, {json.dumps(slo)})));")
+    py = python_metrics(reqs, duration, slo)
+    keys = [k for k in py if k != "failed" and py[k] is not None]
+    assert set(keys) <= set(js)
+    for k in keys:
+        assert js[k] == pytest.approx(py[k], rel=1e-9, abs=1e-12), k
+    assert 0 < py["slo_attainment"] < 1  # the SLOs split the requests: the goodput check is not vacuous
+
+
+def test_the_settings_are_checked_with_the_file_and_field(tmp_path):
+    doc = json.loads((ROOT / "config" / "lab.json").read_text(encoding="utf-8"))
+    settings = lab_settings(ROOT / "config" / "lab.json")
+    assert settings["engine"]["max_num_seqs"] == doc["engine"]["max_num_seqs"]["value"]
+    cases = [(("load", "rate"), {"value": 5, "assumption": "x"}, "load.rate (5) is not one of load.rates"),
+             (("engine", "max_context"), {"value": 64, "assumption": "x"}, "engine.max_context (64) is shorter"),
+             (("kv", "pairs"), {"value": 3}, "kv.pairs needs exactly one of source or assumption"),
+             (("batch", "sizes"), {"value": [], "assumption": "x"}, "batch.sizes.value must be a positive number")]
+    for (group, key), entry, message in cases:
+        bad = json.loads(json.dumps(doc))
+        bad[group][key] = entry
+        path = tmp_path / "lab.json"
+        path.write_text(json.dumps(bad), encoding="utf-8")
+        with pytest.raises(InputError, match=message.replace("(", r"\(").replace(")", r"\)")) as err:
+            lab_settings(path)
+        assert str(path) in str(err.value)
+
+
+def test_a_broken_kernel_names_its_file(tmp_path):
+    for name in ("lab_model.js", "lab.js"):
+        (tmp_path / name).write_bytes((ROOT / "templates" / name).read_bytes())
+    (tmp_path / KERNEL_SOURCE).write_text("(module (func (export \"f\") (i32.bogus)))", encoding="utf-8")
+    with pytest.raises(InputError, match=r"lab_kernel.wat: wat2wasm refused it"):
+        lab_model_script(tmp_path)
+
+
+def test_the_kv_experiment_uses_the_benchmarks_prompt():
+    """config/lab.json cites the committed benchmark's prompt length: the two must agree for the rows to compare."""
+    from scripts.bench.kv_cache import PROMPT_TOKENS
+
+    assert lab_settings(ROOT / "config" / "lab.json")["kv"]["prompt_tokens"] == PROMPT_TOKENS
