@@ -44,6 +44,20 @@ function labWorker(L, scope) {
     prefilled.clear();
     post({type: "batches", rows});
   }
+  async function prefills(m) {  // a fresh request's prompt of T tokens in one step (the calibration's other half)
+    const rows = [];
+    for (const T of m.lengths) {
+      const ids = m.prompt.slice(0, T), slots = ids.map(() => 0), pos = ids.map((_, i) => i), times = [];
+      for (let k = 0; k < 3 + m.samples; k++) {  // three warm-ups: a new length takes new code paths
+        const t0 = performance.now();
+        model.forward(ids, slots, pos, [T - 1]);
+        if (k >= 3) times.push(performance.now() - t0);
+      }
+      rows.push({tokens: T, ms: median(times)});
+      await yieldTask();
+    }
+    post({type: "prefills", rows});
+  }
   function timeGeneration(prompt, n, cache) {
     const t0 = performance.now();
     const out = L.greedy(model, prompt, n, {cache, slot: 0});
@@ -81,7 +95,7 @@ function labWorker(L, scope) {
     }
   }
   const handlers = {
-    init, batches, kv: kvCache, serve,
+    init, batches, prefills, kv: kvCache, serve,
     request(m) { engine.add(m.request); if (wake) { const w = wake; wake = null; w(); } },
     stop() { engine = null; if (wake) { const w = wake; wake = null; w(); } },
   };
@@ -237,8 +251,9 @@ function poissonArrivals(seed, n, rate) {  // seconds from the start: exponentia
 }
 // One run: send `n` requests at their arrival times, timestamp each token as its step's message arrives, stop when
 // every request finished or the budget ran out. Times in seconds from the run's start.
+const runSize = (o, load) => Math.min(o.count, Math.max(1, Math.floor(o.rate * load.arrival_s)));
 function serveRun(P, o, onProgress) {
-  const L = P.settings.load, E = P.settings.engine, n = Math.min(o.count, Math.max(1, Math.floor(o.rate * L.arrival_s)));
+  const L = P.settings.load, E = P.settings.engine, n = runSize(o, L);
   const arrivals = poissonArrivals(L.seed, n, o.rate), reqs = arrivals.map((at, id) => ({id, at, send: null, times: []}));
   return new Promise((resolve) => {
     const t0 = performance.now(), timers = [];
@@ -331,6 +346,119 @@ function loadExperiment(P, box) {
   }));
 }
 
+// ---- experiment C: calibrate on this device, predict the next run with the page's simulator, then measure it -----
+// The step model is the roofline the lesson teaches, with this device's own "bandwidth", "peak" and per-step
+// overhead fitted to the timed steps (least squares on log time over a grid): a step costs
+// overhead + max(bytes / bandwidth, flops / peak), bytes and flops from the model's shape (scripts/page/lab.py).
+function fitStepModel(S, model, decodeRows, prefillRows, position) {
+  const points = [...decodeRows.map((r) => [r.batch, r.batch * (position + 1), null, r.ms / 1000]),
+    ...prefillRows.map((r) => [0, 0, [[0, r.tokens]], r.ms / 1000])];
+  const grid = (lo, hi, n) => Array.from({length: n}, (_, i) => lo * (hi / lo) ** (i / (n - 1)));
+  let best = null;
+  for (const bw of grid(1e9, 1e12, 61)) {
+    for (const peak of grid(1e9, 1e12, 61)) {
+      const cost = S.iterationCost(model, bw, peak);
+      const base = points.map(([dec, dcs, chunks]) => cost.seconds(dec, dcs, chunks));
+      for (const overhead of grid(1e-5, 2e-3, 25)) {
+        let err = 0;
+        base.forEach((b, i) => { const d = Math.log(b + overhead) - Math.log(points[i][3]); err += d * d; });
+        if (!best || err < best.err) best = {err, bw, peak, overhead};
+      }
+    }
+  }
+  return best;
+}
+// The next run as the simulator sees it: the same arrivals and lengths, vLLM V1's rule with this engine's limits,
+// contexts reserved whole (no paging), the fitted steps.
+function predictRun(S, model, fit, arrivals, o, engine) {
+  const n = arrivals.length, gpu = {name: "this device", hbm_bytes: 2 ** 50, hbm_bandwidth_bytes_per_s: fit.bw,
+    peak_bf16_flops: fit.peak};
+  const trace = S.simulate(model, gpu, {arrival_s: arrivals, prompt_tokens: new Array(n).fill(o.prompt),
+    output_tokens: new Array(n).fill(o.output)}, "vllm-v1", {max_batch: engine.max_num_seqs,
+    max_num_batched_tokens: engine.max_num_batched_tokens, paged: false, capacity_bytes: 2 ** 50,
+    efficiency: {flops_fraction: 1, bandwidth_fraction: 1, overhead_s: fit.overhead}});
+  return Array.from({length: n}, (_, i) => ({send: trace.arrival_s[i], input: o.prompt, output: o.output,
+    times: [trace.first_token_s[i], trace.finish_s[i]]}));
+}
+
+function predictExperiment(P, box, loadBox) {
+  const C = P.settings.calibration, shown = (sel, text) => { P.$(sel, box).textContent = text; };
+  const cell = (metric, col, text) => { P.$(`tr[data-metric="${metric}"] .${col}`, box).textContent = text; };
+  const pick = {ttft_p50: ["p50_ttft_ms", 0], ttft_p99: ["p99_ttft_ms", 0], tpot_mean: ["mean_tpot_ms", 2],
+    attainment: ["slo_attainment", 0]};
+  const value = (m, metric) => (metric === "attainment" ? 100 * m.slo_attainment : m[pick[metric][0]]);
+  box.querySelector("button").addEventListener("click", () => P.exclusive(box, async () => {
+    const o = loadOptions(loadBox), prompt = P.seededIds(1, Math.max(...C.prefill_tokens));
+    shown(".status", "校准:给 decode 步和 prefill 计时…");
+    const dec = await P.ask({cmd: "batches", sizes: P.settings.batch.sizes, prompt: prompt.slice(0, C.position),
+      samples: C.samples, stepsPerSample: P.settings.batch.steps_per_sample}, "batches");
+    const pre = await P.ask({cmd: "prefills", lengths: C.prefill_tokens, prompt, samples: C.samples}, "prefills");
+    const fit = fitStepModel(P.S, P.settings.sim_model, dec.rows, pre.rows, C.position);
+    shown(".fit", `本机拟合:等效带宽 ${P.fmt(fit.bw / 1e9, 1)} GB/s,等效算力 ${P.fmt(fit.peak / 1e9, 1)} GFLOP/s,每步开销 ${P.fmt(fit.overhead * 1000, 2)} ms`);
+    const n = runSize(o, P.settings.load), arrivals = poissonArrivals(P.settings.load.seed, n, o.rate);
+    const predicted = P.L.runMetrics(predictRun(P.S, P.settings.sim_model, fit, arrivals, o, P.settings.engine),
+      arrivals[n - 1], o.slo);
+    for (const metric of Object.keys(pick)) {
+      cell(metric, "pred", P.fmt(value(predicted, metric), pick[metric][1]));
+      cell(metric, "meas", "…");
+      cell(metric, "err", "");
+    }
+    shown(".status", `预测写好了(请求率 ${o.rate} req/s,${n} 个请求)。现在实测同一组请求…`);
+    const run = await serveRun(P, o, (done, total) => shown(".status", `实测中:已完成 ${done} / ${total} 个请求`));
+    const measured = P.L.runMetrics(run.requests, run.duration, o.slo);
+    for (const metric of Object.keys(pick)) {
+      const p = value(predicted, metric), m = value(measured, metric);
+      cell(metric, "meas", P.fmt(m, pick[metric][1]));
+      cell(metric, "err", metric === "attainment" ? `${P.fmt(p - m, 0)} 个百分点` : `${P.fmt(100 * (p - m) / m, 0)}%`);
+    }
+    box.lastCheck = {fit, predicted, measured};
+    shown(".status", run.stopped ? `实测到了时间上限,只统计完成的 ${run.requests.length} 个请求。` : "完成:先预测、后实测,误差在最后一列。");
+    box.dataset.done = String(Number(box.dataset.done || 0) + 1);
+  }));
+}
+
+// ---- experiment D: the same run under four tools' definitions ------------------------------------------------------
+const TOOL_ROWS = [["ttft_p50", 1000, 1], ["tpot_mean", 1000, 2], ["itl_mean", 1000, 2], ["output_throughput", 1, 0],
+  ["request_throughput", 1, 2], ["tpot_attainment", 100, 0]];  // [metric, scale to what the row shows, digits]
+function showTools(P, box, metrics, source) {
+  for (const [metric, scale, digits] of TOOL_ROWS) {
+    const base = metrics.vllm[metric];
+    for (const tool of ["vllm", "guidellm", "aiperf", "llmperf"]) {
+      const v = metrics[tool][metric], cell = P.$(`tr[data-metric="${metric}"] .${tool}`, box);
+      if (v === null || v === undefined) { cell.textContent = "—"; cell.classList.remove("differs"); continue; }
+      const off = base ? (v - base) / base : 0, far = tool !== "vllm" && Math.abs(off) > 0.01;
+      cell.textContent = P.fmt(v * scale, digits) + (far ? `(${off > 0 ? "+" : ""}${P.fmt(100 * off, 0)}%)` : "");
+      cell.classList.toggle("differs", far);
+    }
+  }
+  P.$(".source", box).textContent = source;
+  box.dataset.done = String(Number(box.dataset.done || 0) + 1);
+}
+function toolsExperiment(P, box, loadBox) {
+  const slo = () => loadOptions(loadBox).slo.tpot;
+  box.querySelector("button").addEventListener("click", () => {
+    const last = loadBox.lastRun;
+    if (!last) { P.$(".status", box).textContent = "还没有实验 B 的运行:先在上面跑一次。"; return; }
+    const reqs = last.requests.map((r) => ({send: r.send, ttft: r.times[0] - r.send, e2el: r.times[r.times.length - 1] - r.send,
+      gaps: r.times.slice(1).map((t, k) => t - r.times[k]), output: r.output}));
+    showTools(P, box, P.L.toolMetrics(reqs, {start: 0, end: last.duration}, slo()), `实验 B 的上一次运行(${reqs.length} 个请求,在你的设备上测得)`);
+    P.$(".status", box).textContent = "完成。括号里是和 vLLM 的口径差多少。";
+  });
+  box.querySelector('input[type="file"]').addEventListener("change", (e) => {
+    const file = e.target.files[0];
+    if (!file) return;
+    file.text().then((text) => {
+      try {
+        const {reqs, run} = P.L.readVllmResult(text);
+        showTools(P, box, P.L.toolMetrics(reqs, run, slo()), `文件 ${file.name}(${reqs.length} 个成功的请求)`);
+        P.$(".status", box).textContent = "完成。文件里没有发送时刻,AIPerf 的时长(从第一个请求发出算起)算不出来。";
+      } catch (err) {
+        P.$(".status", box).textContent = `读不了 ${file.name}:${err.message}`;
+      }
+    });
+  });
+}
+
 (function start() {
   if (typeof document === "undefined") return;  // Node (tests) loads this file for labWorker only
   const doc = document, box = (id) => doc.getElementById(id);
@@ -340,5 +468,8 @@ function loadExperiment(P, box) {
   batchExperiment(P, box("exp-batch"));
   kvExperiment(P, box("exp-kv"));
   loadExperiment(P, box("exp-load"));
+  P.S = typeof c13ServingSim === "function" ? c13ServingSim() : null;
+  if (P.S) predictExperiment(P, box("exp-predict"), box("exp-load"));
+  toolsExperiment(P, box("exp-tools"), box("exp-load"));
 })();
-if (typeof module !== "undefined") module.exports = {labWorker, poissonArrivals, bootstrapMedian};
+if (typeof module !== "undefined") module.exports = {labWorker, poissonArrivals, bootstrapMedian, fitStepModel, predictRun};

@@ -71,8 +71,39 @@ def test_every_experiment_runs_at_1280(browser, lab_url):
     assert run(page, "exp-load") < SETTINGS["load"]["budget_s"] + 5
     check_load_metrics(page)
     assert len(filled(page, "#exp-load .runs tbody tr")) == 1
+    assert run(page, "exp-predict") < SETTINGS["calibration"]["budget_s"]
+    check = page.evaluate("() => document.getElementById('exp-predict').lastCheck")
+    assert check["fit"]["bw"] > 0 and check["predicted"]["p50_ttft_ms"] > 0 and check["measured"]["p50_ttft_ms"] > 0
+    assert all(x not in ("—", "…") for x in filled(page, "#exp-predict td.err"))
+    check_tools(page)
     assert watch.errors == []
     assert all(u.startswith("file://") or u.startswith("blob:") or u.startswith("data:") for u in watch.requests)
+    page.close()
+
+
+def check_tools(page):
+    """Experiment D on the last load run: vLLM's TPOT and AIPerf's ITL agree; GuideLLM's TPOT includes the TTFT."""
+    run(page, "exp-tools")
+    tpot = {t: page.locator(f'#exp-tools tr[data-metric="tpot_mean"] .{t}').inner_text() for t in
+            ("vllm", "guidellm", "aiperf", "llmperf")}
+    assert tpot["vllm"] == tpot["aiperf"] and "(+" in tpot["guidellm"] and tpot["guidellm"] == tpot["llmperf"], tpot
+
+
+def test_a_malformed_result_file_is_refused_by_name(browser, lab_url, tmp_path):
+    from tests.test_lab_model import vllm_file
+
+    page, watch = open_page(browser, lab_url, width=390, height=844)
+    bad = tmp_path / "run.json"
+    bad.write_text(vllm_file(itls=[[0.02], []]), encoding="utf-8")
+    page.locator('#exp-tools input[type="file"]').set_input_files(str(bad))
+    page.wait_for_function("document.querySelector('#exp-tools .status').textContent.includes('读不了')")
+    assert "itls[0]" in page.locator("#exp-tools .status").inner_text()
+    good = tmp_path / "good.json"
+    good.write_text(vllm_file(), encoding="utf-8")
+    page.locator('#exp-tools input[type="file"]').set_input_files(str(good))
+    page.wait_for_function("document.getElementById('exp-tools').dataset.done")
+    assert page.locator('#exp-tools tr[data-metric="tpot_mean"] .vllm').inner_text() == "25.00"
+    assert watch.errors == []
     page.close()
 
 
@@ -83,6 +114,7 @@ def test_the_experiments_run_on_a_phone(browser, lab_url):
     assert run(page, "exp-batch") < 20
     assert run(page, "exp-load") < SETTINGS["load"]["budget_s"] + 5
     check_load_metrics(page)
+    check_tools(page)
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
     assert watch.errors == []
     page.close()
@@ -90,10 +122,11 @@ def test_the_experiments_run_on_a_phone(browser, lab_url):
 
 @pytest.mark.exhaustive
 def test_the_kv_experiment_and_the_sweep_run_on_a_phone(browser, lab_url):
-    """The KV-cache run and the three-rate sweep at 390 px. Guarded in make test by
+    """The KV-cache run, the prediction and the three-rate sweep at 390 px. Guarded in make test by
     test_every_experiment_runs_at_1280 (the same code at another width) and test_the_experiments_run_on_a_phone."""
     page, watch = open_page(browser, lab_url, width=390, height=844)
     assert run(page, "exp-kv") < SETTINGS["kv"]["budget_s"] * 1.5
+    assert run(page, "exp-predict") < SETTINGS["calibration"]["budget_s"]
     run(page, "exp-load", button=1, timeout_s=150)
     rows = page.locator("#exp-load .runs tbody tr")
     page.wait_for_function(f"document.querySelectorAll('#exp-load .runs tbody tr').length === "

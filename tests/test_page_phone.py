@@ -20,7 +20,8 @@ def test_the_page_has_no_inline_script_and_names_its_three_files():
         lab_only = {"lab": ' data-lab="lab-data.js" data-prefix="prefix-data.js"',
                     "validation": ' data-lab="lab-data.js"'}.get(page, "")
         # the lab's own experiments: its model (and kernel) and the page's side of them
-        own = ['<script defer src="lab-model.js">', '<script defer src="lab.js">'] if page == "lab" else []
+        own = ['<script defer src="serving-sim.js">', '<script defer src="lab-model.js">',
+               '<script defer src="lab.js">'] if page == "lab" else []
         assert scripts == [f'<script defer src="lesson.js" data-page="{page}" data-data="lesson-data.js" '
                            'data-runtime="vega.min.js" data-serving="serving-data.js" '
                            f'data-sim="serving-sim.js"{lab_only}>', *own]

@@ -41,8 +41,9 @@ def lab_model_script(templates: Path) -> str:
 
 LAB_CONFIG = "config/lab.json"
 GROUPS = {"engine": ("max_num_seqs", "max_num_batched_tokens", "max_context"),
-          "batch": ("sizes", "position", "samples", "steps_per_sample"),
+          "batch": ("sizes", "position", "samples", "steps_per_sample", "budget_s"),
           "kv": ("prompt_tokens", "new_tokens", "pairs", "budget_s", "interval_pct"),
+          "calibration": ("position", "prefill_tokens", "samples", "budget_s"),
           "load": ("rates", "rate", "requests", "request_count", "prompt_tokens", "prompt", "output_tokens", "output",
                    "ttft_slo_ms", "tpot_slo_ms", "sweep_rates", "arrival_s", "budget_s", "seed")}
 DEFAULTS = {"rate": "rates", "request_count": "requests", "prompt": "prompt_tokens", "output": "output_tokens"}
@@ -71,6 +72,7 @@ def lab_settings(path: Path) -> dict:
     shown = path.as_posix()
     doc = read_json(path)
     out = {g: {k: _entry(doc, g, k, shown) for k in keys} for g, keys in GROUPS.items()}
+    out["sim_model"] = sim_model(out["engine"]["max_context"])
     load, engine = out["load"], out["engine"]
     for default, choices in DEFAULTS.items():
         if load[default] not in load[choices]:
@@ -82,9 +84,30 @@ def lab_settings(path: Path) -> dict:
     if max(out["batch"]["sizes"]) > engine["max_num_seqs"] or engine["max_num_seqs"] > engine["max_num_batched_tokens"]:
         raise InputError(f"{shown}: field engine.max_num_seqs must hold every batch.sizes and not exceed "
                          "engine.max_num_batched_tokens")
+    if max(out["calibration"]["prefill_tokens"]) > min(engine["max_context"], engine["max_num_batched_tokens"]):
+        raise InputError(f"{shown}: field calibration.prefill_tokens holds a prompt longer than one step or the context")
     if out["batch"]["position"] + 1 > engine["max_context"]:
         raise InputError(f"{shown}: field batch.position is past engine.max_context")
     return out
+
+
+def sim_model(max_context: int) -> dict:
+    """The tiny model as the page's simulator reads a model (templates/serving_sim/stepcost.js), from its shape:
+    float32 weights read once a step, 2 FLOPs per parameter per token, K and V of every layer per token, 4 d FLOPs
+    per layer per attended position (q.k and the weighted sum of v); no recurrent state, nothing reserved."""
+    s, params = DEFAULT, sum(int(math.prod(dims)) for _, dims, _, _ in spec())
+    return {"weight_bytes_read_per_step": 4 * params, "params_read_per_step": params,
+            "kv_bytes_per_token": 2 * s.n_layer * s.d_model * 4, "state_bytes_per_request": 0,
+            "attention_flops_per_token_position": 4 * s.d_model * s.n_layer, "weight_bytes_total": 4 * params,
+            "runtime_reserve_bytes": 0, "pd_link_bytes_per_s": 1, "max_position_embeddings": max_context}
+
+
+def run_seconds(settings: dict) -> dict[str, float]:
+    """Each experiment's longest run on the reader's device, from its bounds (the page's reading time counts them):
+    the load experiment's longest is the sweep, one bounded run per rate."""
+    return {"batch": settings["batch"]["budget_s"], "kv": settings["kv"]["budget_s"],
+            "predict": settings["calibration"]["budget_s"],
+            "load": settings["load"]["budget_s"] * len(settings["load"]["sweep_rates"])}
 
 
 def lab_records(path: Path) -> dict[str, dict]:
@@ -99,8 +122,8 @@ def lab_records(path: Path) -> dict[str, dict]:
         "lab.model.params", "实验课浏览器里的小模型参数量", params, "param", "int", derivation=Derivation.TINYGPT,
         formula="scripts.bench.tinygpt:param_count", inputs=["scripts/bench/shape.py Shape"],
         script="scripts/page/lab.py", args=DEFAULT.as_dict(), scale=1.0)}
-    for group, values in settings.items():
-        for key, value in values.items():
+    for group in GROUPS:
+        for key, value in settings[group].items():
             if isinstance(value, list):
                 continue
             rid, entry, field = f"lab.{group}.{key}", doc[group][key], f"{group}.{key}"

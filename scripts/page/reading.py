@@ -12,8 +12,10 @@ build fails when the lesson overruns its frame (config/course.json `reading`). W
                request path, the formula, the design steps) count: the lesson asks the reader to open them.
   experiments  the page's `.experiment` boxes; each costs `minutes_per_experiment`.
   controls     the inputs and selects inside those boxes (what a reader can move).
+  run          the seconds an experiment box states it runs at most (`data-run-seconds`: the lab's experiments
+               on the reader's own device; the lesson's are computed as the reader moves them and state none).
 
-minutes = prose / rate + experiments x minutes_per_experiment."""
+minutes = prose / rate + experiments x minutes_per_experiment + run / 60."""
 from __future__ import annotations
 
 import math
@@ -32,6 +34,7 @@ class Reading:
     tables: int       # characters inside tables
     experiments: int
     controls: int
+    run_seconds: float = 0.0
 
 
 class _Counter(HTMLParser):
@@ -40,6 +43,7 @@ class _Counter(HTMLParser):
         self.stack: list[tuple[str, bool, bool]] = []  # (tag, skipped here or above, inside a table)
         self.in_main = False
         self.prose = self.tables = self.experiments = self.controls = 0
+        self.run_seconds = 0.0
         self._classes: list[set[str]] = []  # each open element's classes, beside self.stack
 
     def handle_starttag(self, tag, attrs):
@@ -49,6 +53,7 @@ class _Counter(HTMLParser):
             self.in_main = True
         if "experiment" in classes:
             self.experiments += 1
+            self.run_seconds += float(a.get("data-run-seconds") or 0)
         inside_experiment = any("experiment" in c for c in self._classes)
         if tag in ("input", "select") and (inside_experiment or "experiment" in classes) \
                 and a.get("type") != "hidden":
@@ -91,7 +96,7 @@ def count(html: str) -> Reading:
     c = _Counter()
     c.feed(html)
     c.close()
-    return Reading(c.prose, c.tables, c.experiments, c.controls)
+    return Reading(c.prose, c.tables, c.experiments, c.controls, c.run_seconds)
 
 
 def prose_characters(html: str) -> int:
@@ -102,10 +107,15 @@ def experiments(html: str) -> int:
     return count(html).experiments
 
 
-def minutes(prose: float, rate_chars_per_minute: float, experiment_count: float, minutes_per_experiment: float) \
-        -> float:
-    """Reading time in minutes: the prose at the reading rate, plus each experiment's stated time."""
-    return prose / rate_chars_per_minute + experiment_count * minutes_per_experiment
+def run_seconds(html: str) -> float:
+    return count(html).run_seconds
+
+
+def minutes(prose: float, rate_chars_per_minute: float, experiment_count: float, minutes_per_experiment: float,
+            run: float = 0.0) -> float:
+    """Reading time in minutes: the prose at the reading rate, each experiment's stated time, and the seconds the
+    experiments state they run."""
+    return prose / rate_chars_per_minute + experiment_count * minutes_per_experiment + run / 60
 
 
 def whole_minutes(value: float) -> int:
@@ -114,9 +124,9 @@ def whole_minutes(value: float) -> int:
 
 
 def header_minutes(prose: float, rate_chars_per_minute: float, experiment_count: float,
-                   minutes_per_experiment: float) -> int:
+                   minutes_per_experiment: float, run: float = 0.0) -> int:
     """The header's figure: minutes() rounded up."""
-    return whole_minutes(minutes(prose, rate_chars_per_minute, experiment_count, minutes_per_experiment))
+    return whole_minutes(minutes(prose, rate_chars_per_minute, experiment_count, minutes_per_experiment, run))
 
 
 PAGES = {"lesson": "index.html", "lab": "lab.html", "validation": "validation.html"}  # page id -> its file in site/
@@ -167,8 +177,12 @@ def page_records(pages: dict[str, str], settings: dict[str, dict]) -> dict[str, 
         out[f"{pre}.experiments"] = derived(
             f"{pre}.experiments", f"{file} 的页内实验个数", c.experiments, "个", "int", derivation=Derivation.PAGE,
             formula="scripts.page.reading:experiments", inputs=[f"site/{file}"], script=SCRIPT)
+        out[f"{pre}.run_seconds"] = derived(
+            f"{pre}.run_seconds", f"{file} 的实验在读者设备上最多运行的秒数", c.run_seconds, "s", "int",
+            derivation=Derivation.PAGE, formula="scripts.page.reading:run_seconds", inputs=[f"site/{file}"],
+            script=SCRIPT)
         inputs = [f"{pre}.prose_chars", "page.reading.rate", f"{pre}.experiments",
-                  "page.reading.minutes_per_experiment"]
+                  "page.reading.minutes_per_experiment", f"{pre}.run_seconds"]
         value = header_minutes(*(({**out, **settings})[i]["value"] for i in inputs))
         out[f"{pre}.minutes"] = derived(
             f"{pre}.minutes", f"{file} 的阅读与实验时间(向上取整)", value, "min", "int",
@@ -178,15 +192,17 @@ def page_records(pages: dict[str, str], settings: dict[str, dict]) -> dict[str, 
 
 
 def frame_problem(records: dict[str, dict]) -> str | None:
-    """One line when the lesson page reads past its frame, naming the config field and the counts; else None."""
-    lesson = minutes(records["page.lesson.prose_chars"]["value"], records["page.reading.rate"]["value"],
-                     records["page.lesson.experiments"]["value"],
-                     records["page.reading.minutes_per_experiment"]["value"])
+    """One line when the lesson or the lab reads past the frame, naming the template, the config field and the
+    counts; else None."""
     frame = records["page.reading.frame_minutes"]["value"]
-    if lesson <= frame:
-        return None
-    return (f"templates/index.html.j2: the lesson reads in {lesson:.1f} minutes "
-            f"({records['page.lesson.prose_chars']['value']:,} prose characters at "
-            f"{records['page.reading.rate']['value']:g}/min + {records['page.lesson.experiments']['value']} "
-            f"experiments x {records['page.reading.minutes_per_experiment']['value']:g} min), over its frame of "
-            f"{frame:g} minutes ({COURSE} reading.frame_minutes): move depth to the lab page")
+    for page, template, advice in (("lesson", "index.html.j2", "move depth to the lab page"),
+                                   ("lab", "lab.html.j2", "move the simulator's depth to the validation report")):
+        r = {k: records[f"page.{page}.{k}"]["value"] for k in ("prose_chars", "experiments", "run_seconds")}
+        rate, per = records["page.reading.rate"]["value"], records["page.reading.minutes_per_experiment"]["value"]
+        took = minutes(r["prose_chars"], rate, r["experiments"], per, r["run_seconds"])
+        if took > frame:
+            return (f"templates/{template}: the {page} reads in {took:.1f} minutes ({r['prose_chars']:,} prose "
+                    f"characters at {rate:g}/min + {r['experiments']} experiments x {per:g} min + "
+                    f"{r['run_seconds']:g} s of running), over its frame of {frame:g} minutes ({COURSE} "
+                    f"reading.frame_minutes): {advice}")
+    return None

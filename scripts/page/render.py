@@ -295,7 +295,7 @@ def _render(data: dict, tokens: dict | None, bench: dict | None, questions_md: s
         course_map=(course or {}).get("map", {}).get("value") or [None] * MAP_GENERATIONS,
         tokens=tokens, bench=bench, serving=serving, prefix=prefix, lab_commands=commands,
         cmd=lambda cid: command_code(commands, cid),
-        lab_settings=lab.lab_settings(lab_config),
+        lab_settings=lab.lab_settings(lab_config), lab_run_seconds=lab.run_seconds(lab.lab_settings(lab_config)),
         schedule_labels=names.SCHEDULE_LABELS, tail_part_labels=names.TAIL_PART_LABELS,
         css=Markup((templates / "lesson.css").read_text(encoding="utf-8")),
         scripts={"page": SCRIPT, "data": DATA_SCRIPT, "runtime": RUNTIME, "serving": SERVING_SCRIPT, "sim": SIM_SCRIPT,
@@ -318,7 +318,7 @@ def _render(data: dict, tokens: dict | None, bench: dict | None, questions_md: s
     # Two passes: the header's reading time is counted from the page it heads. The first pass renders with
     # placeholder counts (the header's meta line is not counted, so the second pass counts the same page).
     placeholder = {f"page.{p}.{k}": {"id": f"page.{p}.{k}", "display": "0"} for p in reading.PAGES
-                   for k in ("minutes", "experiments", "prose_chars")}
+                   for k in ("minutes", "experiments", "prose_chars", "run_seconds")}
     prov.update({**settings, **placeholder})
     first = pages()
     page_prov = {**settings, **reading.page_records({p: first[f] for p, f in reading.PAGES.items()}, settings)}
