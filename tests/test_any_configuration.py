@@ -32,7 +32,7 @@ def rendered(tmp_path, serving: dict, page: str = "index.html") -> str:
 
 
 def test_the_workloads_sentence_names_the_workloads_there_are(tmp_path):
-    text = page_text(rendered(tmp_path, SERVING, "lab.html"))  # the simulator's description lives on the lab page
+    text = page_text(rendered(tmp_path, SERVING, "validation.html"))  # the simulator's description: on the report
     labels = [w["label"] for w in SERVING["workloads"].values()]
     assert f"两种负载:「{labels[0]}」和「{labels[1]}」" in text
     long = next(wid for wid in SERVING["workloads"] if f"serving.workload.{wid}.long.fraction" in SERVING["provenance"])

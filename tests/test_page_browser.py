@@ -215,12 +215,14 @@ def opens_its_record(page, *rids: str) -> None:
 
 
 def test_the_lab_page_shows_provenance_and_leads_back_to_the_lesson(browser):
-    """Issue 39: the lab shares the lesson's data and pop-overs: a serving number there (a record of serving.json)
-    and a page count open their provenance; the lab links back to the lesson, and the lesson to the lab."""
+    """Issue 39: the lab shares the lesson's data and pop-overs: a prefix-cache number there (a record of
+    prefix.json), a lab setting (config/lab.json) and a page count open their provenance; the lab links back to the
+    lesson, and the lesson to the lab."""
     page, watch = open_page(browser, (SITE / "lab.html").as_uri())
     try:
-        serving_number = page.locator('#engines [data-prov^="serving."]').first.get_attribute("data-prov")
-        opens_its_record(page, "page.lab.minutes", serving_number)
+        prefix_number = page.locator('#prefix-cache .prefix-table [data-prov^="prefix."]').first \
+            .get_attribute("data-prov")
+        opens_its_record(page, "page.lab.minutes", prefix_number, "lab.model.params", "lab.engine.max_num_seqs")
         assert page.locator('a[href="index.html"]').count() >= 1
     finally:
         page.close()
