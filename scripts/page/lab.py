@@ -85,7 +85,8 @@ def lab_settings(path: Path) -> dict:
         raise InputError(f"{shown}: field engine.max_num_seqs must hold every batch.sizes and not exceed "
                          "engine.max_num_batched_tokens")
     if max(out["calibration"]["prefill_tokens"]) > min(engine["max_context"], engine["max_num_batched_tokens"]):
-        raise InputError(f"{shown}: field calibration.prefill_tokens holds a prompt longer than one step or the context")
+        raise InputError(f"{shown}: field calibration.prefill_tokens holds a prompt longer than one step "
+                         "(engine.max_num_batched_tokens) or the context (engine.max_context)")
     if out["batch"]["position"] + 1 > engine["max_context"]:
         raise InputError(f"{shown}: field batch.position is past engine.max_context")
     return out
