@@ -284,3 +284,32 @@ def test_the_drop_in_reader_refuses_malformed_files_and_reads_a_good_one(lab_js)
     for (_, message), got in zip(REFUSED, out, strict=False):
         assert isinstance(got, str) and message in got, (message, got)
     assert out[-1] == 2
+
+
+WORKER_KV = """
+const {labWorker} = require(%s);
+const posted = [], scope = {postMessage: (m) => posted.push(m)};
+labWorker(L, scope);
+scope.onmessage({data: {cmd: "init", slots: 2, maxContext: 64, maxTokens: 64}});
+const prompt = Array.from({length: 16}, (_, i) => i * 5);
+scope.onmessage({data: {cmd: "kv", prompt, lengths: [4, 8, 16], pairs: 4, minPairs: 3, budgetMs: %d}});
+const wait = () => {
+  const kv = posted.find((m) => m.type === "kv"), errors = posted.filter((m) => m.type === "error");
+  if (kv || errors.length) { console.log(JSON.stringify({kv, errors})); process.exit(0); } else setTimeout(wait, 5);
+};
+wait();
+"""
+
+
+def test_the_workers_kv_command_alternates_and_keeps_its_budget(lab_js):
+    """Experiment A's worker side in Node on short lengths: every length gets its pairs of cache / no-cache runs
+    (the two paths' tokens are checked equal inside), the no-cache runs are the slower, and a length that cannot
+    fit three pairs in what is left of the budget is skipped and named, not run over time."""
+    page_js = json.dumps(str(ROOT / "templates" / "lab.js"))
+    out = node(lab_js, WORKER_KV % (page_js, 60_000))
+    assert out["errors"] == [] and out["kv"]["skipped"] == []
+    rows = out["kv"]["rows"]
+    assert [r["newTokens"] for r in rows] == [4, 8, 16] and all(len(r["kv"]) == len(r["nokv"]) == 4 for r in rows)
+    assert sorted(r["nokv"][k] / r["kv"][k] for r in rows for k in range(4))[2] > 1  # no cache costs more
+    tight = node(lab_js, WORKER_KV % (page_js, 1))  # a 1 ms budget: nothing fits, everything is said skipped
+    assert tight["kv"]["rows"] == [] and tight["kv"]["skipped"] == [4, 8, 16]

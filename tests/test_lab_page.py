@@ -64,10 +64,6 @@ def test_every_experiment_runs_at_1280(browser, lab_url):
     assert run(page, "exp-batch") < 20
     ms = filled(page, "#exp-batch td.ms")
     assert len(ms) == len(SETTINGS["batch"]["sizes"]) and all(float(x) > 0 for x in ms)
-    seconds = run(page, "exp-kv")
-    assert seconds < SETTINGS["kv"]["budget_s"] * 1.5  # the budget, plus the untimed warm-up pair of a length
-    ratios = filled(page, "#exp-kv td.ratio")
-    assert all(x.endswith("×") and float(x[:-1]) > 1 for x in ratios), ratios  # the cache pays on any CPU
     assert run(page, "exp-load") < SETTINGS["load"]["budget_s"] + 5
     check_load_metrics(page)
     assert len(filled(page, "#exp-load .runs tbody tr")) == 1
@@ -120,17 +116,33 @@ def test_the_experiments_run_on_a_phone(browser, lab_url):
     page.close()
 
 
+def check_kv(page):
+    seconds = run(page, "exp-kv")
+    assert seconds < SETTINGS["kv"]["budget_s"] * 1.5  # the budget, plus the untimed warm-up pair of a length
+    ratios = filled(page, "#exp-kv td.ratio")
+    assert all(x.endswith("×") and float(x[:-1]) > 1 for x in ratios), ratios  # the cache pays on any CPU
+
+
 @pytest.mark.exhaustive
-def test_the_kv_experiment_and_the_sweep_run_on_a_phone(browser, lab_url):
-    """The KV-cache run, the prediction and the three-rate sweep at 390 px. Guarded in make test by
-    test_every_experiment_runs_at_1280 (the same code at another width) and test_the_experiments_run_on_a_phone."""
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_kv_experiment_runs_at_each_width(browser, lab_url, width):
+    """Experiment A in the page (about 15 s). Guarded in make test by
+    tests/test_lab_model.py::test_the_workers_kv_command_alternates_and_keeps_its_budget (the worker's same code on
+    short lengths, in Node) and test_every_experiment_runs_at_1280 (the page's worker, protocol and tables)."""
+    page, watch = open_page(browser, lab_url, width=width, height=900 if width > 400 else 844)
+    check_kv(page)
+    assert watch.errors == []
+    page.close()
+
+
+@pytest.mark.exhaustive
+def test_the_prediction_and_the_sweep_run_on_a_phone(browser, lab_url):
+    """The prediction and the three-rate sweep at 390 px. Guarded in make test by test_every_experiment_runs_at_1280
+    (the same code at another width) and test_the_experiments_run_on_a_phone."""
     page, watch = open_page(browser, lab_url, width=390, height=844)
-    assert run(page, "exp-kv") < SETTINGS["kv"]["budget_s"] * 1.5
     assert run(page, "exp-predict") < SETTINGS["calibration"]["budget_s"]
     run(page, "exp-load", button=1, timeout_s=150)
-    rows = page.locator("#exp-load .runs tbody tr")
     page.wait_for_function(f"document.querySelectorAll('#exp-load .runs tbody tr').length === "
                            f"{len(SETTINGS['load']['sweep_rates'])}", timeout=150000)
-    assert rows.count() == len(SETTINGS["load"]["sweep_rates"])
     assert watch.errors == []
     page.close()
