@@ -19,7 +19,7 @@ export PYTHONHASHSEED := 0
 
 
 .PHONY: test-cluster test-exhaustive test-all bench-cluster sweep-cluster anchors-cluster
-.PHONY: anchors site data publish test check-stale audit bench bench-page bench-serving bench-serving-real bench-serving-heldout lint dist serve browser-deps clean
+.PHONY: anchors site data publish test check-stale audit bench bench-lab bench-page bench-serving bench-serving-real bench-serving-heldout lint dist serve browser-deps clean
 
 # Every rule, the render included, writes under build/; only when all of them succeeded does publish replace
 # precomputed/ and site/ (crash-safe: a journal, then renames). A failed or killed build leaves both as they were.
@@ -98,6 +98,9 @@ audit: $(VENV_STAMP)  ## check every number on the built page against its proven
 
 bench: $(VENV_STAMP)  ## measure the tiny model on this machine; adds or replaces its record in precomputed/bench/
 	$(PY) -m scripts.bench.kv_cache --out-dir precomputed/bench
+
+bench-lab: $(VENV_STAMP) browser-deps  ## the lab page's decode step in Chromium beside PyTorch's -> build/bench/lab_steps.json
+	$(PY) -m scripts.bench.lab_steps
 
 bench-page: $(VENV_STAMP) browser-deps  ## slider latency (median, p95) and Lighthouse mobile/desktop -> build/bench/
 	$(PY) -m scripts.bench.page_latency
