@@ -313,3 +313,67 @@ def test_the_workers_kv_command_alternates_and_keeps_its_budget(lab_js):
     assert sorted(r["nokv"][k] / r["kv"][k] for r in rows for k in range(4))[2] > 1  # no cache costs more
     tight = node(lab_js, WORKER_KV % (page_js, 1))  # a 1 ms budget: nothing fits, everything is said skipped
     assert tight["kv"]["rows"] == [] and tight["kv"]["skipped"] == [4, 8, 16]
+
+
+SCENARIO = [{"id": i, "prompt": [(i * 31 + k * 7) % 2048 for k in range(5 + (i * 13) % 40)],
+             "outputLen": 1 + (i * 5) % 9, "at": (i * 3) % 11} for i in range(10)]
+SCENARIO_JS = f"""
+const m = new L.TinyModel({{slots: 3, maxContext: 64, maxTokens: 32}}), e = new L.Engine(m, {{maxNumSeqs: 3,
+  maxBatchedTokens: 32}}), reqs = {json.dumps(SCENARIO)}, steps = [];
+for (let t = 0; t < 200 && (e.busy() || reqs.some((r) => r.at >= t)); t++) {{
+  for (const r of reqs) if (r.at === t) e.add(r);
+  const s = e.step();
+  steps.push([s.tokens, s.events]);
+}}
+console.log(JSON.stringify(steps));
+"""
+
+
+def test_the_python_engine_is_the_pages(lab_js):
+    """scripts/bench/serve_tiny.py's engine and model against the page's on one arrival pattern (3 slots, 32 tokens a
+    step): the same tokens scheduled in every step and the same tokens generated, event by event."""
+    from scripts.bench.serve_tiny import Engine, FlatModel
+
+    engine, steps = Engine(FlatModel(seeded_model(), 3, 64), 3, 32), []
+    for t in range(200):
+        if not engine.busy() and all(r["at"] < t for r in SCENARIO):
+            break
+        for r in SCENARIO:
+            if r["at"] == t:
+                engine.add(r["id"], r["prompt"], r["outputLen"])
+        steps.append(engine.step())
+    js = node(lab_js, SCENARIO_JS)
+    assert [[list(e) for e in events] for events in steps] == [events for _, events in js]
+    assert sum(len(events) for events in steps) == sum(r["outputLen"] for r in SCENARIO)
+
+
+def test_a_served_run_is_a_vllm_result_the_page_reads(lab_js, tmp_path):
+    """A short run of the Python server: the file passes the kit's vLLM-result reader, and the page's drop-in reader
+    gives vLLM's mean TPOT as the file states it."""
+    from scripts.bench.serve_tiny import main
+    from scripts.serving.results import load_result
+
+    out = tmp_path / "run.json"
+    main(["--out", str(out), "--rate", "200", "--requests", "12", "--prompt", "16", "--output", "6"])
+    doc = load_result(out)
+    js = node(lab_js, f"""const r = L.readVllmResult(require("fs").readFileSync({json.dumps(str(out))}, "utf8"));
+console.log(JSON.stringify(L.toolMetrics(r.reqs, r.run, 20).vllm));""")
+    assert js["tpot_mean"] * 1000 == pytest.approx(doc["mean_tpot_ms"], rel=1e-9)
+    assert js["output_throughput"] == pytest.approx(doc["output_throughput"], rel=1e-9)
+
+
+def test_a_checkpoint_that_is_not_tinygpt_is_refused_by_name(tmp_path):
+    from scripts.bench.serve_tiny import load_checkpoint
+
+    junk = tmp_path / "junk.pt"
+    junk.write_bytes(b"not a checkpoint")
+    with pytest.raises(InputError, match="junk.pt: not a readable torch state_dict"):
+        load_checkpoint(junk, 4)
+    state = seeded_model().state_dict()
+    del state["blocks.1.proj.bias"]
+    short = tmp_path / "short.pt"
+    torch.save(state, short)
+    with pytest.raises(InputError, match="short.pt: field blocks.1.proj.bias is missing"):
+        load_checkpoint(short, 4)
+    torch.save(seeded_model().state_dict(), tmp_path / "ok.pt")
+    assert load_checkpoint(tmp_path / "ok.pt", 4).s == seeded_model().s
