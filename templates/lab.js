@@ -6,24 +6,13 @@
 "use strict";
 
 // ---- the worker's side: the model, the timing loops and the serving loop ------------------------------------------
-function labWorker(L, scope) {
-  let model = null, engine = null, wake = null;
-  const post = (m) => scope.postMessage(m);
-  const channel = new MessageChannel();
-  let resume = null;
-  channel.port1.onmessage = () => { const r = resume; resume = null; if (r) r(); };
-  const yieldTask = () => new Promise((r) => { resume = r; channel.port2.postMessage(0); });
-  const median = (a) => L.npPercentile(Float64Array.from(a).sort(), 50);
+// The worker's timing jobs (batch scaling, the calibration's prefills, experiment A) on the worker's state `w`
+// ({model, post, yieldTask, median}); the page's worker gets this function's source beside labWorker's.
+function labTimings(L, w) {
   const prefilled = new Set();
-
-  function init(m) {
-    const t0 = performance.now();
-    model = new L.TinyModel({slots: m.slots, maxContext: m.maxContext, maxTokens: m.maxTokens});
-    post({type: "ready", params: L.paramCount(), ms: performance.now() - t0});
-  }
   function prefill(slot, prompt) {
     if (prefilled.has(slot)) return;
-    model.forward(prompt, prompt.map(() => slot), prompt.map((_, i) => i), [prompt.length - 1]);
+    w.model.forward(prompt, prompt.map(() => slot), prompt.map((_, i) => i), [prompt.length - 1]);
     prefilled.add(slot);
   }
   async function batches(m) {  // one decode step of B requests, each with `position` cached positions
@@ -34,15 +23,15 @@ function labWorker(L, scope) {
       const pos = ids.map(() => m.prompt.length), wanted = slots.slice(), times = [];
       for (let k = 0; k < 1 + m.samples; k++) {  // a sample: `stepsPerSample` steps back to back (the browser's
         const t0 = performance.now();           // clock is coarse: 0.1 ms), the first sample a warm-up
-        for (let j = 0; j < m.stepsPerSample; j++) model.forward(ids, slots, pos, wanted);
+        for (let j = 0; j < m.stepsPerSample; j++) w.model.forward(ids, slots, pos, wanted);
         if (k >= 1) times.push((performance.now() - t0) / m.stepsPerSample);
       }
-      rows.push({batch: B, ms: median(times)});
-      post({type: "progress", done: rows.length, of: m.sizes.length});
-      await yieldTask();
+      rows.push({batch: B, ms: w.median(times)});
+      w.post({type: "progress", done: rows.length, of: m.sizes.length});
+      await w.yieldTask();
     }
     prefilled.clear();
-    post({type: "batches", rows});
+    w.post({type: "batches", rows});
   }
   async function prefills(m) {  // a fresh request's prompt of T tokens in one step (the calibration's other half)
     const rows = [];
@@ -50,17 +39,17 @@ function labWorker(L, scope) {
       const ids = m.prompt.slice(0, T), slots = ids.map(() => 0), pos = ids.map((_, i) => i), times = [];
       for (let k = 0; k < 3 + m.samples; k++) {  // three warm-ups: a new length takes new code paths
         const t0 = performance.now();
-        model.forward(ids, slots, pos, [T - 1]);
+        w.model.forward(ids, slots, pos, [T - 1]);
         if (k >= 3) times.push(performance.now() - t0);
       }
-      rows.push({tokens: T, ms: median(times)});
-      await yieldTask();
+      rows.push({tokens: T, ms: w.median(times)});
+      await w.yieldTask();
     }
-    post({type: "prefills", rows});
+    w.post({type: "prefills", rows});
   }
   function timeGeneration(prompt, n, cache) {
     const t0 = performance.now();
-    const out = L.greedy(model, prompt, n, {cache, slot: 0});
+    const out = L.greedy(w.model, prompt, n, {cache, slot: 0});
     return {ms: performance.now() - t0, out};
   }
   async function kvCache(m) {  // experiment A: alternating pairs per length, within the time budget
@@ -76,12 +65,30 @@ function labWorker(L, scope) {
         if (a.out.join() !== b.out.join()) throw new Error(`with and without the cache gave different tokens at ${n}`);
         kv.push(a.ms);
         nokv.push(b.ms);
-        post({type: "progress", done: performance.now() - start, of: m.budgetMs});
-        await yieldTask();
+        w.post({type: "progress", done: performance.now() - start, of: m.budgetMs});
+        await w.yieldTask();
       }
       rows.push({newTokens: n, kv, nokv});
     }
-    post({type: "kv", rows, skipped, seconds: (performance.now() - start) / 1000});
+    w.post({type: "kv", rows, skipped, seconds: (performance.now() - start) / 1000});
+  }
+  return {batches, prefills, kv: kvCache};
+}
+
+function labWorker(L, scope) {
+  let model = null, engine = null, wake = null;
+  const post = (m) => scope.postMessage(m);
+  const channel = new MessageChannel();
+  let resume = null;
+  channel.port1.onmessage = () => { const r = resume; resume = null; if (r) r(); };
+  const yieldTask = () => new Promise((r) => { resume = r; channel.port2.postMessage(0); });
+  const median = (a) => L.npPercentile(Float64Array.from(a).sort(), 50);
+  const w = {model: null, post, yieldTask, median}, timings = labTimings(L, w);
+
+  function init(m) {
+    const t0 = performance.now();
+    model = w.model = new L.TinyModel({slots: m.slots, maxContext: m.maxContext, maxTokens: m.maxTokens});
+    post({type: "ready", params: L.paramCount(), ms: performance.now() - t0});
   }
   async function serve(m) {  // the engine's loop: step while there is work, wait for a request when there is none
     engine = new L.Engine(model, {maxNumSeqs: m.maxNumSeqs, maxBatchedTokens: m.maxBatchedTokens});
@@ -95,7 +102,7 @@ function labWorker(L, scope) {
     }
   }
   const handlers = {
-    init, batches, prefills, kv: kvCache, serve,
+    init, ...timings, serve,
     request(m) { engine.add(m.request); if (wake) { const w = wake; wake = null; w(); } },
     stop() { engine = null; if (wake) { const w = wake; wake = null; w(); } },
   };
@@ -119,7 +126,7 @@ function labPage(L, doc) {
 
   function startWorker() {
     if (ready) return ready;
-    const src = `${c13LabModel.toString()}\n(${labWorker.toString()})(c13LabModel(), self);\n`;
+    const src = `${c13LabModel.toString()}\n${labTimings.toString()}\n(${labWorker.toString()})(c13LabModel(), self);\n`;
     worker = new Worker(URL.createObjectURL(new Blob([src], {type: "text/javascript"})));
     worker.onmessage = (e) => { if (listener) listener(e.data); };
     const e = settings.engine;
@@ -306,6 +313,10 @@ function showRun(P, box, o, run, metrics) {
   P.$(".runs tbody", box).appendChild(tr);
   P.$(".runs", box).hidden = false;
   scatter(P.$(".scatter", box), run, metrics, o.slo);
+  const ttft = run.requests.map((r) => (r.times[0] - r.send) * 1000);
+  const tpot = run.requests.filter((r) => r.output > 1).map((r) => (r.times[r.times.length - 1] - r.times[0]) * 1000 / (r.output - 1));
+  cdfChart(P.$(".cdf-ttft", box), ttft, o.slo.ttft, "TTFT 的累积分布");
+  cdfChart(P.$(".cdf-tpot", box), tpot, o.slo.tpot, "TPOT 的累积分布");
 }
 function scatter(svg, run, metrics, slo) {  // TTFT (x) against TPOT (y) per request, the two targets as lines
   const W = 320, H = 200, pad = 34, pts = run.requests.map((r) => {
@@ -322,6 +333,23 @@ function scatter(svg, run, metrics, slo) {  // TTFT (x) against TPOT (y) per req
     pts.map((p) => `<circle cx="${X(p[0]).toFixed(1)}" cy="${Y(p[1]).toFixed(1)}" r="3" fill="${ok(p) ? "#4c78a8" : "#f58518"}" fill-opacity="0.7"/>`).join("") +
     `<text x="${W - 6}" y="${H - pad + 14}" text-anchor="end" font-size="11">TTFT(ms,右端 ${Math.round(xMax)})</text>` +
     `<text x="${pad + 4}" y="14" font-size="11">TPOT(ms,顶端 ${yMax.toFixed(1)})</text>`;
+  svg.hidden = false;
+}
+// The share of requests at or below each value (an empirical CDF), the target as a dashed line: the lesson's
+// distribution charts, drawn here for the reader's own run.
+function cdfChart(svg, values, target, label) {
+  const W = 320, H = 150, pad = 34, v = Float64Array.from(values).sort(), n = v.length;
+  const xMax = Math.max(target * 1.2, v[n - 1] || 0), X = (x) => pad + (W - pad - 6) * x / xMax;
+  const Y = (q) => H - 24 - (H - 44) * q;  // the top 20 px hold the title
+  let path = `M${X(0).toFixed(1)},${Y(0).toFixed(1)}`;
+  v.forEach((x, i) => { path += ` L${X(x).toFixed(1)},${Y(i / n).toFixed(1)} L${X(x).toFixed(1)},${Y((i + 1) / n).toFixed(1)}`; });
+  const met = v.filter((x) => x <= target).length / Math.max(n, 1);
+  svg.innerHTML = `<line x1="${pad}" y1="${Y(0)}" x2="${W - 6}" y2="${Y(0)}" stroke="#888"/>` +
+    `<line x1="${pad}" y1="${Y(1)}" x2="${pad}" y2="${Y(0)}" stroke="#888"/>` +
+    `<line x1="${X(target)}" y1="${Y(1)}" x2="${X(target)}" y2="${Y(0)}" stroke="#e45756" stroke-dasharray="4 3"/>` +
+    `<path d="${path}" fill="none" stroke="#4c78a8" stroke-width="1.6"/>` +
+    `<text x="${pad + 4}" y="12" font-size="11">${label}:目标以内 ${Math.round(100 * met)}% 的请求</text>` +
+    `<text x="${W - 6}" y="${H - 8}" text-anchor="end" font-size="11">ms(右端 ${xMax.toFixed(xMax < 10 ? 1 : 0)})</text>`;
   svg.hidden = false;
 }
 function loadExperiment(P, box) {
@@ -472,4 +500,4 @@ function toolsExperiment(P, box, loadBox) {
   if (P.S) predictExperiment(P, box("exp-predict"), box("exp-load"));
   toolsExperiment(P, box("exp-tools"), box("exp-load"));
 })();
-if (typeof module !== "undefined") module.exports = {labWorker, poissonArrivals, bootstrapMedian, fitStepModel, predictRun};
+if (typeof module !== "undefined") module.exports = {labWorker, labTimings, poissonArrivals, bootstrapMedian, fitStepModel, predictRun};
