@@ -87,3 +87,37 @@ def test_a_configuration_builds_and_audits_clean_or_stops_in_one_line(built_kit,
         assert bad not in text, case
     if case == "one workload":
         assert "一种负载" in text
+
+
+def findings_text(tmp_path, fails_on: dict) -> str:
+    """The lesson's technique findings rendered from the committed data with the claims' outcomes replaced."""
+    data = json.loads((ROOT / "precomputed" / "precomputed.json").read_text(encoding="utf-8"))
+    data["techniques"]["fails_on"].update(fails_on)
+    tmp_path.mkdir()
+    path = tmp_path / "precomputed.json"
+    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    inp, out = render_inputs(templates_copy(tmp_path), tmp_path)
+    inp["data"] = str(path)
+    render(inp, out)
+    html = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    start = html.index('<ul class="findings">')
+    return page_text(html[start:html.index("</ul>", start)])
+
+
+def test_a_claim_that_fails_on_some_gpus_names_where_it_holds_then_where_not(tmp_path):
+    """Issue 63: with a GPU on which speculative decoding no longer pays at full load (the H20 case), the sentence
+    said "满载时收益没了(在 H20 上不成立)", the reverse of the truth. Mixed outcomes now read: holds on these, not
+    on those; failing everywhere reads as the negative alone; the paging sentence keeps the default GPU's numbers
+    only where they hold."""
+    data = json.loads((ROOT / "precomputed" / "precomputed.json").read_text(encoding="utf-8"))
+    labels = {g["id"]: g["label"] for g in data["gpus"]}
+    one, rest = "a100_sxm", [g for g in labels if g != "a100_sxm"]
+    text = findings_text(tmp_path / "some", {"spec_helps_full_machine": [one], "paging_reaches_further": [one]})
+    holds = "、".join(labels[g] for g in rest)
+    assert f"满载时在 {holds} 上仍划算" in text and f"在 {labels[one]} 上收益没了" in text
+    assert "不成立)" not in text.split("满载时", 1)[1].split("。", 1)[0]
+    assert f"但在 {labels[one]} 上默认设置下分页多放不了几个" in text
+    text = findings_text(tmp_path / "all", {"spec_helps_full_machine": list(labels), "paging_reaches_further":
+                                            list(labels)})
+    assert "满载时收益没了" in text and "仍划算" not in text
+    assert "默认设置下分页多放不了几个" in text and "只放得下" not in text  # the default GPU's numbers do not hold
