@@ -121,3 +121,26 @@ def test_a_claim_that_fails_on_some_gpus_names_where_it_holds_then_where_not(tmp
                                             list(labels)})
     assert "满载时收益没了" in text and "仍划算" not in text
     assert "默认设置下分页多放不了几个" in text and "只放得下" not in text  # the default GPU's numbers do not hold
+
+
+def test_a_long_question_with_digits_builds_and_leaves_the_frame_alone(tmp_path):
+    """Issue 63: a ~230-character question stopped the render ("the lesson reads in 35.2 minutes"), and a bare digit
+    in one failed the audit. Readers' questions are outside the reading count and their digits are their words."""
+    from scripts.page import reading
+    from scripts.page.scan import unregistered_numbers
+
+    question = ("## 为什么我在笔记本上跑 `alert(1)` 之后,吞吐从 2,304 tok/s 掉到 96 tok/s?" + "我按课上的办法测了三遍,"
+                "每次 batch 都是 8,prompt 是 4,096 个 token,输出 256 个,p99 的 TTFT 都在 1.9 秒上下。" * 3
+                + "\n\n先看 TTFT 的分位数,再看 goodput。\n")
+    texts = {}
+    for name, body in (("plain", ""), ("asked", question)):
+        (tmp_path / name).mkdir()
+        qfile = tmp_path / name / "C13-L5.md"
+        qfile.write_text("<!-- log -->\n" + body, encoding="utf-8")
+        inp, out = render_inputs(templates_copy(tmp_path / name), tmp_path / name)
+        inp["questions"] = str(qfile)
+        render(inp, out)
+        texts[name] = (tmp_path / name / "site" / "index.html").read_text(encoding="utf-8")
+    assert len(question) > 230 and "alert(1)" in texts["asked"]
+    assert reading.count(texts["asked"]).prose <= reading.count(texts["plain"]).prose  # the notice it replaces goes
+    assert [n for n, where in unregistered_numbers(texts["asked"])] == []

@@ -8,8 +8,10 @@ build fails when the lesson overruns its frame (config/course.json `reading`). W
                covers them), outside the header's meta line, <footer>, <script>, <style>, <pre> (sample texts),
                chart boxes, the experiments' controls (`.controls`, `.choices`) and readouts (`.readouts`), and
                outside what is hidden in that state (`hidden`: the notes of other states, `data-when-*`, and the
-               words of the other step-time setting). Panels a reader opens with a click (the
-               request path, the formula, the design steps) count: the lesson asks the reader to open them.
+               words of the other step-time setting), and outside the readers' questions (`.qa`, from
+               questions/C13-L5.md: they grow with the course and are not the lesson's frame). Panels a reader
+               opens with a click (the request path, the formula, the design steps) count: the lesson asks the
+               reader to open them.
   experiments  the page's `.experiment` boxes; each costs `minutes_per_experiment`.
   controls     the inputs and selects inside those boxes (what a reader can move).
   run          the seconds an experiment box states it runs at most (`data-run-seconds`: the lab's experiments
@@ -25,7 +27,7 @@ from html.parser import HTMLParser
 
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 SKIP_TAGS = {"script", "style", "pre", "footer", "select", "table", "template"}
-SKIP_CLASSES = {"meta", "controls", "readouts", "chart", "choices"}
+SKIP_CLASSES = {"meta", "controls", "readouts", "chart", "choices", "qa"}
 
 
 @dataclass(frozen=True)

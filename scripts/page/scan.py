@@ -2,8 +2,9 @@
 
 A number is a run of digits not glued to a Latin letter: "1.91" and "2,304" are numbers, while "C13-L5",
 "GPT-2", "p99" and "Qwen3.5" are names. Text inside an element with data-prov is registered; inside
-data-formula (a formula's own constants), data-meta (build commit, dates, package versions) or data-choice (a
-control's own option labels, e.g. the P/D split's "2:2", from config/workloads.json page.engine_controls) it is exempt.
+data-formula (a formula's own constants), data-meta (build commit, dates, package versions, and the readers'
+questions from questions/C13-L5.md: their words, not the kit's numbers) or data-choice (a control's own option
+labels, e.g. the P/D split's "2:2", from config/workloads.json page.engine_controls) it is exempt.
 """
 from __future__ import annotations
 
