@@ -174,3 +174,16 @@ def test_requests_that_never_reached_the_server_are_not_simulated_as_served(tmp_
     assert r.returncode == 0, r.stderr
     assert json.loads(out.read_text(encoding="utf-8"))["never_reached"] == 2
     assert "2 request(s) never reached" in r.stdout
+
+
+def test_out_naming_an_input_is_refused_and_the_input_is_kept(tmp_path):
+    """Issue 63: `--out` equal to the calibration record (or the result) overwrote a committed file with the report.
+    Now one line, exit 2, and the file's bytes unchanged; a runaway --noise-seeds is refused the same way."""
+    path = SERVE / "llamacpp-cpu-amd-epyc-2c-1t-short-r10-run1.json"
+    for target in (CALIBRATION, path):
+        before = target.read_bytes()
+        r = predict(path, "--calibration", CALIBRATION, "--out", target)
+        assert r.returncode == 2 and "is one of the command's inputs" in r.stderr, r.stderr
+        assert target.read_bytes() == before
+    r = predict(path, "--calibration", CALIBRATION, "--noise-seeds", "1000000")
+    assert r.returncode == 2 and "--noise-seeds must be between 0 and 1000" in r.stderr

@@ -276,6 +276,9 @@ def run_spread(runs: list[dict]) -> dict:
     return out
 
 
+MAX_NOISE_SEEDS = 1000  # each seed is one more simulated run: a bound so a typo (1000000) is refused, not run for days
+
+
 def main(argv=None) -> int:
     """The command (module docstring): one result file predicted, measured vs predicted with errors."""
     import argparse
@@ -308,8 +311,8 @@ def main(argv=None) -> int:
     try:
         if args.max_concurrency is not None and args.max_concurrency < 1:
             raise InputError(f"--max-concurrency must be at least 1, not {args.max_concurrency}")
-        if args.noise_seeds < 0:
-            raise InputError(f"--noise-seeds must be at least 0, not {args.noise_seeds}")
+        if not 0 <= args.noise_seeds <= MAX_NOISE_SEEDS:
+            raise InputError(f"--noise-seeds must be between 0 and {MAX_NOISE_SEEDS}, not {args.noise_seeds}")
         cal = read_calibration(args.calibration)
         fit_on = args.fit_on or sorted(args.calibration.parent.glob(
             f"{cal['engine']['id']}-{cal['machine']['id']}-calibration-*.json"))
@@ -319,6 +322,10 @@ def main(argv=None) -> int:
         if args.result.resolve() in {p.resolve() for p in fit_on}:
             raise InputError(f"{args.result.as_posix()}: is one of the runs the step model is fitted on (a "
                              "prediction must not see the run it predicts)")
+        inputs = [args.result, args.calibration, args.config, args.anchor, *fit_on]
+        if args.out is not None and args.out.resolve() in {p.resolve() for p in inputs}:
+            raise InputError(f"--out {args.out.as_posix()}: is one of the command's inputs; the report would "
+                             "overwrite it (name another file)")
         settings = comparison_settings(read_json(args.config), args.config.as_posix())
         doc = results.load_result(args.result)
         sends = "measured: the file's send_times"
