@@ -435,3 +435,11 @@ def test_the_hostile_cases_tally():
     """Printed with -s: the cases above by input kind and outcome (every one is a clear error or read right)."""
     print("\nhostile cases:", dict(sorted((f"{k} / {o}", n) for (k, o), n in TALLY.items())))
     assert all(outcome in ("clear error", "accepted right") for _, outcome in TALLY)
+
+
+@pytest.mark.parametrize("body, words", [("[1, 2]", "holds a list"), ('{"schema_version": 1}', "without it")])
+def test_a_workloads_file_that_is_not_an_object_of_workloads_is_one_line(root, body, words):
+    """Issue 63 (a regression): config/workloads.json as a top-level list gave an AttributeError, because the
+    techniques check reads it before the workloads file's own check."""
+    (root / "config" / "workloads.json").write_text(body, encoding="utf-8")
+    refused(root, "workloads", "config/workloads.json", "field workloads", words)

@@ -91,7 +91,11 @@ def load_techniques(path: Path, workloads: Path) -> dict:
             raise InputError(f"{name}: field speculative.{key}: value {entry['value']:g} must lie within min {lo:g} "
                              f"and max {hi:g} (the slider's range)")
     wid = doc["reserved"]["reserve_from_workload"]["value"]
-    known = read_json(workloads).get("workloads", {})
+    wdoc = read_json(workloads)
+    known = wdoc.get("workloads") if isinstance(wdoc, dict) else None
+    if not isinstance(known, dict):  # read here before the workloads file's own check: say what is wrong with it
+        raise InputError(f"{workloads.as_posix()}: field workloads must be an object of workloads by id (the file "
+                         f"holds {'an object without it' if isinstance(wdoc, dict) else 'a ' + type(wdoc).__name__})")
     if wid not in known:
         raise InputError(f"{name}: field reserved.reserve_from_workload.value names {wid!r}, which is not a workload "
                          f"of {workloads.as_posix()} ({', '.join(known)})")
