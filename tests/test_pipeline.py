@@ -218,3 +218,17 @@ def test_two_site_builds_give_the_same_dist_archive(scratch):
     run = snakemake(scratch, "all", "--forcerun", "render_site")
     assert run.returncode == 0, run.stderr[-2000:]
     assert archive_bytes(scratch / "build" / "default" / "site", 1_700_000_000) == first
+
+
+def test_the_readmes_dist_check_passes_as_written(tmp_path):
+    """Issue 63: the README's `sha256sum -c SHA256SUMS`, run where it said, failed for every file inside the archive
+    (they exist only once it is unpacked). The README's deploy block, run line by line in a copy of dist/."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"check\nthe archive, unpack it.*?```sh\n(.*?)```", readme, re.S).group(1)
+    out = tmp_path / "dist"
+    made = subprocess.run([sys.executable, "-m", "scripts.record.dist", "--site", str(ROOT / "site"), "--out",
+                           str(out)], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert made.returncode == 0, made.stderr
+    run = subprocess.run(["bash", "-euo", "pipefail", "-c", block], cwd=out, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stdout[-1000:] + run.stderr[-1000:]
+    assert run.stdout.count(": OK") == len((out / "SHA256SUMS").read_text(encoding="utf-8").splitlines()) + 1
