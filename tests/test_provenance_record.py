@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from scripts.audit.report import check_cited, check_derived, recompute
+from scripts.audit.report import check_cited, check_derived, check_records, recompute
 from scripts.record import provenance as pv
 from scripts.record.provenance import Derivation, Kind, Record, RecordError
 from tests.conftest import ROOT
@@ -72,8 +72,12 @@ def test_the_audit_reads_the_type():
     # a record of no derivation is a problem the audit names
     broken = {k: v for k, v in ratio.items() if k != "derivation"}
     assert check_derived({ratio["id"]: broken}, ROOT)[0] == [f"{ratio['id']}: derived record names no derivation"]
-    assert check_cited({ratio["id"]: broken}) == [f"{ratio['id']}: derived record names no derivation"]
-    assert check_cited({"x": {**ratio}}) == [f"x: the record's own id is {ratio['id']!r}"]
+    # ...under its own kind (issue 63: a tampered derived record was reported under `cited:`)
+    assert check_records({ratio["id"]: broken}) == {"derived": [f"{ratio['id']}: derived record names no derivation"]}
+    assert check_records({"x": {**ratio}}) == {"derived": [f"x: the record's own id is {ratio['id']!r}"]}
+    assert check_cited({ratio["id"]: broken}) == []
+    tampered = {**ratio, "display": "9,999"}
+    assert list(check_records({ratio["id"]: tampered})) == ["derived"]
 
 
 def _assumption_sentences(doc) -> set[str]:

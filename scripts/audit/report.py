@@ -545,18 +545,26 @@ def check_claims(data: Path, records: dict) -> list[str]:
     return failures(claims, records)
 
 
-def check_cited(records: dict) -> list[str]:
+def check_records(records: dict) -> dict[str, list[str]]:
     """Every record read back as its type (scripts/record/provenance.Record): a cited one names its work, version
     and place and says whether it is self-reported, an assumed one states its assumption, every kind has the
-    fields of its kind and no other, and each shows its own value."""
-    problems = []
+    fields of its kind and no other, and each shows its own value. Each problem is filed under its record's kind
+    (a derived record whose display was tampered is a `derived` problem, issue 63); cited and assumed records,
+    and records of no known kind, under `cited`."""
+    problems: dict[str, list[str]] = {}
     for rid, rec in records.items():
+        kind = rec.get("kind") if rec.get("kind") in CHECKS else "cited"
         try:
             if Record.from_json(rec).id != rid:
-                problems.append(f"{rid}: the record's own id is {rec.get('id')!r}")
+                problems.setdefault(kind, []).append(f"{rid}: the record's own id is {rec.get('id')!r}")
         except RecordError as exc:
-            problems.append(str(exc))
+            problems.setdefault(kind, []).append(str(exc))
     return problems
+
+
+def check_cited(records: dict) -> list[str]:
+    """check_records' problems with cited, assumed and unknown-kind records."""
+    return check_records(records).get("cited", [])
 
 
 def check_manifest(manifest: dict, root: Path, data: Path | None = None) -> list[str]:
@@ -597,9 +605,11 @@ def audit(site: Path, data: Path, root: Path, resimulate: bool = True, anchor: P
         "simulated": check_simulated(records, root, resimulate, anchor),
         "calibrated": check_calibrated(records, root, anchor, resimulate),
         "claims": check_claims(data, records),
-        "cited": check_cited(records),
+        "cited": [],
         "manifest": check_manifest(manifest, root, data) if manifest else [f"{manifest_path} is missing"],
     }
+    for kind, found in check_records(records).items():
+        results[kind] = results[kind] + found
     results["_counts"] = {"records": len(records), "derived_not_recomputed": skipped,
                           "numbers_on_page": sum(len(page_numbers(p.read_text(encoding="utf-8"))) for p in pages
                                                  if p.exists())}
