@@ -443,3 +443,16 @@ def test_a_workloads_file_that_is_not_an_object_of_workloads_is_one_line(root, b
     techniques check reads it before the workloads file's own check."""
     (root / "config" / "workloads.json").write_text(body, encoding="utf-8")
     refused(root, "workloads", "config/workloads.json", "field workloads", words)
+
+
+@pytest.mark.parametrize("href", ["\\\\evil.example/x", "/\\evil.example/x", "..\\C13-L4\\index.html"])
+def test_a_course_link_with_a_backslash_is_refused(root, href):
+    """Issue 63: browsers read \\\\host and /\\host as //host, so these hrefs passed the schema and left the site."""
+    edit(root, INPUTS["course"], lambda d: d["links"]["lab"].update(href=href))
+    refused(root, "course", INPUTS["course"], "links.lab.href")
+
+
+def test_a_course_file_without_lab_commands_is_refused_by_its_own_name(root):
+    """Issue 63: a missing lab_commands was reported against the templates."""
+    edit(root, INPUTS["course"], lambda d: d.pop("lab_commands"))
+    refused(root, "course", INPUTS["course"], "lab_commands")
