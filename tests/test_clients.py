@@ -192,3 +192,58 @@ def test_a_request_that_never_reached_the_server_may_lack_its_token_count(tmp_pa
     del other["metrics"]["input_sequence_length"]
     with pytest.raises(InputError, match=re.escape("line 2: field metrics.input_sequence_length is missing")):
         from_aiperf(write(tmp_path, [record(0.0, 100.0, [8.0], 128), other]))
+
+
+def _metric_set(rec: dict, tag: str, value) -> dict:
+    rec["metrics"][tag]["value"] = value
+    return rec
+
+
+@pytest.mark.parametrize("make, says", [
+    (lambda: _metric_set(record(0.0, 100.0, [8.0], 128), "input_sequence_length", "abc"),
+     "metrics.input_sequence_length.value must be a whole number of tokens"),
+    (lambda: _metric_set(record(0.0, 100.0, [8.0], 128), "input_sequence_length", 127.6),
+     "metrics.input_sequence_length.value must be a whole number"),
+    (lambda: _metric_set(record(0.0, 100.0, [8.0], 128), "time_to_first_token", [100.0]),
+     "metrics.time_to_first_token.value must be a finite number"),
+    (lambda: _metric_set(record(0.0, 100.0, [8.0], 128), "time_to_first_token", float("nan")),
+     "metrics.time_to_first_token.value must be a finite number"),
+    (lambda: record(0.0, 100.0, [8.0], 128) | {"metrics": [1, 2]}, "field metrics must be an object"),
+    (lambda: record(0.0, 100.0, [8.0], 128) | {"metadata": {"request_start_ns": T0 + 10, "request_end_ns": T0}},
+     "request_end_ns is before request_start_ns"),
+])
+def test_hostile_aiperf_records_are_one_line(tmp_path, make, says):
+    """Issue 63's rerun: these gave tracebacks (a string, a list or NaN where a number goes) or were read wrong (a
+    fractional token count truncated, a request ending before it starts)."""
+    path = tmp_path / "profile_export.jsonl"
+    path.write_text(json.dumps(make(), allow_nan=True) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=re.escape(says)) as err:
+        from_aiperf(path)
+    assert "\n" not in str(err.value) and "line 1" in str(err.value)
+
+
+def test_an_aiperf_error_given_as_a_plain_string_is_its_message(tmp_path):
+    failed = record(1.0, 0.0, [], 0, error="connection reset")
+    failed["metrics"]["input_sequence_length"]["value"] = 64
+    doc = from_aiperf(write(tmp_path, [record(0.0, 100.0, [8.0], 128), failed]))
+    assert doc["errors"] == ["", "connection reset"] and doc["success"] == [True, False]
+
+
+@pytest.mark.parametrize("change, says", [
+    (lambda b: b.update(metrics=[1]), "benchmarks[0]: field metrics must be an object"),
+    (lambda b: b["requests"]["successful"][0].update(info=[1]), "successful[0]: field info must be an object"),
+    (lambda b: b["requests"]["successful"][0]["info"]["timings"].update(request_start=1e17),
+     "request_start must be a finite number of seconds"),
+    (lambda b: b["requests"]["successful"][0].update(prompt_tokens=12.5), "prompt_tokens must be a whole number"),
+    (lambda b: b["requests"]["successful"][0].update(output_tokens="4"), "output_tokens must be a whole number"),
+])
+def test_hostile_guidellm_reports_are_one_line(tmp_path, change, says):
+    from scripts.serving.clients import from_guidellm
+
+    path = gl_report(tmp_path, [gl_request(0.0, 0.1, 0.3, 4, 32)])
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    change(doc["benchmarks"][0])
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(InputError, match=re.escape(says)) as err:
+        from_guidellm(path)
+    assert "\n" not in str(err.value)

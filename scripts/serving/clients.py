@@ -37,6 +37,7 @@ refused: the sampled requests alone are not the load the server saw."""
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from pathlib import Path
 
@@ -48,8 +49,16 @@ AIPERF_VERSION = "aiperf 0.13.0"
 NS = 1e-9
 
 
+COUNTS = ("input_sequence_length", "output_sequence_length")
+
+
 def _metric(rec: dict, tag: str, where: str, required: bool = True):
-    value = rec.get("metrics", {}).get(tag)
+    """metrics.<tag>.value, checked: a finite number >= 0 (a whole number for a token count), or for
+    inter_chunk_latency a list of them; None when absent and not required."""
+    metrics = rec.get("metrics")
+    if not isinstance(metrics, dict):
+        raise InputError(f"{where}: field metrics must be an object of {{value, unit}} entries")
+    value = metrics.get(tag)
     if value is None:
         if required:
             raise InputError(f"{where}: field metrics.{tag} is missing")
@@ -59,7 +68,26 @@ def _metric(rec: dict, tag: str, where: str, required: bool = True):
     unit, v = value.get("unit"), value["value"]
     if tag in ("time_to_first_token", "request_latency", "inter_chunk_latency") and unit != "ms":
         raise InputError(f"{where}: field metrics.{tag}.unit is {unit!r}; {AIPERF_VERSION} exports ms")
+    items = v if tag == "inter_chunk_latency" and isinstance(v, list) else [v]
+    for x in items:
+        if not _finite(x) or (tag in COUNTS and not isinstance(x, int)):
+            kind = "a whole number of tokens" if tag in COUNTS else "a finite number of ms >= 0"
+            raise InputError(f"{where}: field metrics.{tag}.value must be {kind}"
+                             f"{' (or a list of them)' if tag == 'inter_chunk_latency' else ''}, not {x!r:.40}")
     return v
+
+
+def _finite(x) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x) and x >= 0
+
+
+def _error_message(error, where: str) -> str:
+    """aiperf's ErrorDetails ({message, type, ...}); a plain string is read as the message."""
+    if isinstance(error, str):
+        return error or "error"
+    if not isinstance(error, dict):
+        raise InputError(f"{where}: field error must be null, a message or an object with a message")
+    return str(error.get("message") or error.get("type") or "error")
 
 
 def from_aiperf(path: Path | str) -> dict:
@@ -76,9 +104,11 @@ def from_aiperf(path: Path | str) -> dict:
         for key in ("request_start_ns", "request_end_ns"):
             if not isinstance(meta.get(key), int) or meta[key] < 0:
                 raise InputError(f"{where}: field metadata.{key} must be a whole number of nanoseconds")
+        if meta["request_end_ns"] < meta["request_start_ns"]:
+            raise InputError(f"{where}: field metadata.request_end_ns is before request_start_ns")
         error = rec.get("error")
         ok = error is None
-        message = "" if ok else str((error or {}).get("message") or (error or {}).get("type") or "error")
+        message = "" if ok else _error_message(error, where)
         isl = _metric(rec, "input_sequence_length", where, required=False)
         if isl is None:  # a request whose body was never written has no count when the counts are the server's
             if ok or not any(m in message for m in results.NOT_CONNECTED):
@@ -114,11 +144,29 @@ GUIDELLM_VERSION = "guidellm 0.8.1"
 GUIDELLM_GROUPS = ("successful", "errored", "incomplete")
 
 
+MAX_SECONDS = 1e11  # a timestamp past this (about 3,000 years) is not a time: differences of such lose every digit
+
+
 def _number(obj: dict, key: str, where: str, kind=float):
     v = obj.get(key) if isinstance(obj, dict) else None
-    if isinstance(v, bool) or not isinstance(v, int | float) or v < 0:
-        raise InputError(f"{where}: field {key} must be a number >= 0")
-    return kind(v)
+    if kind is int:
+        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+            raise InputError(f"{where}: field {key} must be a whole number >= 0, not {v!r:.40}")
+        return v
+    if not _finite(v) or v > MAX_SECONDS:
+        raise InputError(f"{where}: field {key} must be a finite number of seconds >= 0 and below {MAX_SECONDS:g}")
+    return float(v)
+
+
+def _object(obj, key: str, where: str) -> dict:
+    """obj[key] when it is an object (or absent: {}); one line naming the field otherwise."""
+    v = obj.get(key) if isinstance(obj, dict) else None
+    if v is None:
+        return {}
+    if not isinstance(v, dict):
+        raise InputError(f"{where}: field {key} must be an object ({GUIDELLM_VERSION} layout), not a "
+                         f"{type(v).__name__}")
+    return v
 
 
 def from_guidellm(path: Path | str, benchmark: int | None = None) -> dict:
@@ -139,7 +187,7 @@ def from_guidellm(path: Path | str, benchmark: int | None = None) -> dict:
     groups = bench.get("requests") if isinstance(bench, dict) else None
     if not isinstance(groups, dict) or not all(isinstance(groups.get(g, []), list) for g in GUIDELLM_GROUPS):
         raise InputError(f"{where_b}: field requests must hold the lists {', '.join(GUIDELLM_GROUPS)}")
-    totals = ((bench.get("metrics") or {}).get("request_totals") or {})
+    totals = _object(_object(bench, "metrics", where_b), "request_totals", f"{where_b}.metrics")
     for g in GUIDELLM_GROUPS:
         kept, counted = len(groups.get(g, [])), totals.get(g)
         if isinstance(counted, int) and kept < counted:
@@ -149,7 +197,7 @@ def from_guidellm(path: Path | str, benchmark: int | None = None) -> dict:
     for g in GUIDELLM_GROUPS:
         for i, rec in enumerate(groups.get(g, [])):
             where = f"{where_b}.requests.{g}[{i}]"
-            timings = ((rec.get("info") or {}).get("timings")) if isinstance(rec, dict) else None
+            timings = _object(rec, "info", where).get("timings")
             if not isinstance(timings, dict):
                 raise InputError(f"{where}: field info.timings is missing ({GUIDELLM_VERSION} layout)")
             start = _number(timings, "request_start", f"{where}.info.timings")
@@ -164,9 +212,10 @@ def from_guidellm(path: Path | str, benchmark: int | None = None) -> dict:
                 row.update(ttft=first - start, e2el=last - start, osl=osl, end=last, error="",
                            itl=[(last - first) / (osl - 1)] * (osl - 1) if osl > 1 else [])
             else:
-                message = (rec.get("info") or {}).get("error") or ("cancelled when the benchmark ended"
-                                                                     if g == "incomplete" else "error")
-                end = timings.get("request_end") if isinstance(timings.get("request_end"), int | float) else start
+                message = _object(rec, "info", where).get("error") or ("cancelled when the benchmark ended"
+                                                                        if g == "incomplete" else "error")
+                end = timings.get("request_end") if _finite(timings.get("request_end")) else start
+                end = min(end, MAX_SECONDS)
                 row.update(ttft=0.0, e2el=0.0, osl=0, end=max(end, start), error=f"{g}: {message}")
             rows.append(row)
     if not rows:
