@@ -247,3 +247,25 @@ def test_hostile_guidellm_reports_are_one_line(tmp_path, change, says):
     with pytest.raises(InputError, match=re.escape(says)) as err:
         from_guidellm(path)
     assert "\n" not in str(err.value)
+
+
+def test_json_lines_edge_cases_are_read_or_refused_in_one_line(tmp_path):
+    """Issue 63's rerun: a raw U+2028 inside a string split a valid aiperf line (str.splitlines); duplicate keys were
+    read (the last one won); 100,000 nested arrays raised RecursionError. The shared JSON Lines reader now splits at
+    \\n only, refuses duplicate keys and deep nesting in one line naming the line (aiperf and Mooncake traces alike)."""
+    from scripts.serving.trace import read_mooncake
+
+    ok = record(0.0, 100.0, [8.0], 128)
+    ok["metadata"]["worker_id"] = "w\u20280"
+    path = tmp_path / "sep.jsonl"
+    path.write_text(json.dumps(ok, ensure_ascii=False) + "\n", encoding="utf-8")
+    assert from_aiperf(path)["ttfts"] == pytest.approx([0.1])
+    twice = json.dumps(ok).replace('"benchmark_phase": "profiling"', '"benchmark_phase": "profiling", '
+                                                                      '"benchmark_phase": "warmup"')
+    for body, says in ((twice, "line 1: key 'benchmark_phase' appears twice"),
+                       ("[" * 100_000 + "]" * 100_000, "line 1: nested too deeply")):
+        for reader in (from_aiperf, lambda p: read_mooncake(p, 4096)):
+            path.write_text(body + "\n", encoding="utf-8")
+            with pytest.raises(InputError, match=re.escape(says)) as err:
+                reader(path)
+            assert "\n" not in str(err.value)

@@ -79,11 +79,16 @@ def jsonl_objects(path: Path, max_bytes: int, parse_constant=None):
         text = read_bytes(Path(path), max_bytes).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(f"{name}: not UTF-8 (byte {exc.start})") from None
-    for n, line in enumerate(text.splitlines(), 1):
+    for n, line in enumerate(text.split("\n"), 1):  # JSON Lines ends lines at \n only: a U+2028 inside a string is text
         if not line.strip():
             continue
         try:
-            yield n, json.loads(line, parse_constant=parse_constant)
+            yield n, json.loads(line, parse_constant=parse_constant, object_pairs_hook=_unique_keys)
+        except _DuplicateKey as exc:
+            raise InputError(f"{name}: line {n}: key {str(exc.args[0])!r} appears twice in one object (which one "
+                             "would count is ambiguous)") from None
+        except RecursionError:
+            raise InputError(f"{name}: line {n}: nested too deeply") from None
         except ValueError as exc:
             raise InputError(f"{name}: line {n}: not a JSON object ({str(exc)[:60]})") from None
 
