@@ -119,7 +119,7 @@ def test_a_vllm_file_without_send_times_is_predicted_with_the_sends_vllm_makes(t
     assert "fresh draw" in why and "not recorded" in why
     even, _ = assumed_send_times({**run, "request_rate": 4.0, "burstiness": float("inf")})
     assert even == pytest.approx([(i + 1) / 4.0 for i in range(n)], rel=1e-12)
-    with pytest.raises(ValueError, match="burstiness must be positive"):
+    with pytest.raises(ValueError, match="burstiness must be a positive number"):
         assumed_send_times({**run, "request_rate": 2.0, "burstiness": 0})
     bare = {k: v for k, v in run.items() if k != "send_times"}
     path = tmp_path / "vllm.json"
@@ -187,3 +187,27 @@ def test_out_naming_an_input_is_refused_and_the_input_is_kept(tmp_path):
         assert target.read_bytes() == before
     r = predict(path, "--calibration", CALIBRATION, "--noise-seeds", "1000000")
     assert r.returncode == 2 and "--noise-seeds must be between 0 and 1000" in r.stderr
+
+
+@pytest.mark.parametrize("change, says", [
+    (lambda d: d.update(send_times=d["send_times"][:-1]), "field send_times has"),
+    (lambda d: d.update(send_times=[-1.0] + d["send_times"][1:]), "field send_times[0] must be a finite number"),
+    (lambda d: d.update(send_times=list(reversed(d["send_times"]))), "requests are listed in the order they were sent"),
+    (lambda d: (d.pop("send_times"), d.update(request_rate=[2])), "field request_rate must be a positive number"),
+    (lambda d: (d.pop("send_times"), d.update(request_rate="abc")), "field request_rate must be a positive number"),
+    (lambda d: (d.pop("send_times"), d.update(request_rate=0)), "field request_rate must be a positive number"),
+    (lambda d: (d.pop("send_times"), d.update(request_rate=2.0, burstiness=0)), "field burstiness must be a positive"),
+])
+def test_bad_send_times_and_rates_are_one_line_naming_the_file(tmp_path, change, says):
+    """Issue 63's rerun: send_times one short or a request_rate list gave tracebacks; negative or reversed sends were
+    accepted; request_rate "abc" or 0 and burstiness 0 were refused without naming the file."""
+    src = SERVE / "llamacpp-cpu-amd-epyc-2c-1t-short-r10-run1.json"
+    doc = json.loads(src.read_text(encoding="utf-8"))
+    if "send_times" not in doc:
+        pytest.skip("the committed run holds no send_times")
+    change(doc)
+    path = tmp_path / "run.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    r = predict(path, "--calibration", CALIBRATION)
+    assert r.returncode == 2 and says in r.stderr and str(path) in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1

@@ -32,6 +32,32 @@ CENTRAL = ("median_ttft_ms", "mean_tpot_ms", "median_e2el_ms")  # goal: median |
 TAIL = ("p99_ttft_ms", "p99_tpot_ms", "p99_itl_ms", "p99_e2el_ms")  # goal: <= 20 %
 
 
+def _positive(doc: dict, key: str, default) -> float:
+    """doc[key] as a positive number or inf (a number, or the string "inf" as vLLM's argparse takes it)."""
+    raw = doc.get(key, default)
+    try:
+        value = float(raw) if isinstance(raw, int | float | str) and not isinstance(raw, bool) else float("nan")
+    except ValueError:
+        value = float("nan")
+    if not value > 0:
+        raise ValueError(f"field {key} must be a positive number or inf, not {raw!r:.40}")
+    return value
+
+
+def check_send_times(doc: dict) -> None:
+    """A file's own send_times: one per request, finite seconds >= 0, in the order the requests were sent."""
+    sends = doc["send_times"]
+    if not isinstance(sends, list) or len(sends) != len(doc["ttfts"]):
+        raise ValueError(f"field send_times has {len(sends) if isinstance(sends, list) else 'no list of'} entries "
+                         f"for {len(doc['ttfts'])} requests (ttfts): one per request")
+    for i, t in enumerate(sends):
+        if isinstance(t, bool) or not isinstance(t, int | float) or not 0 <= t < float("inf"):
+            raise ValueError(f"field send_times[{i}] must be a finite number of seconds >= 0, not {t!r:.40}")
+        if i and t < sends[i - 1]:
+            raise ValueError(f"field send_times[{i}] ({t:g} s) is before send_times[{i - 1}] ({sends[i - 1]:g} s): "
+                             "requests are listed in the order they were sent")
+
+
 def assumed_send_times(doc: dict, seed: int = 0) -> tuple[list[float], str]:
     """Send times for a result file that lacks them (vLLM's own files save none), as vllm/benchmarks/serve.py
     get_request (commit def9ce85) makes them, and what that assumes. request_rate inf (or absent, vLLM's default):
@@ -41,18 +67,14 @@ def assumed_send_times(doc: dict, seed: int = 0) -> tuple[list[float], str]:
     generator after sampling its dataset, so the draws themselves cannot be recovered: these are a fresh draw of
     the same process (seeded), not the run's own times."""
     n = len(doc["ttfts"])
-    rate = float(doc.get("request_rate", "inf"))
+    rate = _positive(doc, "request_rate", "inf")
     if rate == float("inf"):
         return [0.0] * n, "request_rate inf: every request sent at 0 s, as vLLM does"
-    if not rate > 0:
-        raise ValueError(f"field request_rate must be positive or inf, not {doc['request_rate']!r}")
-    burstiness = float(doc.get("burstiness", 1.0))
+    burstiness = _positive(doc, "burstiness", 1.0)
     if burstiness == float("inf"):
         gaps = np.full(n, 1.0 / rate)
-    elif burstiness > 0:
-        gaps = np.random.default_rng(seed).gamma(shape=burstiness, scale=1.0 / (rate * burstiness), size=n)
     else:
-        raise ValueError(f"field burstiness must be positive, not {doc['burstiness']!r}")
+        gaps = np.random.default_rng(seed).gamma(shape=burstiness, scale=1.0 / (rate * burstiness), size=n)
     delays = np.cumsum(gaps)
     delays = delays * ((n / rate) / delays[-1])
     return delays.tolist(), (f"no send_times: a fresh draw (seed {seed}) of vLLM's arrival process at {rate:g} req/s, "
@@ -329,9 +351,14 @@ def main(argv=None) -> int:
         settings = comparison_settings(read_json(args.config), args.config.as_posix())
         doc = results.load_result(args.result)
         sends = "measured: the file's send_times"
-        if "send_times" not in doc:  # vLLM's own files: the sends as its client makes them (assumed_send_times)
-            times, sends = assumed_send_times(doc)
-            doc = {**doc, "send_times": times}
+        try:
+            if "send_times" in doc:
+                check_send_times(doc)
+            else:  # vLLM's own files: the sends as its client makes them (assumed_send_times)
+                times, sends = assumed_send_times(doc)
+                doc = {**doc, "send_times": times}
+        except ValueError as err:
+            raise InputError(f"{args.result.as_posix()}: {err}") from None
         step, quality = calibrate.fit(cal["calibration"], [results.load_result(p) for p in fit_on], settings)
         noise = noise_arguments(quality, args.noise_seeds)
         if args.noise_seeds and not noise:
