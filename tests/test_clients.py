@@ -211,6 +211,8 @@ def _metric_set(rec: dict, tag: str, value) -> dict:
     (lambda: record(0.0, 100.0, [8.0], 128) | {"metrics": [1, 2]}, "field metrics must be an object"),
     (lambda: record(0.0, 100.0, [8.0], 128) | {"metadata": {"request_start_ns": T0 + 10, "request_end_ns": T0}},
      "request_end_ns is before request_start_ns"),
+    (lambda: record(0.0, 100.0, [8.0], 128) | {"metadata": {"request_start_ns": True, "request_end_ns": T0}},
+     "field metadata.request_start_ns must be a whole number of nanoseconds"),
 ])
 def test_hostile_aiperf_records_are_one_line(tmp_path, make, says):
     """Issue 63's rerun: these gave tracebacks (a string, a list or NaN where a number goes) or were read wrong (a

@@ -102,7 +102,7 @@ def from_aiperf(path: Path | str) -> dict:
         if meta.get("benchmark_phase") == "warmup":
             continue
         for key in ("request_start_ns", "request_end_ns"):
-            if not isinstance(meta.get(key), int) or meta[key] < 0:
+            if not isinstance(meta.get(key), int) or isinstance(meta[key], bool) or meta[key] < 0:
                 raise InputError(f"{where}: field metadata.{key} must be a whole number of nanoseconds")
         if meta["request_end_ns"] < meta["request_start_ns"]:
             raise InputError(f"{where}: field metadata.request_end_ns is before request_start_ns")
