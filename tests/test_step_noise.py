@@ -145,7 +145,7 @@ def test_the_prediction_command_reports_the_median_and_range_over_seeds(tmp_path
     assert "seeds:" in next(line for line in r.stdout.splitlines() if line.startswith("p99_ttft_ms"))
     bad = subprocess.run([sys.executable, "-m", "scripts.realengine.predict", str(run), "--calibration", str(cal),
                           "--noise-seeds", "-1"], cwd=ROOT, capture_output=True, text=True, timeout=300)
-    assert bad.returncode == 2 and bad.stderr.strip() == "error: --noise-seeds must be at least 0, not -1"
+    assert bad.returncode == 2 and bad.stderr.strip() == "error: --noise-seeds must be between 0 and 1000, not -1"
 
 
 def test_the_clients_part_of_the_spread_is_taken_out_and_each_row_has_mean_one():
