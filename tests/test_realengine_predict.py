@@ -176,17 +176,20 @@ def test_requests_that_never_reached_the_server_are_not_simulated_as_served(tmp_
     assert "2 request(s) never reached" in r.stdout
 
 
-def test_out_naming_an_input_is_refused_and_the_input_is_kept(tmp_path):
+def test_out_naming_an_input_is_refused_and_the_input_is_kept(tmp_path, capsys):
     """Issue 63: `--out` equal to the calibration record (or the result) overwrote a committed file with the report.
-    Now one line, exit 2, and the file's bytes unchanged; a runaway --noise-seeds is refused the same way."""
+    Now one line, exit 2, and the file's bytes unchanged; a runaway --noise-seeds is refused the same way. (In
+    process: predict.main is the command.)"""
+    from scripts.realengine.predict import main
+
     path = SERVE / "llamacpp-cpu-amd-epyc-2c-1t-short-r10-run1.json"
     for target in (CALIBRATION, path):
         before = target.read_bytes()
-        r = predict(path, "--calibration", CALIBRATION, "--out", target)
-        assert r.returncode == 2 and "is one of the command's inputs" in r.stderr, r.stderr
+        assert main([str(path), "--calibration", str(CALIBRATION), "--out", str(target)]) == 2
+        assert "is one of the command's inputs" in capsys.readouterr().err
         assert target.read_bytes() == before
-    r = predict(path, "--calibration", CALIBRATION, "--noise-seeds", "1000000")
-    assert r.returncode == 2 and "--noise-seeds must be between 0 and 1000" in r.stderr
+    assert main([str(path), "--calibration", str(CALIBRATION), "--noise-seeds", "1000000"]) == 2
+    assert "--noise-seeds must be between 0 and 1000" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("change, says", [
@@ -198,9 +201,11 @@ def test_out_naming_an_input_is_refused_and_the_input_is_kept(tmp_path):
     (lambda d: (d.pop("send_times"), d.update(request_rate=0)), "field request_rate must be a positive number"),
     (lambda d: (d.pop("send_times"), d.update(request_rate=2.0, burstiness=0)), "field burstiness must be a positive"),
 ])
-def test_bad_send_times_and_rates_are_one_line_naming_the_file(tmp_path, change, says):
+def test_bad_send_times_and_rates_are_one_line_naming_the_file(tmp_path, capsys, change, says):
     """Issue 63's rerun: send_times one short or a request_rate list gave tracebacks; negative or reversed sends were
     accepted; request_rate "abc" or 0 and burstiness 0 were refused without naming the file."""
+    from scripts.realengine.predict import main
+
     src = SERVE / "llamacpp-cpu-amd-epyc-2c-1t-short-r10-run1.json"
     doc = json.loads(src.read_text(encoding="utf-8"))
     if "send_times" not in doc:
@@ -208,6 +213,6 @@ def test_bad_send_times_and_rates_are_one_line_naming_the_file(tmp_path, change,
     change(doc)
     path = tmp_path / "run.json"
     path.write_text(json.dumps(doc), encoding="utf-8")
-    r = predict(path, "--calibration", CALIBRATION)
-    assert r.returncode == 2 and says in r.stderr and str(path) in r.stderr, r.stderr
-    assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
+    assert main([str(path), "--calibration", str(CALIBRATION)]) == 2
+    err = capsys.readouterr().err
+    assert says in err and str(path) in err and len(err.strip().splitlines()) == 1, err
