@@ -7,6 +7,7 @@ The counts by input kind and outcome are printed by test_the_hostile_cases_tally
 import io
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -456,3 +457,22 @@ def test_a_course_file_without_lab_commands_is_refused_by_its_own_name(root):
     """Issue 63: a missing lab_commands was reported against the templates."""
     edit(root, INPUTS["course"], lambda d: d.pop("lab_commands"))
     refused(root, "course", INPUTS["course"], "lab_commands")
+
+
+@pytest.mark.parametrize("change, says", [
+    (lambda d: d["admission"]["burst"]["value"].update(prompt_tokens=300_000), "longer than the anchor's context"),
+    (lambda d: d["workloads"]["system_prompt"]["prefixes"].update(value=[250_000]), "the simulation refused"),
+])
+def test_prompts_too_long_for_the_anchor_are_one_line_naming_the_prefix_config(tmp_path, change, says):
+    """Issue 63's rerun: a 300,000-token burst (or system) prompt in config/prefix.json passed the schema, then the
+    simulation stopped with a message that named no file. Now the context is checked first, and the engine's own
+    refusal (more memory than the GPU has free) is said against config/prefix.json and its fields."""
+    from scripts.serving.prefix_runs import build
+
+    doc = json.loads((ROOT / "config" / "prefix.json").read_text(encoding="utf-8"))
+    change(doc)
+    path = tmp_path / "prefix.json"
+    path.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
+    with pytest.raises(InputError, match=re.escape(says)) as err:
+        build(ROOT / "anchor-model.json", ROOT / "config" / "workloads.json", path)
+    assert str(err.value).startswith(path.as_posix()) and "\n" not in str(err.value)

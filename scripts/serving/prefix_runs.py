@@ -312,9 +312,19 @@ def build(anchor_path, workloads_path, config_path) -> dict:
 
     anchor, workloads_doc, settings = sweep_doc(Path(anchor_path), Path(workloads_path))
     doc = load(config_path)
-    rows = run_all(anchor, doc, settings["slo_ms"], settings["gpu_name"])
+    name = Path(config_path).as_posix()
+    burst = doc["admission"]["burst"]["value"]
+    if burst["prompt_tokens"] + burst["output_tokens"] > anchor.max_position_embeddings:
+        raise InputError(f"{name}: field admission.burst.value: a {burst['prompt_tokens']:,}-token prompt plus "
+                         f"{burst['output_tokens']:,} output tokens is longer than the anchor's context "
+                         f"({anchor.max_position_embeddings:,} tokens)")
+    try:
+        rows = run_all(anchor, doc, settings["slo_ms"], settings["gpu_name"])
+        admission = admission_rows(anchor, doc, workloads_doc["workloads"], settings["gpu_name"])
+    except ValueError as exc:  # the engine's own refusal (a request larger than the GPU's free memory): say where
+        raise InputError(f"{name}: the simulation refused these lengths on {settings['gpu_name']}: {exc} (fields "
+                         "workloads.*.*_tokens and admission.burst.value)") from None
     recs = records(doc, rows, settings["slo_ms"], workloads_doc["sweep"]["slo_ms"]["assumption"])
-    admission = admission_rows(anchor, doc, workloads_doc["workloads"], settings["gpu_name"])
     recs.update(admission_records(doc, admission))
     page = page_experiment(anchor, doc, settings["slo_ms"], settings["gpu_name"])
     # the lab slider's opening rate, shown with two decimals as the slider shows every rate it reaches
