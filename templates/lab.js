@@ -22,7 +22,7 @@ function labTimings(L, w) {
       const ids = Array.from({length: B}, (_, i) => m.prompt[i]), slots = ids.map((_, i) => i);
       const pos = ids.map(() => m.prompt.length), wanted = slots.slice(), times = [];
       for (let k = 0; k < 1 + m.samples; k++) {  // a sample: `stepsPerSample` steps back to back (the browser's
-        const t0 = performance.now();           // clock is coarse: 0.1 ms), the first sample a warm-up
+        const t0 = performance.now();           // clock is coarse, see config/lab.json), the first a warm-up
         for (let j = 0; j < m.stepsPerSample; j++) w.model.forward(ids, slots, pos, wanted);
         if (k >= 1) times.push((performance.now() - t0) / m.stepsPerSample);
       }
@@ -82,8 +82,7 @@ function labWorker(L, scope) {
   let resume = null;
   channel.port1.onmessage = () => { const r = resume; resume = null; if (r) r(); };
   const yieldTask = () => new Promise((r) => { resume = r; channel.port2.postMessage(0); });
-  const median = (a) => L.npPercentile(Float64Array.from(a).sort(), 50);
-  const w = {model: null, post, yieldTask, median}, timings = labTimings(L, w);
+  const w = {model: null, post, yieldTask, median: L.median}, timings = labTimings(L, w);
 
   function init(m) {
     const t0 = performance.now();
@@ -148,15 +147,8 @@ function labPage(L, doc) {
     });
   }
   function seededIds(seed, n) {  // token ids from the lab's generator (mulberry32, as the weights)
-    let a = seed >>> 0;
-    const out = [];
-    for (let k = 0; k < n; k++) {
-      a = (a + 0x6D2B79F5) >>> 0;
-      let t = Math.imul(a ^ (a >>> 15), a | 1);
-      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-      out.push(((t ^ (t >>> 14)) >>> 0) % L.SHAPE.vocab);
-    }
-    return out;
+    const next = L.mulberry32(seed);
+    return Array.from({length: n}, () => next() % L.SHAPE.vocab);
   }
   // Run one experiment at a time: its button disabled and its status line saying what happens.
   async function exclusive(box, work) {
@@ -202,17 +194,10 @@ function batchExperiment(P, box) {
 }
 
 // ---- experiment A: the KV cache on this device -------------------------------------------------------------------
-function bootstrapMedian(values, seed, pct, resamples = 2000) {  // percentile-bootstrap interval of the median
-  let a = seed >>> 0;
-  const rand = () => {
-    a = (a + 0x6D2B79F5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const med = (x) => { const s = Float64Array.from(x).sort(), n = s.length; return n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2; };
+// The percentile-bootstrap interval of the median; `next` is a mulberry32 generator (L.mulberry32).
+function bootstrapMedian(L, values, next, pct, resamples = 2000) {
   const meds = new Float64Array(resamples);
-  for (let k = 0; k < resamples; k++) meds[k] = med(values.map(() => values[Math.floor(rand() * values.length)]));
+  for (let k = 0; k < resamples; k++) meds[k] = L.median(values.map(() => values[Math.floor(next() / 4294967296 * values.length)]));
   meds.sort();
   const tail = (100 - pct) / 200;
   return [meds[Math.floor(tail * resamples)], meds[Math.ceil((1 - tail) * resamples) - 1]];
@@ -224,12 +209,12 @@ function kvExperiment(P, box) {
     bar.hidden = false;
     P.$(".status", box).textContent = "正在交替计时:有 cache 一次、无 cache 一次…";
     const m = await P.ask({cmd: "kv", prompt: P.seededIds(2, k.prompt_tokens), lengths: k.new_tokens, pairs: k.pairs,
-      minPairs: 3, budgetMs: k.budget_s * 1000}, "kv", (p) => { bar.value = Math.min(1, p.done / p.of); });
+      minPairs: k.min_pairs, budgetMs: k.budget_s * 1000}, "kv", (p) => { bar.value = Math.min(1, p.done / p.of); });
     bar.hidden = true;
-    const med = (x) => { const s = Float64Array.from(x).sort(), n = s.length; return n % 2 ? s[(n - 1) / 2] : (s[n / 2 - 1] + s[n / 2]) / 2; };
+    const med = P.L.median;
     for (const r of m.rows) {
       const tr = box.querySelector(`tr[data-new-tokens="${r.newTokens}"]`), ratios = r.kv.map((x, i) => r.nokv[i] / x);
-      const [lo, hi] = bootstrapMedian(ratios, r.newTokens, k.interval_pct);
+      const [lo, hi] = bootstrapMedian(P.L, ratios, P.L.mulberry32(r.newTokens), k.interval_pct);
       P.$(".kv", tr).textContent = P.fmt(med(r.kv), 0);
       P.$(".nokv", tr).textContent = P.fmt(med(r.nokv), 0);
       P.$(".ratio", tr).textContent = `${P.fmt(med(ratios), 1)}×`;
@@ -243,25 +228,16 @@ function kvExperiment(P, box) {
 }
 
 // ---- experiment B: a server under load on this device ------------------------------------------------------------
-function poissonArrivals(seed, n, rate) {  // seconds from the start: exponential gaps at `rate`
-  let a = seed >>> 0, t = 0;
-  const out = [];
-  for (let k = 0; k < n; k++) {
-    a = (a + 0x6D2B79F5) >>> 0;
-    let x = Math.imul(a ^ (a >>> 15), a | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    const u = (((x ^ (x >>> 14)) >>> 0) + 1) / 4294967297;  // (0, 1)
-    t += -Math.log(u) / rate;
-    out.push(t);
-  }
-  return out;
+function poissonArrivals(next, n, rate) {  // seconds from the start: exponential gaps at `rate`; next: L.mulberry32
+  let t = 0;
+  return Array.from({length: n}, () => { t += -Math.log((next() + 1) / 4294967297) / rate; return t; });  // u in (0, 1)
 }
 // One run: send `n` requests at their arrival times, timestamp each token as its step's message arrives, stop when
 // every request finished or the budget ran out. Times in seconds from the run's start.
 const runSize = (o, load) => Math.min(o.count, Math.max(1, Math.floor(o.rate * load.arrival_s)));
 function serveRun(P, o, onProgress) {
   const L = P.settings.load, E = P.settings.engine, n = runSize(o, L);
-  const arrivals = poissonArrivals(L.seed, n, o.rate), reqs = arrivals.map((at, id) => ({id, at, send: null, times: []}));
+  const arrivals = poissonArrivals(P.L.mulberry32(L.seed), n, o.rate), reqs = arrivals.map((at, id) => ({id, at, send: null, times: []}));
   return new Promise((resolve) => {
     const t0 = performance.now(), timers = [];
     let finished = 0, last = t0;
@@ -378,16 +354,17 @@ function loadExperiment(P, box) {
 // The step model is the roofline the lesson teaches, with this device's own "bandwidth", "peak" and per-step
 // overhead fitted to the timed steps (least squares on log time over a grid): a step costs
 // overhead + max(bytes / bandwidth, flops / peak), bytes and flops from the model's shape (scripts/page/lab.py).
-function fitStepModel(S, model, decodeRows, prefillRows, position) {
+function fitStepModel(S, model, decodeRows, prefillRows, position, C) {  // C: config/lab.json calibration
+  const [nBw, nPeak, nOverhead] = C.fit_grid_points;
   const points = [...decodeRows.map((r) => [r.batch, r.batch * (position + 1), null, r.ms / 1000]),
     ...prefillRows.map((r) => [0, 0, [[0, r.tokens]], r.ms / 1000])];
   const grid = (lo, hi, n) => Array.from({length: n}, (_, i) => lo * (hi / lo) ** (i / (n - 1)));
   let best = null;
-  for (const bw of grid(1e9, 1e12, 61)) {
-    for (const peak of grid(1e9, 1e12, 61)) {
+  for (const bw of grid(...C.fit_bandwidth_bytes_per_s, nBw)) {
+    for (const peak of grid(...C.fit_flops_per_s, nPeak)) {
       const cost = S.iterationCost(model, bw, peak);
       const base = points.map(([dec, dcs, chunks]) => cost.seconds(dec, dcs, chunks));
-      for (const overhead of grid(1e-5, 2e-3, 25)) {
+      for (const overhead of grid(...C.fit_overhead_s, nOverhead)) {
         let err = 0;
         base.forEach((b, i) => { const d = Math.log(b + overhead) - Math.log(points[i][3]); err += d * d; });
         if (!best || err < best.err) best = {err, bw, peak, overhead};
@@ -421,9 +398,9 @@ function predictExperiment(P, box, loadBox) {
     const dec = await P.ask({cmd: "batches", sizes: P.settings.batch.sizes, prompt: prompt.slice(0, C.position),
       samples: C.samples, stepsPerSample: P.settings.batch.steps_per_sample}, "batches");
     const pre = await P.ask({cmd: "prefills", lengths: C.prefill_tokens, prompt, samples: C.samples}, "prefills");
-    const fit = fitStepModel(P.S, P.settings.sim_model, dec.rows, pre.rows, C.position);
+    const fit = fitStepModel(P.S, P.settings.sim_model, dec.rows, pre.rows, C.position, C);
     shown(".fit", `本机拟合:等效带宽 ${P.fmt(fit.bw / 1e9, 1)} GB/s,等效算力 ${P.fmt(fit.peak / 1e9, 1)} GFLOP/s,每步开销 ${P.fmt(fit.overhead * 1000, 2)} ms`);
-    const n = runSize(o, P.settings.load), arrivals = poissonArrivals(P.settings.load.seed, n, o.rate);
+    const n = runSize(o, P.settings.load), arrivals = poissonArrivals(P.L.mulberry32(P.settings.load.seed), n, o.rate);
     const predicted = P.L.runMetrics(predictRun(P.S, P.settings.sim_model, fit, arrivals, o, P.settings.engine),
       arrivals[n - 1], o.slo);
     for (const metric of Object.keys(pick)) {

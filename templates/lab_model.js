@@ -13,18 +13,22 @@ function c13LabModel() {
 
   // ---- seeded_weights.py: mulberry32, one stream over the parameters in spec order --------------------------------
   const weightSpec = () => MODEL.spec;
-  function generatedWeights(s = SHAPE, seed = SEED) {  // name -> Float32Array in PyTorch's (out x in) layout
+  // The generator itself: draw n is seed + n * 0x6D2B79F5 hashed (seeded_weights.mulberry32); next() -> uint32. The
+  // page's token ids, arrivals and bootstrap draws come from it too, each stream from its own seed.
+  function mulberry32(seed) {
     let a = seed >>> 0;
-    const params = {};
+    return () => {
+      a = (a + 0x6D2B79F5) >>> 0;
+      let t = Math.imul(a ^ (a >>> 15), a | 1);
+      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+      return (t ^ (t >>> 14)) >>> 0;
+    };
+  }
+  function generatedWeights(s = SHAPE, seed = SEED) {  // name -> Float32Array in PyTorch's (out x in) layout
+    const next = mulberry32(seed), params = {};
     for (const [name, dims, offset, scale] of weightSpec()) {
       const n = dims.reduce((x, y) => x * y, 1), values = new Float32Array(n);
-      for (let k = 0; k < n; k++) {
-        a = (a + 0x6D2B79F5) >>> 0;
-        let t = Math.imul(a ^ (a >>> 15), a | 1);
-        t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-        const r = (t ^ (t >>> 14)) >>> 0;
-        values[k] = offset + (((r >>> 8) - 8388608) / 8388608) * scale;  // one rounding, to float32, on store
-      }
+      for (let k = 0; k < n; k++) values[k] = offset + (((next() >>> 8) - 8388608) / 8388608) * scale;  // rounded on store
       params[name] = values;
     }
     return params;
@@ -61,12 +65,6 @@ function c13LabModel() {
     const t = new Float32Array(rows * cols);
     for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) t[c * rows + r] = w[r * cols + c];
     return t;
-  }
-  function erf(x) {  // Numerical Recipes' erfc (Chebyshev fit, fractional error < 1.2e-7)
-    const z = Math.abs(x), t = 1 / (1 + 0.5 * z);
-    const r = t * Math.exp(-z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806
-      + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))));
-    return x >= 0 ? 1 - r : r - 1;
   }
   function layerNorm(src, dst, rows, d, g, b) {  // nn.LayerNorm: biased variance, eps 1e-5
     for (let r = 0; r < rows; r++) {
@@ -276,6 +274,7 @@ function c13LabModel() {
     const a = sorted[lo], b = sorted[hi];
     return t >= 0.5 ? b - (b - a) * (1 - t) : a + (b - a) * t;  // numpy's _lerp
   }
+  const median = (values) => npPercentile(Float64Array.from(values).sort(), 50);  // numpy's median
   function stats(name, values, percentiles) {
     const v = values.length ? Float64Array.from(values) : Float64Array.of(0), n = v.length;
     let sum = 0;
@@ -376,7 +375,7 @@ function c13LabModel() {
     if (!reqs.length) throw new Error("文件里没有成功的请求");
     return {reqs, run: {start: 0, end: doc.duration}};
   }
-  return {TinyModel, Engine, runMetrics, toolMetrics, readVllmResult, npPercentile, greedy, SHAPE, SEED, weightSpec, generatedWeights, paramCount, Arena, kernelInstance, transposed, erf, layerNorm,
+  return {TinyModel, Engine, runMetrics, toolMetrics, readVllmResult, npPercentile, greedy, SHAPE, SEED, weightSpec, generatedWeights, paramCount, Arena, kernelInstance, transposed, layerNorm, mulberry32, median,
     decodeBase64};
 }
 if (typeof self !== "undefined") self.C13Lab = c13LabModel();

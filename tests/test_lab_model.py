@@ -4,6 +4,7 @@ rule held by its invariants, and the page's metric code equal to scripts/serving
 script here; tests/test_lab_page.py runs the same checks in Chromium."""
 import hashlib
 import json
+import re
 import subprocess
 
 import numpy as np
@@ -194,13 +195,18 @@ def test_the_settings_are_checked_with_the_file_and_field(tmp_path):
     cases = [(("load", "rate"), {"value": 5, "assumption": "x"}, "load.rate (5) is not one of load.rates"),
              (("engine", "max_context"), {"value": 64, "assumption": "x"}, "engine.max_context (64) is shorter"),
              (("kv", "pairs"), {"value": 3}, "kv.pairs needs exactly one of source or assumption"),
-             (("batch", "sizes"), {"value": [], "assumption": "x"}, "batch.sizes.value must be a positive number")]
+             (("batch", "sizes"), {"value": [], "assumption": "x"}, "batch.sizes.value must be a positive number"),
+             (("calibration", "fit_overhead_s"), {"value": [2e-3, 1e-5], "assumption": "x"},
+              "calibration.fit_overhead_s must be [low, high]"),
+             (("calibration", "fit_grid_points"), {"value": [61, 1.5, 25], "assumption": "x"},
+              "calibration.fit_grid_points must be three whole numbers"),
+             (("kv", "min_pairs"), {"value": 9, "assumption": "x"}, "kv.min_pairs must be a whole number no larger")]
     for (group, key), entry, message in cases:
         bad = json.loads(json.dumps(doc))
         bad[group][key] = entry
         path = tmp_path / "lab.json"
         path.write_text(json.dumps(bad), encoding="utf-8")
-        with pytest.raises(InputError, match=message.replace("(", r"\(").replace(")", r"\)")) as err:
+        with pytest.raises(InputError, match=re.escape(message)) as err:
             lab_settings(path)
         assert str(path) in str(err.value)
 

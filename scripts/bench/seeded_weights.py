@@ -65,6 +65,11 @@ def spec(shape: Shape = DEFAULT) -> list[tuple[str, tuple[int, ...], float, floa
     return out + [("ln_f.weight", (d,), 1.0, 0.1), ("ln_f.bias", (d,), 0.0, 0.1)]
 
 
+def param_total(shape: Shape = DEFAULT) -> int:
+    """How many parameters spec() generates (TinyGPT's param_count, without building the model)."""
+    return sum(math.prod(dims) for _, dims, _, _ in spec(shape))
+
+
 def generated(shape: Shape = DEFAULT, seed: int = SEED) -> dict[str, np.ndarray]:
     """Every parameter by name, float32, from one stream in spec() order."""
     params, start = {}, 0

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import base64
 import json
-import math
 from pathlib import Path
 
-from scripts.bench.seeded_weights import SEED, spec
+from scripts.bench.seeded_weights import SEED, param_total, spec
 from scripts.bench.shape import DEFAULT
 from scripts.record.inputs import InputError
 
@@ -42,8 +41,9 @@ def lab_model_script(templates: Path) -> str:
 LAB_CONFIG = "config/lab.json"
 GROUPS = {"engine": ("max_num_seqs", "max_num_batched_tokens", "max_context"),
           "batch": ("sizes", "position", "samples", "steps_per_sample", "budget_s"),
-          "kv": ("prompt_tokens", "new_tokens", "pairs", "budget_s", "interval_pct"),
-          "calibration": ("position", "prefill_tokens", "samples", "budget_s"),
+          "kv": ("prompt_tokens", "new_tokens", "pairs", "min_pairs", "budget_s", "interval_pct"),
+          "calibration": ("position", "prefill_tokens", "samples", "budget_s", "fit_bandwidth_bytes_per_s",
+                          "fit_flops_per_s", "fit_overhead_s", "fit_grid_points"),
           "load": ("rates", "rate", "requests", "request_count", "prompt_tokens", "prompt", "output_tokens", "output",
                    "ttft_slo_ms", "tpot_slo_ms", "sweep_rates", "arrival_s", "budget_s", "seed")}
 DEFAULTS = {"rate": "rates", "request_count": "requests", "prompt": "prompt_tokens", "output": "output_tokens"}
@@ -64,9 +64,15 @@ def _entry(doc: dict, group: str, key: str, path: str):
 
 
 def lab_settings(path: Path) -> dict:
+    """config/lab.json's values, checked (read_lab)."""
+    return read_lab(path)[1]
+
+
+def read_lab(path: Path) -> tuple[dict, dict]:
     """config/lab.json read and checked: every field present with a value and one of source/assumption, each
-    default among its choices, and the engine's limits holding the largest request and batch. Returns
-    {group: {key: value}}; a problem is one line naming the file and the field."""
+    default among its choices, and the engine's limits holding the largest request and batch. Returns the document
+    and {group: {key: value}} (plus the simulator's view of the model, sim_model); a problem is one line naming the
+    file and the field."""
     from scripts.record.inputs import read_json
 
     shown = path.as_posix()
@@ -87,16 +93,25 @@ def lab_settings(path: Path) -> dict:
     if max(out["calibration"]["prefill_tokens"]) > min(engine["max_context"], engine["max_num_batched_tokens"]):
         raise InputError(f"{shown}: field calibration.prefill_tokens holds a prompt longer than one step "
                          "(engine.max_num_batched_tokens) or the context (engine.max_context)")
+    cal = out["calibration"]
+    for key in ("fit_bandwidth_bytes_per_s", "fit_flops_per_s", "fit_overhead_s"):
+        if not (isinstance(cal[key], list) and len(cal[key]) == 2 and cal[key][0] < cal[key][1]):
+            raise InputError(f"{shown}: field calibration.{key} must be [low, high] with low below high")
+    points = cal["fit_grid_points"]
+    if not (isinstance(points, list) and len(points) == 3 and all(isinstance(p, int) and p >= 2 for p in points)):
+        raise InputError(f"{shown}: field calibration.fit_grid_points must be three whole numbers of at least 2")
+    if not isinstance(out["kv"]["min_pairs"], int) or out["kv"]["min_pairs"] > out["kv"]["pairs"]:
+        raise InputError(f"{shown}: field kv.min_pairs must be a whole number no larger than kv.pairs")
     if out["batch"]["position"] + 1 > engine["max_context"]:
         raise InputError(f"{shown}: field batch.position is past engine.max_context")
-    return out
+    return doc, out
 
 
 def sim_model(max_context: int) -> dict:
     """The tiny model as the page's simulator reads a model (templates/serving_sim/stepcost.js), from its shape:
     float32 weights read once a step, 2 FLOPs per parameter per token, K and V of every layer per token, 4 d FLOPs
     per layer per attended position (q.k and the weighted sum of v); no recurrent state, nothing reserved."""
-    s, params = DEFAULT, sum(int(math.prod(dims)) for _, dims, _, _ in spec())
+    s, params = DEFAULT, param_total()
     return {"weight_bytes_read_per_step": 4 * params, "params_read_per_step": params,
             "kv_bytes_per_token": 2 * s.n_layer * s.d_model * 4, "state_bytes_per_request": 0,
             "attention_flops_per_token_position": 4 * s.d_model * s.n_layer, "weight_bytes_total": 4 * params,
@@ -111,18 +126,15 @@ def run_seconds(settings: dict) -> dict[str, float]:
             "load": settings["load"]["budget_s"] * len(settings["load"]["sweep_rates"])}
 
 
-def lab_records(path: Path) -> dict[str, dict]:
-    """The scalar settings of config/lab.json as records lab.<group>.<key> (assumed, or cited with its source);
-    the lists are the controls' choices (shown as option labels)."""
-    from scripts.record.inputs import read_json
+def lab_records(doc: dict, settings: dict) -> dict[str, dict]:
+    """The scalar settings of config/lab.json (read_lab's document and values) as records lab.<group>.<key>
+    (assumed, or cited with its source); the lists are the controls' choices (shown as option labels)."""
     from scripts.record.provenance import Derivation, assumed, cited_record, derived
 
-    doc, settings = read_json(path), lab_settings(path)
-    params = sum(int(math.prod(dims)) for _, dims, _, _ in spec())
     out = {"lab.model.params": derived(
-        "lab.model.params", "实验课浏览器里的小模型参数量", params, "param", "int", derivation=Derivation.TINYGPT,
-        formula="scripts.bench.tinygpt:param_count", inputs=["scripts/bench/shape.py Shape"],
-        script="scripts/page/lab.py", args=DEFAULT.as_dict(), scale=1.0)}
+        "lab.model.params", "实验课浏览器里的小模型参数量", param_total(), "param", "int",
+        derivation=Derivation.TINYGPT, formula="scripts.bench.tinygpt:param_count",
+        inputs=["scripts/bench/shape.py Shape"], script="scripts/page/lab.py", args=DEFAULT.as_dict(), scale=1.0)}
     for group in GROUPS:
         for key, value in settings[group].items():
             if isinstance(value, list):

@@ -289,13 +289,15 @@ def _render(data: dict, tokens: dict | None, bench: dict | None, questions_md: s
     compiled = compile_specs(specs)
     commands = course_section(course, "lab_commands")
     lab_config = REPO / lab.LAB_CONFIG
-    settings = {**reading.config_records(course_section(course, "reading"), commands), **lab.lab_records(lab_config)}
+    lab_doc, lab_conf = lab.read_lab(lab_config)  # read and checked once: records, the page's settings, run times
+    settings = {**reading.config_records(course_section(course, "reading"), commands),
+                **lab.lab_records(lab_doc, lab_conf)}
     context = dict(
         d=data, P=prov, num=num, readout=readout, link=link, holds=claim_outcomes(data, serving, prefix),
         course_map=(course or {}).get("map", {}).get("value") or [None] * MAP_GENERATIONS,
         tokens=tokens, bench=bench, serving=serving, prefix=prefix, lab_commands=commands,
         cmd=lambda cid: command_code(commands, cid),
-        lab_settings=lab.lab_settings(lab_config), lab_run_seconds=lab.run_seconds(lab.lab_settings(lab_config)),
+        lab_settings=lab_conf, lab_run_seconds=lab.run_seconds(lab_conf),
         schedule_labels=names.SCHEDULE_LABELS, tail_part_labels=names.TAIL_PART_LABELS,
         css=Markup((templates / "lesson.css").read_text(encoding="utf-8")),
         scripts={"page": SCRIPT, "data": DATA_SCRIPT, "runtime": RUNTIME, "serving": SERVING_SCRIPT, "sim": SIM_SCRIPT,
