@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from scripts.serving import metrics
+
 TOOLS = ("vllm", "guidellm", "aiperf", "llmperf")
 
 
@@ -41,8 +43,10 @@ def tool_metrics(reqs: list[dict], start: float, end: float, tpot_slo_ms: float)
     out = sum(r["output"] for r in reqs)
     slo = tpot_slo_ms / 1000
 
-    def vllm_tpot(r):
-        return (r["e2el"] - r["ttft"]) / (r["output"] - 1) if r["output"] > 1 else 0.0
+    # vLLM's own per-request TPOT and SLO test (scripts/serving/metrics.py: all_tpots, meets_slo)
+    ttfts, e2els = np.array([r["ttft"] for r in reqs]), np.array([r["e2el"] for r in reqs])
+    all_tpots = metrics.per_request_tpot(ttfts, e2els, np.array([r["output"] for r in reqs]))
+    vllm_tpots = [float(t) for r, t in zip(reqs, all_tpots, strict=True) if r["output"] > 1]  # reported: output > 1
 
     def with_ttft(r):
         return (r["ttft"] + sum(r["gaps"])) / r["output"]
@@ -55,15 +59,15 @@ def tool_metrics(reqs: list[dict], start: float, end: float, tpot_slo_ms: float)
     sends = [r["send"] for r in reqs]
     aiperf_span = (max(r["send"] + r["e2el"] for r in reqs) - min(sends)) if None not in sends else None
     return {
-        "vllm": {"ttft_p50": ttft_p50, "tpot_mean": _mean(map(vllm_tpot, many)),
+        "vllm": {"ttft_p50": ttft_p50, "tpot_mean": _mean(vllm_tpots),
                  "itl_mean": _mean(g for r in reqs for g in r["gaps"]), "output_throughput": out / span,
                  "request_throughput": len(reqs) / span,
-                 "tpot_attainment": sum(vllm_tpot(r) <= slo for r in reqs) / len(reqs)},
+                 "tpot_attainment": float(metrics.meets_slo(ttfts, all_tpots, e2els, {"tpot": tpot_slo_ms}).mean())},
         "guidellm": {"ttft_p50": ttft_p50, "tpot_mean": _mean(map(with_ttft, reqs)),
                      "itl_mean": _mean(map(between, many)), "output_throughput": None, "request_throughput": None,
                      "tpot_attainment": sum(between(r) <= slo for r in many) / len(many) if many else None},
-        "aiperf": {"ttft_p50": ttft_p50, "tpot_mean": _mean(map(vllm_tpot, many)),
-                   "itl_mean": _mean(map(vllm_tpot, many)),
+        "aiperf": {"ttft_p50": ttft_p50, "tpot_mean": _mean(vllm_tpots),
+                   "itl_mean": _mean(vllm_tpots),
                    "output_throughput": out / aiperf_span if aiperf_span else None,
                    "request_throughput": len(reqs) / aiperf_span if aiperf_span else None, "tpot_attainment": None},
         "llmperf": {"ttft_p50": ttft_p50, "tpot_mean": _mean(map(with_ttft, reqs)), "itl_mean": None,
