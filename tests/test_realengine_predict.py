@@ -216,3 +216,72 @@ def test_bad_send_times_and_rates_are_one_line_naming_the_file(tmp_path, capsys,
     assert main([str(path), "--calibration", str(CALIBRATION)]) == 2
     err = capsys.readouterr().err
     assert says in err and str(path) in err and len(err.strip().splitlines()) == 1, err
+
+
+HELD_OUT = ROOT / "precomputed" / "serve-heldout"
+
+
+def held_out(session: int, name: str = "long_answers-r1-run1") -> tuple[Path, Path]:
+    folder = HELD_OUT / f"session-{session}"
+    return (folder / f"llamacpp-cpu-amd-epyc-2c-1t-{name}.json",
+            folder / "calibration" / "llamacpp-cpu-amd-epyc-2c-1t.json")
+
+
+def test_a_run_within_its_calibrations_speed_is_predicted_and_says_its_ratio(tmp_path, capsys):
+    """Issue 63: predict reads the run's own decode speed and holds it to speed_check_bound. A held-out cell from
+    its own session's calibration reads about 1 (committed: 0.96-1.08 within a session)."""
+    from scripts.realengine.predict import main
+
+    run, cal = held_out(10)
+    out = tmp_path / "p.json"
+    assert main([str(run), "--calibration", str(cal), "--out", str(out)]) == 0
+    speed = json.loads(out.read_text(encoding="utf-8"))["speed_vs_calibration"]
+    assert speed["decoders"] == 1 and speed["iterations"] >= 100
+    assert speed["ratio"] == pytest.approx(1.0, abs=0.05)
+    assert "speed_check_bound" not in capsys.readouterr().err
+
+
+def test_a_run_from_a_faster_machine_is_refused_unless_rescaled_or_forced(tmp_path, capsys):
+    """Issue 63: a run whose engine is twice as fast (a committed held-out cell with every time halved: sends,
+    TTFTs, token gaps, latencies) read against the committed calibration. Exit 3 in one line with both numbers;
+    --force predicts and flags it; --rescale scales the decode times by the ratio read (about 0.5): every central
+    error at most half the forced one's (forced: 3-8x off, the run saturating a half-speed model; rescaled still
+    0.4-1.3x: the prompt costs stay the calibration's, as speed.py says)."""
+    from scripts.realengine.predict import main
+
+    src, cal = held_out(10)
+    doc = json.loads(src.read_text(encoding="utf-8"))
+    for key in ("send_times", "ttfts", "latencies"):
+        doc[key] = [t / 2 for t in doc[key]]
+    doc["itls"] = [[t / 2 for t in gaps] for gaps in doc["itls"]]
+    doc["duration"] /= 2
+    run = tmp_path / "faster.json"
+    run.write_text(json.dumps(doc), encoding="utf-8")
+    assert main([str(run), "--calibration", str(cal)]) == 3
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and str(run) in err and "past speed_check_bound (10%)" in err, err
+    assert "0.5" in err and "--rescale" in err and "--force" in err
+    forced, rescaled = tmp_path / "forced.json", tmp_path / "rescaled.json"
+    assert main([str(run), "--calibration", str(cal), "--force", "--out", str(forced)]) == 0
+    assert "warning: the run's lone decode steps took" in capsys.readouterr().err
+    assert main([str(run), "--calibration", str(cal), "--rescale", "--out", str(rescaled)]) == 0
+    f, r = (json.loads(p.read_text(encoding="utf-8")) for p in (forced, rescaled))
+    assert f["rescaled_by"] is None and r["rescaled_by"] == pytest.approx(0.5, abs=0.05)
+    for k in ("median_ttft_ms", "mean_tpot_ms", "median_itl_ms", "median_e2el_ms"):  # the prompt costs stay the
+        assert abs(r["error"][k]) < abs(f["error"][k]) / 2, k  # calibration's (speed.py): nearer, not right
+    assert any("Kolmogorov-Smirnov" in line for line in f["flags"])  # the TPOTs twice the run's: flagged
+
+
+def test_rescaling_moves_only_the_decode_times():
+    """speed.scaled: D, U and the attention per context token times the factor; prompt costs and round trip kept."""
+    from scripts.realengine.speed import scaled
+    from scripts.serving.stepmodel import StepModel
+
+    step = StepModel((1, 2), (0.01, 0.015), 0.002, 0.001, 1e-6, 2e-6, 0.003, ubatch_seconds=(0.01, 0.012),
+                     ubatch_tokens=512)
+    s = scaled(step, 0.5)
+    assert s.decode_seconds == (0.005, 0.0075) and s.ubatch_seconds == (0.005, 0.006)
+    assert s.attention_s_per_token == pytest.approx(1e-6)
+    assert (s.prompt_chunk_s, s.prompt_token_s, s.prompt_pair_s, s.request_overhead_s) == (0.002, 0.001, 1e-6, 0.003)
+    with pytest.raises(ValueError, match="positive factor"):
+        scaled(step, 0.0)

@@ -12,8 +12,11 @@ As a command, one result file (vLLM's --save-result --save-detailed layout; with
 files are, the sends are assumed as `assumed_send_times` says and the report says so) against the step model
 fitted from a calibration record (by default on the calibration load runs beside it, or `--fit-on` runs):
     python -m scripts.realengine.predict RESULT.json --calibration FILE [--fit-on RUN.json ...]
-        [--max-concurrency N] [--out OUT.json]
-prints measured, predicted and the error per metric (JSON with --out). The serve_comparison rule predicts every run
+        [--max-concurrency N] [--out OUT.json] [--rescale | --force]
+prints measured, predicted and the error per metric (JSON with --out). Before it trusts the calibration it checks
+the run's own speed against it (speed.py, `checked_prediction`): past comparison.speed_check_bound it exits 3 with
+both numbers, unless told `--rescale` (the step model's decode times scaled to the run) or `--force`; a Poisson
+run whose distributions are past comparison.ks_flag_above is flagged. The serve_comparison rule predicts every run
 through the same `compare_cell`."""
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ import dataclasses
 
 import numpy as np
 
+from scripts.realengine import speed
 from scripts.serving import engine, metrics, results
 from scripts.serving.stepmodel import Noisy, StepModel, StepNoise
 from scripts.serving.workload import Requests
@@ -298,6 +302,42 @@ def run_spread(runs: list[dict]) -> dict:
     return out
 
 
+class SpeedMismatch(Exception):
+    """The run's own engine speed is past the bound from the calibration's, and predict was not told what to do."""
+
+
+def checked_prediction(a, doc: dict, step: StepModel, cal: dict, settings: dict, args, noise: dict):
+    """The prediction, with the calibration's fitness for this run checked (speed.py): the run's decode iterations
+    against the same iterations predicted. Past `speed_check_bound`: with `--rescale` the step model is scaled to
+    the run and the run predicted again, with `--force` kept, else SpeedMismatch. A Poisson run whose TTFT or TPOT
+    distribution is further than comparison.ks_flag_above from the prediction is flagged (a closed loop's
+    noiseless prediction runs in lockstep: its distance says little, module heldout_comparison). Returns (cell, the
+    step model used, {"speed_vs_calibration", "rescaled_by", "flags"})."""
+    args_kw = {"max_concurrency": args.max_concurrency, **noise}
+    cell, trace = compare_cell(a, doc, step, cal["server"], cal["slo_ms"], settings["saturated_below"], **args_kw,
+                               with_trace=True)
+    bound = settings["speed_check_bound"]
+    measured = speed.run_speed(doc, trace, settings["iteration_gap_s"], settings["min_iterations_per_knot"])
+    flags, rescaled_by = [], None
+    if measured is None:
+        flags.append(speed.unread_line(settings["min_iterations_per_knot"]))
+    elif bound is not None and speed.beyond(measured, bound):
+        line = speed.speed_line(measured, bound)
+        if not (args.rescale or args.force):
+            raise SpeedMismatch(f"{line} (--rescale scales the step model to the run, --force predicts anyway)")
+        if args.rescale:
+            rescaled_by = measured["ratio"]
+            step = speed.scaled(step, rescaled_by)
+            cell = compare_cell(a, doc, step, cal["server"], cal["slo_ms"], settings["saturated_below"], **args_kw)
+            line += f"; rescaled: the step model's decode times x {rescaled_by:.3f}"
+        flags.append(line)
+    ks_bound = settings.get("ks_flag_above")
+    if ks_bound is not None and args.max_concurrency is None and max(cell["ks"].values()) > ks_bound:
+        flags.append(f"Kolmogorov-Smirnov distance TTFT {cell['ks']['ttft']:.3f}, TPOT {cell['ks']['tpot']:.3f}: "
+                     f"past ks_flag_above ({ks_bound}); the predicted distributions do not match the run's")
+    return cell, step, {"speed_vs_calibration": measured, "rescaled_by": rescaled_by, "flags": flags}
+
+
 MAX_NOISE_SEEDS = 1000  # each seed is one more simulated run: a bound so a typo (1000000) is refused, not run for days
 
 
@@ -329,6 +369,12 @@ def main(argv=None) -> int:
                     help="predict with the step model's measured step-time noise, N seeded runs: the median and "
                          "the range over them (default 0: the noiseless step model)")
     ap.add_argument("--out", type=Path, help="also write the prediction as JSON here")
+    told = ap.add_mutually_exclusive_group()
+    told.add_argument("--rescale", action="store_true",
+                      help="when the run's own speed is past speed_check_bound from the calibration's, scale the "
+                           "step model's decode times to the run (scripts/realengine/speed.py) and predict again")
+    told.add_argument("--force", action="store_true",
+                      help="predict with the calibration even when the run's own speed is past the bound")
     args = ap.parse_args(argv)
     try:
         if args.max_concurrency is not None and args.max_concurrency < 1:
@@ -363,15 +409,18 @@ def main(argv=None) -> int:
         noise = noise_arguments(quality, args.noise_seeds)
         if args.noise_seeds and not noise:
             raise InputError("--noise-seeds: the calibration runs give too few iterations to measure the noise")
-        cell = compare_cell(anchor_from(read_json(args.anchor)), doc, step, cal["server"], cal["slo_ms"],
-                            settings["saturated_below"], args.max_concurrency, **noise)
+        cell, step, checked = checked_prediction(anchor_from(read_json(args.anchor)), doc, step, cal, settings,
+                                                 args, noise)
     except (InputError, ValueError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    except SpeedMismatch as err:
+        print(f"error: {args.result.as_posix()}: {err}", file=sys.stderr)
+        return 3
     report = {"result": args.result.as_posix(), "calibration": args.calibration.as_posix(), "send_times": sends,
               "fitted_on": [p.as_posix() for p in fit_on], "max_concurrency": args.max_concurrency,
               "slo_ms": cal["slo_ms"], "step_model": step.as_dict(), "fit_quality": quality, **cell,
-              "error": cell_errors(cell)}
+              **checked, "error": cell_errors(cell)}
     rate = "all at once" if cell["sent_rate"] is None else f"{cell['sent_rate']:.2f} req/s"
     print(f"{args.result.name}: sent {rate}{' (saturated)' if cell['saturated'] else ''}; "
           f"step model fitted on {len(fit_on)} run(s); send times {sends}")
@@ -387,6 +436,8 @@ def main(argv=None) -> int:
         print(f"{k:<20}{cell['measured'][k]:>12.4g}{cell['predicted'][k]:>12.4g}{shown:>10}{band}")
     print(f"Kolmogorov-Smirnov distance, measured vs predicted: TTFT {cell['ks']['ttft']:.3f}, "
           f"TPOT {cell['ks']['tpot']:.3f}")
+    for line in checked["flags"]:
+        print(f"warning: {line}", file=sys.stderr)
     if cell["never_reached"]:
         print(f"{cell['never_reached']} request(s) never reached the server (a connection error): measured as "
               "failed, left out of the simulated server's requests")

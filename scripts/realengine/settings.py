@@ -37,6 +37,7 @@ def comparison_settings(config: dict, where: str = "config/real_engine.json") ->
             "iteration_gap_s": block["iteration_gap_ms"]["value"] / 1000,
             "min_iterations_per_knot": block["min_iterations_per_knot"]["value"],
             "speed_check_bound": block["speed_check_bound"]["value"] if "speed_check_bound" in block else None,
+            "ks_flag_above": block["ks_flag_above"]["value"] if "ks_flag_above" in block else None,
             "noise_seeds": block["step_noise_seeds"]["value"] if "step_noise_seeds" in block else 0,
             "held_out_noise_seeds": block["held_out_noise_seeds"]["value"] if "held_out_noise_seeds" in block else 0,
             "attention_tile_rows": block["attention_tile_rows"]["value"] if "attention_tile_rows" in block else 0,
