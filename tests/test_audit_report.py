@@ -22,6 +22,8 @@ def copy(tmp_path):
             shutil.copy2(ROOT / name, tmp_path / name)
     shutil.copytree(ROOT / "site", tmp_path / "site")
     shutil.copytree(ROOT / "precomputed", tmp_path / "precomputed", dirs_exist_ok=True)
+    for name in ("config/model_words.json", "config/tokenizers.json"):  # the words check's data (audit/words.py)
+        shutil.copy2(ROOT / name, tmp_path / name)
     return tmp_path
 
 

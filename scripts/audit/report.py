@@ -28,6 +28,7 @@ import json
 import sys
 from pathlib import Path
 
+from scripts.audit.words import check_words
 from scripts.common.display import format_number
 from scripts.page.reading import PAGES as READING_PAGES
 from scripts.page.scan import page_numbers, spec_titles, unregistered_numbers
@@ -35,7 +36,8 @@ from scripts.record.anchors import check_stem, data_dir
 from scripts.record.inputs import InputError
 from scripts.record.provenance import Derivation, Record, RecordError
 
-CHECKS = ("numbers", "embedded", "derived", "measured", "simulated", "calibrated", "claims", "cited", "manifest")
+CHECKS = ("numbers", "words", "embedded", "derived", "measured", "simulated", "calibrated", "claims", "cited",
+          "manifest")
 
 
 def sha256(path: Path) -> str:
@@ -599,6 +601,8 @@ def audit(site: Path, data: Path, root: Path, resimulate: bool = True, anchor: P
                          check_numbers(p.read_text(encoding="utf-8"), records, page_specs(site) if p == index else "")]
     results = {
         "numbers": numbers,
+        "words": check_words(pages, cached_anchor(anchor)[0], cached_anchor(anchor)[1]["model"]["name"]["value"],
+                             root),
         "embedded": check_embedded(site, data),
         "derived": derived,
         "measured": check_measured(records, manifest, root),

@@ -202,7 +202,8 @@ def build(a, doc: dict, cited_doc: dict, gpus_doc: dict | None = None, anchor_fi
         records.append(cited({**entry, **works[entry["work_id"]]}))
     by_id = {r["id"]: r for r in records}
     records.append(ratio("course.gpt2_to_anchor_ratio", by_id["cited.course.gpt2_tokens"],
-                         by_id["cited.course.qwen_tokens"], fmt="f1", label="课程段落:GPT-2 与锚点词表的 token 数之比"))
+                         by_id["cited.course.qwen_tokens"], fmt="f1",
+                         label="课程段落:GPT-2 与课程锚点词表的 token 数之比"))
 
     gpus, gpu_records = gpu_choices(a, doc, gpus_doc)
     records += gpu_records
@@ -248,6 +249,13 @@ def worded_claims(sc: dict) -> list[dict]:
          "says": f"prompt 为 {longest} token 时,P/D 分离的新请求 TTFT 短于整段 prefill",
          "all": [[f"timeline.p{longest}.disagg_ttft_s", "<", f"timeline.p{longest}.whole_ttft_s"]],
          "fix": "anchor-model.json scenario.prompt_tokens.max"},
+        {"id": "timeline.prompt_grows", "says": "新 prompt 的默认长度短于滑块的上限(「拉到最长」有得拉)",
+         "all": [["scenario.prompt_tokens", "<", "scenario.prompt_tokens.max"]],
+         "fix": "anchor-model.json scenario.prompt_tokens"},
+        {"id": "timeline.prefix_cache_saves",
+         "says": f"prompt 为 {longest} token、前缀已缓存时,新请求 TTFT 不到整段 prefill 的一半",
+         "all": [[f"timeline.p{longest}.prefix_hit_ttft_s", "<", [f"timeline.p{longest}.whole_ttft_s", 0.5]]],
+         "fix": "anchor-model.json scenario.prompt_tokens.max (a context that holds a long cached prefix)"},
     ]
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 from scripts.model import techniques as tq
+from scripts.model.features import features
 from scripts.record.provenance import assumed, cited_record, from_formula
 
 TECHNIQUES = "config/techniques.json"
@@ -108,6 +109,13 @@ def setting_records(doc: dict, reserve: int, workloads_file: str = "config/workl
     return out
 
 
+def kept_in_bf16(a, doc: dict) -> str:
+    """The caption's list of tensors a recipe leaves in bf16: the parts of weights.keep_bf16 this anchor has (a part
+    with `when` only where the model has that feature: no DeltaNet convolution on a dense model)."""
+    has = features(a)
+    return "、".join(p["part"] for p in doc["weights"]["keep_bf16"]["value"] if p.get("when", "") in has | {""})
+
+
 def build(a, paths: dict, doc: dict, workloads: dict, gpus: list[dict], state: dict) -> tuple[dict, list, list]:
     """(the page's technique data, the records, the settled claims). `state`: the default context, prompt and TPOT
     target; `gpus`: precomputed.gpu_choices' list (the default first-class, every one checked for the claims)."""
@@ -144,7 +152,7 @@ def build(a, paths: dict, doc: dict, workloads: dict, gpus: list[dict], state: d
                                    for t1, n1, op, t2, n2 in comparisons],
                            "fix": f"{TECHNIQUES} (or config/gpus.json gpus.{g['id']})"})
     page = {"order": list(ORDER), "labels": labels(doc), "settings": techs, "readouts": list(NAMES),
-            "claims": list(CLAIMS), "gpus": [g["id"] for g in gpus], "keep_bf16": doc["weights"]["keep_bf16"]["value"],
+            "claims": list(CLAIMS), "gpus": [g["id"] for g in gpus], "keep_bf16": kept_in_bf16(a, doc),
             "without_fp8": [g["id"] for g in gpus if g["constants"].get("peak_fp8_flops") is None],
             "sliders": {k: {f: doc["speculative"][k][f] for f in ("value", "min", "max", "step")
                             if f in doc["speculative"][k]} for k in ("draft_tokens", "acceptance")}}

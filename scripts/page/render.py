@@ -295,7 +295,8 @@ def _render(data: dict, tokens: dict | None, bench: dict | None, questions_md: s
     context = dict(
         d=data, P=prov, num=num, readout=readout, link=link, holds=claim_outcomes(data, serving, prefix),
         course_map=(course or {}).get("map", {}).get("value") or [None] * MAP_GENERATIONS,
-        tokens=tokens, bench=bench, serving=serving, prefix=prefix, lab_commands=commands,
+        tokens=tokens, tok_words=tokenizer_words(tokens, data["anchor"]["name"]), bench=bench, serving=serving,
+        prefix=prefix, lab_commands=commands,
         cmd=lambda cid: command_code(commands, cid),
         lab_settings=lab_conf, lab_run_seconds=lab.run_seconds(lab_conf),
         schedule_labels=names.SCHEDULE_LABELS, tail_part_labels=names.TAIL_PART_LABELS,
@@ -475,3 +476,19 @@ def site_files(data_path: str, tokens_path: str | None, bench_path: str | None, 
     out.update({name: text.encode("utf-8") for name, text in files.items()})
     out["robots.txt"] = b"User-agent: *\nAllow: /\n"  # a static lesson: crawlers welcome
     return out
+
+
+def tokenizer_words(tokens: dict | None, anchor_name: str) -> dict:
+    """How the page names the vocabularies: the tokenizer whose `models` (config/tokenizers.json) include the
+    anchor's model name is marked 锚点; the ratios are against the course anchor's tokenizer (`anchor_tokenizer`),
+    called 锚点词表 only when it is this anchor's too, else by its label (a Llama anchor's page must not call
+    Qwen3.5's vocabulary its own). `course`: the vocabulary the course's cited counts used (the course anchor's)."""
+    if not tokens:
+        return {"anchor": None, "reference": "锚点词表", "reference_short": "锚点", "course": "锚点词表", "label": {}}
+    meta, ref = tokens["tokenizers"], tokens["anchor_tokenizer"]
+    mine = next((tid for tid, e in meta.items() if anchor_name in e.get("models", ())), None)
+    own = mine == ref
+    return {"anchor": mine, "reference": "锚点词表" if own else f"{meta[ref]['label']} 词表",
+            "reference_short": "锚点" if own else meta[ref]["label"],
+            "course": "锚点词表" if own else f"课程锚点 {meta[ref]['label']} 的词表",
+            "label": {tid: e["label"] + ("(锚点)" if tid == mine else "") for tid, e in meta.items()}}

@@ -16,7 +16,7 @@ import numpy as np
 
 from scripts.model import roofline as rl
 from scripts.record import provenance as pv
-from scripts.record.inputs import InputError
+from scripts.record.inputs import InputError, read_json
 from scripts.record.schema import PREFIX, read_input
 from scripts.serving import metrics
 from scripts.serving.config import _check_lengths
@@ -314,18 +314,22 @@ def build(anchor_path, workloads_path, config_path) -> dict:
     doc = load(config_path)
     name = Path(config_path).as_posix()
     burst = doc["admission"]["burst"]["value"]
-    if burst["prompt_tokens"] + burst["output_tokens"] > anchor.max_position_embeddings:
-        raise InputError(f"{name}: field admission.burst.value: a {burst['prompt_tokens']:,}-token prompt plus "
-                         f"{burst['output_tokens']:,} output tokens is longer than the anchor's context "
-                         f"({anchor.max_position_embeddings:,} tokens)")
+    # a burst the anchor's context cannot hold is not run (the report says so, with both lengths): shrunk to fit,
+    # the long prompts would no longer be long beside the chat prompts, and the experiment would show nothing
+    runs_burst = burst["prompt_tokens"] + burst["output_tokens"] <= anchor.max_position_embeddings
     try:
         rows = run_all(anchor, doc, settings["slo_ms"], settings["gpu_name"])
-        admission = admission_rows(anchor, doc, workloads_doc["workloads"], settings["gpu_name"])
+        admission = admission_rows(anchor, doc, workloads_doc["workloads"], settings["gpu_name"]) if runs_burst \
+            else None
     except ValueError as exc:  # the engine's own refusal (a request larger than the GPU's free memory): say where
         raise InputError(f"{name}: the simulation refused these lengths on {settings['gpu_name']}: {exc} (fields "
                          "workloads.*.*_tokens and admission.burst.value)") from None
     recs = records(doc, rows, settings["slo_ms"], workloads_doc["sweep"]["slo_ms"]["assumption"])
-    recs.update(admission_records(doc, admission))
+    recs.update(admission_records(doc, admission or []))
+    if admission is None:
+        recs["admission.model_context"] = pv.from_anchor(Path(anchor_path).as_posix(), read_json(Path(anchor_path)),
+                                                         "model", "max_position_embeddings", unit="token", fmt="int",
+                                                         label="模型的上下文长度", rid="admission.model_context")
     page = page_experiment(anchor, doc, settings["slo_ms"], settings["gpu_name"])
     # the lab slider's opening rate, shown with two decimals as the slider shows every rate it reaches
     recs["prefix.opening.rate"] = pv.assumed(
@@ -334,5 +338,5 @@ def build(anchor_path, workloads_path, config_path) -> dict:
     return {"config": CONFIG, "schedule": doc["experiment"]["schedule"]["value"], "slo_ms": settings["slo_ms"],
             "workloads": {w: doc["workloads"][w]["label"] for w in WORKLOADS},
             "rates": doc["experiment"]["rates"]["value"], "rows": rows, "admission": admission,
-            "claims": settle(claims(doc) + admission_claims(), recs), "provenance": recs,
+            "claims": settle(claims(doc) + (admission_claims() if admission else []), recs), "provenance": recs,
             "page": page}

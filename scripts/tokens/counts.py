@@ -53,6 +53,7 @@ def count(cfg_path: Path, passages_path: Path, proof_path: Path | None = None) -
                              f"({Path(proof_path).as_posix()} converted_sha256): the cached conversion was changed "
                              "or cut short; delete it and rebuild (make site)")
     toks = {tid: load_tokenizer(tid, entry) for tid, entry in cfg["tokenizers"].items()}
+    reference = cfg["tokenizers"][anchor_tid]["label"]
     rows, prov = [], {}
     for pid, p in passages.items():
         text = p["text"]
@@ -78,7 +79,7 @@ def count(cfg_path: Path, passages_path: Path, proof_path: Path | None = None) -
                                                      [f"tokens.{pid}.chars", f"{base}.tokens"],
                                                      "scripts.tokens.counts:chars_per_token")
             prov[f"{base}.ratio_to_anchor"] = record(
-                f"{base}.ratio_to_anchor", ratio(n, n_anchor), "×", "f2", f"{label} 的 token 数 ÷ 锚点词表",
+                f"{base}.ratio_to_anchor", ratio(n, n_anchor), "×", "f2", f"{label} 的 token 数 ÷ {reference} 词表",
                 [f"{base}.tokens", f"tokens.{pid}.{anchor_tid}.tokens"], "scripts.tokens.counts:ratio")
     slider = doc["tok_s_slider"]
     for key in ("value", "min", "max"):
@@ -94,7 +95,7 @@ def count(cfg_path: Path, passages_path: Path, proof_path: Path | None = None) -
                            ["tokens.slider.tok_s", f"tokens.{CHARS_PASSAGE}.chars",
                             f"tokens.{CHARS_PASSAGE}.{tid}.tokens"],
                            "scripts.tokens.counts:chars_per_second")
-    meta = {tid: {k: e[k] for k in ("label", "registry", "package", "version", "license", "files")}
+    meta = {tid: {k: e[k] for k in ("label", "registry", "package", "version", "license", "files", "models") if k in e}
             for tid, e in cfg["tokenizers"].items()}
     return {"schema_version": 1, "anchor_tokenizer": anchor_tid, "chars_passage": CHARS_PASSAGE,
             "tokenizers_library": f"tokenizers {metadata.version('tokenizers')}", "tokenizers": meta,

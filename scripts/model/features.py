@@ -1,0 +1,14 @@
+"""Which model features an anchor has, by name: what a `when` in config/techniques.json and a feature of
+config/model_words.json refer to. Pure."""
+from __future__ import annotations
+
+from scripts.model import roofline as rl
+
+FEATURES = {
+    "linear_attention": lambda a: rl.linear_attention_layers(a) > 0,  # Gated DeltaNet layers (a hybrid model)
+}
+
+
+def features(a) -> set[str]:
+    """The names of the features anchor `a` has."""
+    return {name for name, has in FEATURES.items() if has(a)}
