@@ -46,7 +46,7 @@ publish: $(VENV_STAMP)  ## publish the last complete build (build/default/precom
 	$(PY) -m scripts.record.publish
 
 # `make test` is the tier a maintainer runs after an edit: at most 300 s on 2 cores in a fresh clone with the
-# environment installed (README, "Tests"). It runs every check at least once; the remaining cases of the long ones
+# environment installed (README, "Two commands"). It runs every check at least once; the remaining cases of the long ones
 # (every kill point, every anchor built end to end, the large queueing runs, the larger random samples; pytest
 # marker `exhaustive`, each naming the make-test case that guards the same defect) and the Slurm run are
 # `make test-all`. The tests run in PYTEST_WORKERS processes (pytest-xdist, a test module per process: half of their
