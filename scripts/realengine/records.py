@@ -173,7 +173,8 @@ def _calibration(r: _Records, e: dict) -> None:
 
 
 # Why one thread (the run files keep the sentence of their day, which named a note outside the repository)
-THREADS_SOURCE = ("在这台两核机器上试出来的(docs/serving-notes.md「真实引擎」一节,config/real_engine.json server.threads_source):"
+THREADS_SOURCE = ("在这台两核机器上试出来的(docs/serving-notes.md「真实引擎」一节,"
+                  "config/real_engine.json server.threads_source):"
                   "-t 2 时 OpenMP 忙等互相拖垮,解码步在 32–590 ms 之间乱跳;-t 1 把另一个核留给压测客户端")
 
 
