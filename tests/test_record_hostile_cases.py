@@ -458,6 +458,12 @@ def test_a_course_file_without_lab_commands_is_refused_by_its_own_name(root):
     refused(root, "course", INPUTS["course"], "lab_commands")
 
 
+def test_a_lab_command_with_full_width_digits_is_refused(root):
+    """Issue 63's rerun: `--rate ４０` in a lab command was accepted; the student copies it and the shell refuses it."""
+    edit(root, INPUTS["course"], lambda d: d["lab_commands"][0].update(command="make bench RATE=４０"))
+    refused(root, "course", INPUTS["course"], "lab_commands[0].command")
+
+
 def test_a_burst_the_anchor_cannot_hold_is_left_out_and_said(tmp_path):
     """Issue 63's rerun: a 300,000-token burst prompt in config/prefix.json passed the schema, then the simulation
     crashed. (Refusing it instead stopped every anchor with a short context: Llama-2's 4,096 cannot hold the

@@ -253,7 +253,8 @@ def test_a_long_run_says_what_it_will_take_and_stops_at_its_bound():
     for _ in range(10):
         p(10_000)
     lines = out.getvalue().splitlines()
-    assert lines[0].startswith("simulating 100,000 requests: expected about 25 s") and len(lines) == 11
+    assert lines[0].startswith("simulating 100,000 requests: expected about 25 s here, then about 0 s for the") \
+        and len(lines) == 11
     assert lines[-1].strip().startswith("100 % (100,000 of 100,000")
     quiet = io.StringIO()
     progress.Progress(1_000, None, out=quiet)(1_000)
@@ -269,6 +270,15 @@ def test_a_long_run_says_what_it_will_take_and_stops_at_its_bound():
     with pytest.raises(InputError) as info:
         stopped(5)
     one_line(str(info.value), "--max-seconds 1e-09: stopped after", "5 of 100,000 requests", "nothing was written")
+    after = progress.Progress(100_000, 30.0, out=io.StringIO())  # issue 63's rerun: a million rows simulated inside
+    after.expect(0.5, 2_000, 2.0)  # --max-seconds, then 100 s of metrics and records past it. Now the part after
+    with pytest.raises(InputError) as info:  # the simulation is estimated too (here 100 s), and held to the bound
+        after.finish_in_bound()
+    one_line(str(info.value), "--max-seconds 30: the simulation took", "would take about 100 s more",
+             "nothing was written")
+    within = progress.Progress(100_000, 300.0, out=io.StringIO())
+    within.expect(0.5, 2_000, 2.0)
+    within.finish_in_bound()  # 100 s to come, inside 300: goes on
 
 
 def test_a_big_trace_prints_its_estimate_and_max_seconds_stops_it_cleanly(tmp_path):

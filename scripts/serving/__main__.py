@@ -161,9 +161,13 @@ def run(args: argparse.Namespace) -> dict:
                          first.segments[:PROBE] if first.segments else None,
                          first.answer_ids[:PROBE] if first.answer_ids else None)
         began = time.monotonic()
-        simulate(probe, report=None)
-        progress.expect(time.monotonic() - began, len(probe))
+        probe_trace = simulate(probe, report=None)
+        simulated = time.monotonic()
+        metrics.from_trace(probe_trace, slo, percentiles)
+        sweep.requests_table(probe_trace, args.save_detailed)
+        progress.expect(simulated - began, len(probe), time.monotonic() - simulated)
     trace = simulate(samples[0][1])
+    progress.finish_in_bound()
     progress.say("simulated; computing the metrics and each request's record, then writing --out")
     result = metrics.from_trace(trace, slo, percentiles)
     extra = {}

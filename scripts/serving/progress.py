@@ -25,6 +25,7 @@ class Progress:
         self.done, self.start, self.next_line = 0, time.monotonic(), total / STEPS  # --max-seconds counts from here
         self.began = self.start if began is None else began  # the command's start, reading included (`say`)
         self.loud = total >= QUIET_BELOW
+        self.expected_after = 0.0  # seconds the metrics and records should take after the simulation (`expect`)
 
     def say(self, text: str) -> None:
         """A line about the run's other phases (reading the trace, writing the result), for a big run only: the
@@ -33,14 +34,27 @@ class Progress:
             print(f"{text} ({time.monotonic() - self.began:.0f} s since the command started)", file=self.out,
                   flush=True)
 
-    def expect(self, probe_seconds: float, probe_requests: int) -> None:
-        """Say what the run should take, from a probe of `probe_requests` that took `probe_seconds`."""
+    def expect(self, probe_seconds: float, probe_requests: int, after_seconds: float = 0.0) -> None:
+        """Say what the run should take, from a probe of `probe_requests` that took `probe_seconds` to simulate and
+        `after_seconds` to turn into metrics and per-request records (the part after the simulation, which on a
+        million rows took four times the simulation's time: `finish_in_bound` holds it to the bound too)."""
         if not self.loud or probe_requests <= 0:
             return
         expected = probe_seconds * self.total / probe_requests
+        self.expected_after = after_seconds * self.total / probe_requests
         bound = f"; --max-seconds {self.max_seconds:g} stops it" if self.max_seconds else ""
-        print(f"simulating {self.total:,} requests: expected about {expected:,.0f} s here (the first "
-              f"{probe_requests:,} took {probe_seconds:.2f} s){bound}", file=self.out, flush=True)
+        print(f"simulating {self.total:,} requests: expected about {expected:,.0f} s here, then about "
+              f"{self.expected_after:,.0f} s for the metrics and the records (the first {probe_requests:,} took "
+              f"{probe_seconds:.2f} s and {after_seconds:.2f} s){bound}", file=self.out, flush=True)
+
+    def finish_in_bound(self) -> None:
+        """After the simulation: stop in one line, writing nothing, when the metrics and records still to come would
+        take the command past --max-seconds (estimated from the probe: `expect`)."""
+        elapsed = time.monotonic() - self.start
+        if self.max_seconds is not None and elapsed + self.expected_after > self.max_seconds:
+            raise InputError(f"--max-seconds {self.max_seconds:g}: the simulation took {elapsed:.0f} s and the "
+                             f"metrics and per-request records would take about {self.expected_after:.0f} s more; "
+                             "stopped, nothing was written (raise --max-seconds, or give fewer requests)")
 
     def __call__(self, finished: int) -> None:
         self.done += finished
