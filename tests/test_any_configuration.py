@@ -131,7 +131,7 @@ def test_a_long_question_with_digits_builds_and_leaves_the_frame_alone(tmp_path)
 
     question = ("## 为什么我在笔记本上跑 `alert(1)` 之后,吞吐从 2,304 tok/s 掉到 96 tok/s?" + "我按课上的办法测了三遍,"
                 "每次 batch 都是 8,prompt 是 4,096 个 token,输出 256 个,p99 的 TTFT 都在 1.9 秒上下。" * 3
-                + "\n\n先看 TTFT 的分位数,再看 goodput。\n")
+                + "为什么 TTFT 从 2 秒降到 2 秒?\n\n先看 TTFT 的分位数,再看 goodput。\n")
     texts = {}
     for name, body in (("plain", ""), ("asked", question)):
         (tmp_path / name).mkdir()
@@ -144,3 +144,8 @@ def test_a_long_question_with_digits_builds_and_leaves_the_frame_alone(tmp_path)
     assert len(question) > 230 and "alert(1)" in texts["asked"]
     assert reading.count(texts["asked"]).prose <= reading.count(texts["plain"]).prose  # the notice it replaces goes
     assert [n for n, where in unregistered_numbers(texts["asked"])] == []
+    from scripts.audit.words import check_words  # the generic truth check reads the kit's words, not the reader's
+    from scripts.record.anchor_file import load
+
+    anchor, doc = load(ROOT / "anchor-model.json")
+    assert check_words([tmp_path / "asked" / "site" / "index.html"], anchor, doc["model"]["name"]["value"], ROOT) == []

@@ -64,3 +64,32 @@ def test_a_bad_words_file_is_one_line_naming_the_field(tmp_path):
         (tmp_path / "config" / "model_words.json").write_text(json.dumps(bad, ensure_ascii=False), encoding="utf-8")
         with pytest.raises(InputError, match=f"config/model_words.json: field {field}"):
             load_words(tmp_path)
+
+
+def test_the_llama2_lesson_page_passes_the_words_check(tmp_path):
+    """The issue's swap in make test's time: Llama-2-7B's lesson data (the precomputed rule's own code, 0.1 s) rendered
+    into the lesson page (the simulator's data stays the default's: the swap end to end, with every page audited, is
+    tests/test_anchors.py's make-test-all case). The words check finds nothing; the sentences the issue found false
+    read as they should: no DeltaNet part in the caption, no vocabulary called the anchor's, the prompt try-this says
+    the prompt is already at its longest, the Kimi sentence says the context cannot hold such a prefix."""
+    import re
+
+    import scripts.gen_c13_precomputed as rule
+    from scripts.audit.words import check_words, page_text
+    from scripts.page.site import render
+    from tests.test_record_reliability3 import Named, render_inputs, templates_copy
+
+    anchor = ROOT / "anchors" / "llama-2-7b-a100.json"
+    rule.main(Named(anchor=str(anchor), cited=str(ROOT / "precomputed" / "cited.json"),
+                    gpus=str(ROOT / "config" / "gpus.json"), techniques=str(ROOT / "config" / "techniques.json"),
+                    workloads=str(ROOT / "config" / "workloads.json")), Named(json=str(tmp_path / "llama.json")))
+    inp, out = render_inputs(templates_copy(tmp_path), tmp_path)
+    inp["data"] = str(tmp_path / "llama.json")
+    render(inp, out)
+    page = tmp_path / "site" / "index.html"
+    assert check_words([page], LLAMA, "Llama-2-7B", ROOT) == []
+    text = page_text(page.read_text(encoding="utf-8"))
+    assert "DeltaNet" not in text and "(锚点)" not in text and "锚点词表" not in text
+    assert "prompt 已是最长的 4,096(默认值)" in text
+    assert re.search(r"装不下这样的长前缀:.*?TTFT 几乎不变,仍约 [0-9.]+ s", text)
+    assert "Qwen3.5 词表的" in text and "课程锚点 Qwen3.5 的词表" in text

@@ -42,8 +42,10 @@ def load_words(root: Path) -> dict:
 
 
 def page_text(html: str) -> str:
-    """What a reader reads: the page without its scripts, styles and tags, entities decoded, spaces collapsed."""
+    """What the page says: without its scripts, styles and tags, entities decoded, spaces collapsed, and without the
+    students' questions (`data-meta="questions"`: their words, not the kit's)."""
     body = re.sub(r"<(script|style)\b.*?</\1>", " ", html, flags=re.S | re.I)
+    body = re.sub(r'<div class="qa" data-meta="questions">.*?</div>\s*(?=</section>)', " ", body, flags=re.S)
     return re.sub(r"\s+", " ", html_lib.unescape(re.sub(r"<[^>]+>", "", body)))
 
 
