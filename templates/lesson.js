@@ -368,7 +368,8 @@ function lesson(loadScript, files) {
     updateQueued = true;
     requestAnimationFrame(() => { updateQueued = false; update(); });
   }
-  const simSettled = () => !inflight.size && !simQueue.length && !updateQueued && !attainTimer && !prefixBusy();
+  const simSettled = () => !inflight.size && !simQueue.length && !updateQueued && !attainTimer && !prefixBusy() &&
+    !chartsQueued;
   function settle() {
     if (updating || !simSettled()) return;  // an update in progress may still queue work: it settles at its end
     const waiters = settleWaiters;
@@ -756,7 +757,8 @@ function lesson(loadScript, files) {
   // 2,000 points re-coloured, the attainment curves) held the next move's readouts back a frame or two
   // (scripts/bench/page_latency.py times a drag from each input event to the frame that shows its readouts).
   const CHART_IDLE_MS = 30, CHART_MAX_WAIT_MS = 150;
-  let chartsQueued = null, chartArgs = null, chartsAsked = 0, chartsTimer = 0, chartsDone = null;
+  var chartsQueued = null;  // (var: simSettled, defined above, reads it)
+  let chartArgs = null, chartsAsked = 0, chartsTimer = 0, chartsDone = null;
   function chartsAfterPaint(r, load) {
     chartArgs = [r, load];
     const now = performance.now();

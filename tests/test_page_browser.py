@@ -172,6 +172,7 @@ def test_the_prefix_cache_switch_moves_the_timeline(lesson, anchor):
     assert before["whole_ttft_s"]["text"] == after["prefix_miss_ttft_s"]["text"] == "10.21"
     assert after["chunked_ttft_s"]["value"] < before["chunked_ttft_s"]["value"] / 10
     assert after["prefix_saved_serves"]["value"] == tl.prefix_saved_serves(anchor, 4096, 131072, NEW_TOKENS)
+    page.evaluate("window.lessonDrawn()")  # the charts re-run once the moves pause (lesson.js chartsAfterPaint)
     chunks = page.evaluate("() => window.lessonViews.timeline.data('timeline').filter(b => b.kind === 'chunk').length")
     assert chunks == 8  # the chart redrawn: the chunked lane is ceil(4,000 / 512) chunks, not 131,072 / 512
     box.click()
