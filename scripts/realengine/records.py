@@ -178,7 +178,7 @@ THREADS_SOURCE = ("在这台两核机器上试出来的(docs/serving-notes.md「
                   "-t 2 时 OpenMP 忙等互相拖垮,解码步在 32–590 ms 之间乱跳;-t 1 把另一个核留给压测客户端")
 
 
-def _settings(r: _Records, e: dict) -> None:
+def _settings(r: _Records, e: dict, goals: dict) -> None:
     eng, model, srv = e["engine"], e["model"], e["server"]
     r.measured(f"real.{r.mid}.engine.build_s", "llama-server 在本机的编译时间(2 个并行任务)", eng["build_seconds"], "s",
                "int", r.cal_file, 1, "一次编译")
@@ -193,10 +193,11 @@ def _settings(r: _Records, e: dict) -> None:
     r.setting("server.batch_tokens", "每轮最多装的 token 数(llama-server -b)", srv["batch_tokens"], "token", "int",
               note)
     r.setting("server.threads", "计算线程数(llama-server -t)", srv["threads"], "个", "int", THREADS_SOURCE)
-    for key, value, label in (("goal.central", 10, "目标:中位与均值类指标的预测误差上限"),
-                              ("goal.tail", 20, "目标:p99 类指标的预测误差上限")):
-        r.setting(key, label, value, "%", "int", GOAL_SOURCE)
-    r.setting("goal.attainment", "目标:达标率的预测误差上限", 5, "百分点", "int", GOAL_SOURCE)
+    for key, goal, label, unit in (
+            ("goal.central", "central_median_abs_error", "目标:中位与均值类指标的预测误差上限", "%"),
+            ("goal.tail", "tail_median_abs_error", "目标:p99 类指标的预测误差上限", "%"),
+            ("goal.attainment", "attainment_abs_error", "目标:达标率的预测误差上限", "百分点")):
+        r.setting(key, label, round(goals[goal] * 100, 9), unit, "int", GOAL_SOURCE)  # the comparison's own goals
     first = r.first_run
     load = e["load"]
     r.measured(f"real.{r.mid}.load.requests", "每个格子每次运行的请求数", load["requests"], "个", "int", first,
@@ -219,7 +220,7 @@ def page_block(comparison: dict) -> dict:
         rows = _cells(r, e)
         _summary(r, e)
         _calibration(r, e)
-        _settings(r, e)
+        _settings(r, e, comparison["goals"])
         engines.append({"id": r.mid, "machine": e["machine"], "worst": e["summary"].get("worst_central"),
                         "layout": bool(r.layout),
                         "worst_attainment": e["summary"].get("worst_attainment"), "engine": e["engine"],
