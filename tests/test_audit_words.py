@@ -45,7 +45,7 @@ def test_the_tokenizer_section_calls_a_vocabulary_the_anchors_only_when_it_is():
     assert own["label"]["qwen3.5"] == "Qwen3.5(锚点)" and own["reference"] == "锚点词表"
     other = tokenizer_words(counts, "Qwen3-32B")  # its own vocabulary is Qwen3's; the ratios stay against Qwen3.5's
     assert other["label"]["qwen3"] == "Qwen3(锚点)" and other["label"]["qwen3.5"] == "Qwen3.5"
-    assert other["reference"] == "Qwen3.5 词表" and other["course"] == "课程锚点 Qwen3.5 的词表"
+    assert other["reference"] == " Qwen3.5 词表" and other["course"] == "课程锚点 Qwen3.5 的词表"
     none = tokenizer_words(counts, "Llama-2-7B")
     assert "(锚点)" not in "".join(none["label"].values()) and none["anchor"] is None
 
@@ -92,4 +92,4 @@ def test_the_llama2_lesson_page_passes_the_words_check(tmp_path):
     assert "DeltaNet" not in text and "(锚点)" not in text and "锚点词表" not in text
     assert "prompt 已是最长的 4,096(默认值)" in text
     assert re.search(r"装不下这样的长前缀:.*?TTFT 几乎不变,仍约 [0-9.]+ s", text)
-    assert "Qwen3.5 词表的" in text and "课程锚点 Qwen3.5 的词表" in text
+    assert "是 Qwen3.5 词表的" in text and "课程锚点 Qwen3.5 的词表" in text

@@ -488,7 +488,7 @@ def tokenizer_words(tokens: dict | None, anchor_name: str) -> dict:
     meta, ref = tokens["tokenizers"], tokens["anchor_tokenizer"]
     mine = next((tid for tid, e in meta.items() if anchor_name in e.get("models", ())), None)
     own = mine == ref
-    return {"anchor": mine, "reference": "锚点词表" if own else f"{meta[ref]['label']} 词表",
+    return {"anchor": mine, "reference": "锚点词表" if own else f" {meta[ref]['label']} 词表",  # 是 Qwen3.5 词表的
             "reference_short": "锚点" if own else meta[ref]["label"],
             "course": "锚点词表" if own else f"课程锚点 {meta[ref]['label']} 的词表",
             "label": {tid: e["label"] + ("(锚点)" if tid == mine else "") for tid, e in meta.items()}}
