@@ -389,13 +389,13 @@ def test_sessions_go_by_number_and_a_closed_loops_floor_counts_the_sessions_it_c
 
     per = [cell(0.02, slot_layouts={"adjacent": {}}), cell(0.49), cell(0.33, speed_moved=True), cell(0.25),
            cell(0.55)]
-    f = heldout_comparison.attainment_floor([0, 2, 3, 4, 5], per)
+    f = heldout_comparison.attainment_floor([0, 2, 3, 4, 5], per, 0.10)
     assert f["sessions"] == [2, 4, 5]  # slots unknown (session 0) and speed moved (session 3) left out
     assert (f["low"], f["high"]) == (0.25, 0.55) and f["floor"] == pytest.approx(0.15) and f["above_goal"]
     assert (f["within_starts"], f["with_starts"]) == (2, 3)  # 0.55 is above the starts' 0.5
-    near = heldout_comparison.attainment_floor([0, 1], [cell(0.25), cell(0.41)])
+    near = heldout_comparison.attainment_floor([0, 1], [cell(0.25), cell(0.41)], 0.10)
     assert near["floor"] == pytest.approx(0.08) and not near["above_goal"]
-    assert heldout_comparison.attainment_floor([0, 1], [cell(0.25), cell(0.3, speed_moved=True)]) is None
+    assert heldout_comparison.attainment_floor([0, 1], [cell(0.25), cell(0.3, speed_moved=True)], 0.10) is None
 
 
 def test_the_cells_read_as_page_records(comparison):

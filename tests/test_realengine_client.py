@@ -247,7 +247,10 @@ def test_the_comparisons_choices_are_checked_config_fields(field, value, says):
     from scripts.record.inputs import InputError
     config = json.loads((ROOT / "config" / "real_engine.json").read_text(encoding="utf-8"))
     good = comparison_settings(config)
-    assert good == {"saturated_below": 0.9, "iteration_gap_s": 0.0015, "min_iterations_per_knot": 5,
+    assert good == {"goals": {"central_median_abs_error": 0.1, "tail_median_abs_error": 0.2,
+                              "attainment_abs_error": 0.05, "closed_loop_attainment_abs_error": 0.1,
+                              "reuse_equal_share": 0.95}, "saturated_below": 0.9, "iteration_gap_s": 0.0015,
+                    "min_iterations_per_knot": 5,
                     "speed_check_bound": 0.1, "ks_flag_above": 0.5, "noise_seeds": 0, "held_out_noise_seeds": 5,
                     "attention_tile_rows": 64, "ubatch_layout": (8, 512)}
     if value is None:

@@ -245,12 +245,13 @@ def test_a_run_whose_engine_speed_moved_is_marked_and_left_out_of_the_errors():
              "measured": {"slo_attainment": 1.0}, "predicted": {"slo_attainment": 1.0}},
             {"workload": "w", "rate": 2.0, "saturated": False, "speed_moved": False, "error": good, "spread": None,
              "measured": {"slo_attainment": 1.0}, "predicted": {"slo_attainment": 1.0}}]
-    s = comparison.summary(rows)
+    goals = json.loads((ROOT / "config" / "real_engine.json").read_text(encoding="utf-8"))["comparison"]["goals"]
+    s = comparison.summary(rows, goals["value"])
     assert s["speed_moved"] == 1 and s["below_saturation"] == 1
     assert s["central_median_abs_error"] == pytest.approx(0.02)  # the moved cell's 50 % left out
     cells = [dict(r, reuse={"requests": 10, "equal": 10, "differ_all_slots_busy": 0,
                             "differ_previous_turn_running": 0}) for r in rows]
-    p = prefix_comparison.summary(cells)
+    p = prefix_comparison.summary(cells, goals["value"])
     assert p["speed_moved"] == 1 and p["central_median_abs_error"] == pytest.approx(0.02)
 
 

@@ -23,7 +23,7 @@ from scripts.realengine.settings import read_calibration
 from scripts.record.inputs import InputError
 from scripts.serving import results
 
-GOALS = {"central_median_abs_error": 0.10, "tail_median_abs_error": 0.20, "attainment_abs_error": 0.05}
+GOAL_KEYS = ("central_median_abs_error", "tail_median_abs_error", "attainment_abs_error")  # this comparison's goals
 FOLDS = 2  # the halves: a workload's sorted rates alternate between them
 
 
@@ -82,10 +82,11 @@ def session_runs(cpath: Path, loads: list[Path], result_paths: list[Path], field
     return cal, mine, docs
 
 
-def goals_met(out: dict) -> dict:
-    """Whether a summary's central and tail median |error| and its attainment error are within GOALS."""
+def goals_met(out: dict, goals: dict) -> dict:
+    """Whether a summary's central and tail median |error| and its attainment error are within `goals`
+    (config/real_engine.json comparison.goals, read by settings.comparison_settings)."""
     def within(key, goal):  # attainments are ratios of counts: 6/120 - 0 as doubles can land 4e-17 past 0.05
-        return out[key] is not None and out[key] <= GOALS[goal] + 1e-12
+        return out[key] is not None and out[key] <= goals[goal] + 1e-12
     return {"central": within("central_median_abs_error", "central_median_abs_error"),
             "tail": within("tail_median_abs_error", "tail_median_abs_error"),
             "attainment": within("attainment_max_abs_error", "attainment_abs_error")}
@@ -160,7 +161,7 @@ def compare(calibration_paths: list[Path], result_paths: list[Path], anchor, set
                                               speed_bound=settings.get("speed_check_bound"),
                                               **predict.noise_arguments(q, seeds)) for path, doc in docs}
             separate = {"files": [Path(p).as_posix() for p in mine], "step_model": step.as_dict(), "fit_quality": q,
-                        "summary": summary(_cells(docs, sep))}
+                        "summary": summary(_cells(docs, sep), settings["goals"])}
         load = {"requests": max(d["num_prompts"] for _, d in docs), "runs": max(len(c["runs"]) for c in rows)}
         long = [d for _, d in docs if d["workload"] == "long_mix"]
         if long:
@@ -176,14 +177,14 @@ def compare(calibration_paths: list[Path], result_paths: list[Path], anchor, set
                         "halves": {str(f): {"cells": sorted([w, r] for (w, r), v in fold.items() if v == f),
                                             "step_model": models[f].as_dict(), "fit_quality": quality[f]}
                                    for f in range(FOLDS)},
-                        "cells": rows, "summary": summary(rows), "separate_calibration": separate,
+                        "cells": rows, "summary": summary(rows, settings["goals"]), "separate_calibration": separate,
                         # the bound a run's speed may move by (assumed): the page's "the machine moved" uses it too
                         "speed_check_bound": settings.get("speed_check_bound")})
     return {"schema_version": 1, "definitions": "scripts/realengine/comparison.py, scripts/realengine/predict.py, "
-            "scripts/serving/metrics.py", "goals": GOALS, "engines": engines}
+            "scripts/serving/metrics.py", "goals": {k: settings["goals"][k] for k in GOAL_KEYS}, "engines": engines}
 
 
-def summary(rows: list[dict]) -> dict:
+def summary(rows: list[dict], goals: dict) -> dict:
     """The error figures over the cells below saturation whose engine kept its speed (a cell with a run whose
     speed check moved past the bound is counted in `speed_moved` and left out, as saturated ones are)."""
     below = [r for r in rows if not r["saturated"] and not r.get("speed_moved")]
@@ -210,5 +211,5 @@ def summary(rows: list[dict]) -> dict:
                                    "predicted": cell["predicted"]["slo_attainment"],
                                    "p99_ttft_error": cell["error"]["p99_ttft_ms"],
                                    "spread": cell["spread"]["slo_attainment"] if cell["spread"] else None}
-    out["meets"] = goals_met(out)
+    out["meets"] = goals_met(out, goals)
     return out

@@ -36,7 +36,7 @@ import numpy as np
 
 from scripts.realengine import calibrate, predict
 from scripts.realengine.comparison import (
-    GOALS,
+    GOAL_KEYS,
     calibration_runs,
     error_figures,
     goals_met,
@@ -49,7 +49,6 @@ from scripts.realengine.settings import read_calibration
 from scripts.record.inputs import InputError
 from scripts.serving import metrics, results
 
-CLOSED_LOOP_ATTAINMENT_GOAL = 0.10  # issue 43: the closed loop's attainment within 10 points
 FIELDS = ("send_times", "workload", "run", "request_rate", "max_concurrency", "client")
 
 
@@ -275,7 +274,7 @@ def ttft_met_tpot_ms(doc: dict, trace, slo_ms: dict) -> dict:
     return {"measured": med(m_tpot, m_ttft), "predicted": med(p_tpot, p_ttft), "target": float(slo_ms["tpot"])}
 
 
-def summary(cells: list[dict], variant: str = "") -> dict:
+def summary(cells: list[dict], goals: dict, variant: str = "") -> dict:
     """The error figures of `cells` (noiseless, or the `noisy` prediction when variant == "noisy"), apart for the
     Poisson cells below saturation, the saturated ones and the closed loops."""
     def err(c):
@@ -314,8 +313,8 @@ def summary(cells: list[dict], variant: str = "") -> dict:
                             "start_range": start_range(c.get("starts")),
                             "measured_within_starts": within_starts(c),
                             "slot_layouts": c.get("slot_layouts")} for c in loops]}
-    out["meets"] = {**goals_met(out), "closed_loop": bool(loops) and all(
-        c["p50_differs_from_p99"] and c["attainment_abs_error"] <= CLOSED_LOOP_ATTAINMENT_GOAL + 1e-12
+    out["meets"] = {**goals_met(out, goals), "closed_loop": bool(loops) and all(
+        c["p50_differs_from_p99"] and c["attainment_abs_error"] <= goals["closed_loop_attainment_abs_error"] + 1e-12
         for c in out["closed_loop"])}
     return out
 
@@ -365,15 +364,16 @@ def compare(calibration_paths: list[Path], result_paths: list[Path], anchor, set
                  "slots_known": all("slot_order_at_start" in d for _, d in docs) and all("slots" in d for _, d in runs),
                  "noise_seeds": seeds, "cells": cells,
                  "summaries": {"fitted_family": fitted_family(mine, step, cal, anchor, settings),
-                               "held_out": summary(cells),
-                               "held_out_noisy": summary(cells, "noisy") if seeds and quality.get("noise") else None}}
+                               "held_out": summary(cells, settings["goals"]),
+                               "held_out_noisy": summary(cells, settings["goals"], "noisy")
+                               if seeds and quality.get("noise") else None}}
         entry["other_calibrations"] = other_predictions(other_calibrations, cal, taken_at(runs), docs, anchor,
                                                         settings)
         engines.append(entry)
     return {"schema_version": 1, "definitions": "scripts/realengine/heldout_comparison.py, scripts/realengine/"
             "predict.py, scripts/serving/metrics.py",
-            "goals": {**GOALS, "closed_loop_attainment_abs_error": CLOSED_LOOP_ATTAINMENT_GOAL}, "engines": engines,
-            "repeats": repeats(engines)}
+            "goals": {k: settings["goals"][k] for k in (*GOAL_KEYS, "closed_loop_attainment_abs_error")},
+            "engines": engines, "repeats": repeats(engines, settings["goals"])}
 
 
 def _cell_key(c: dict) -> tuple:
@@ -385,7 +385,7 @@ def _shown(c: dict) -> dict:
     return c["noisy"]["predicted"] if c.get("noisy") else c["predicted"]
 
 
-def repeats(engines: list[dict]) -> list[dict]:
+def repeats(engines: list[dict], goals: dict) -> list[dict]:
     """Each engine + machine measured in more than one session (run.py --session): every cell, with each session that
     has it (a session stopped early may lack some: `present`), its measurement and prediction (its own calibration),
     the prediction of the sessions' mean against their measurements' mean (as comparison.py judges a cell of two
@@ -418,7 +418,8 @@ def repeats(engines: list[dict]) -> list[dict]:
                           "spread": predict.run_spread(measured) if len(per) > 1 else None,
                           "slot_layouts": [c.get("slot_layouts") for c in per]})
             if key[2]:
-                cells[-1]["attainment_floor"] = attainment_floor(present, per)
+                cells[-1]["attainment_floor"] = attainment_floor(present, per,
+                                                                 goals["closed_loop_attainment_abs_error"])
         below = [c for c in cells if not c["concurrency"] and not c["saturated"] and not c["speed_moved"]
                  and c["spread"] is not None]
 
@@ -429,7 +430,7 @@ def repeats(engines: list[dict]) -> list[dict]:
         spreads = [c["spread"]["slo_attainment"] for c in below]
         out.append({"engine": eid, "machine": mid, "sessions": [e["session"] for e in group], "cells": cells,
                     "below_saturation": len(below),
-                    "summary": {"mean": {**mean, "meets": goals_met(mean)},
+                    "summary": {"mean": {**mean, "meets": goals_met(mean, goals)},
                                 "per_session": [error_figures(of_session(i, below)) for i in range(len(group))],
                                 "spread": {"central_median": median_abs_error([c["spread"] for c in below],
                                                                               predict.CENTRAL),
@@ -439,7 +440,7 @@ def repeats(engines: list[dict]) -> list[dict]:
     return out
 
 
-def attainment_floor(present: list[int], per: list[dict]) -> dict | None:
+def attainment_floor(present: list[int], per: list[dict], goal: float) -> dict | None:
     """A closed loop measured in several sessions (`present`, its cells `per`), over those whose server had its
     slots in a known order (no `slot_layouts` band) and kept its speed: the measured attainment's lowest and highest,
     the least error some one of them must leave to any single prediction (`floor`, (high - low) / 2: no number is
@@ -454,7 +455,7 @@ def attainment_floor(present: list[int], per: list[dict]) -> dict | None:
     floor = (high - low) / 2
     inside = [within_starts(c) for _, c in kept]
     return {"sessions": [i for i, _ in kept], "low": low, "high": high, "floor": floor,
-            "above_goal": floor > CLOSED_LOOP_ATTAINMENT_GOAL,
+            "above_goal": floor > goal,
             "within_starts": sum(1 for x in inside if x), "with_starts": sum(1 for x in inside if x is not None)}
 
 
@@ -512,7 +513,7 @@ def other_predictions(paths: list[Path], cal: dict, taken: str, docs: list[tuple
                                      "this_session": calibrate.lone_step_ms(cal["calibration"])},
                     "lone_step_ratio": ratio, "lone_step_moved": abs(ratio - 1) > LONE_STEP_DRIFT,
                     "speed_probe_itl_ms": [min(probes), max(probes)] if probes else None,
-                    "summary": summary(cells),
+                    "summary": summary(cells, settings["goals"]),
                     "cells": [{"workload": c["workload"], "rate": c["rate"], "concurrency": c["concurrency"],
                                "error": c["error"]} for c in cells]})
     return sorted(out, key=lambda o: o["taken"])

@@ -21,7 +21,7 @@ SHOWN = {"median_ttft_ms": ("TTFT 中位数", "ms", "int", 1.0), "p99_ttft_ms": 
 WORKLOAD_LABELS = {"short": "短请求", "long_mix": "夹带长提示"}
 SPEED_MOVED = ("测量前后单独请求的解码速度变化超过界限(config/real_engine.json comparison.speed_check_bound)、"
                "因此不计入误差的格子数")
-GOAL_SOURCE = "课程定下的目标:模拟器对真实引擎的预测误差(issue 26;scripts/realengine/comparison.py 的 GOALS)"
+GOAL_SOURCE = "课程定下的目标:模拟器对真实引擎的预测误差(issue 26;config/real_engine.json comparison.goals)"
 PREDICTION = ("llama.cpp 的调度(每轮先给每个在生成的槽一个 token,再用剩余预算装等待中的提示)"
               "+ 步时模型(scripts/serving/stepmodel.py),只用另一半请求率的实测运行拟合(交叉验证)")
 SEPARATE = ("同上的调度 + 步时模型,只用单独做的校准压测(其他请求率、其他请求,在全部格子之后测)拟合")
@@ -238,7 +238,7 @@ PREFIX_SHOWN = {"median_ttft_ms": ("TTFT 中位数", "ms", "int", 1.0), "p99_ttf
                 "mean_tpot_ms": ("TPOT 均值", "ms", "f1", 1.0)}
 PREFIX_LABELS = {"system_prompts": ("共享系统提示", "个请求"), "conversations": ("多轮对话", "段会话")}
 PREFIX_GOAL_SOURCE = ("issue 42 定下的目标:复用 token 数完全相同的请求 ≥ 95%,中位类指标的误差同真实引擎对照的目标 ≤ 10%"
-                      "(scripts/realengine/prefix_comparison.py 的 REUSE_GOAL 与 comparison.GOALS)")
+                      "(config/real_engine.json comparison.goals)")
 PREFIX_PREDICTION = ("llama.cpp 的调度与它的槽(每个槽留着上一个请求的 token,新请求挑公共前缀占比最大的空闲槽;"
                      "scripts/serving/engine/prefix.py)+ 步时模型,只用同一时段单独做的校准压测(提示互不相同)拟合,"
                      "前缀复用的运行一次也没用来拟合")
@@ -345,7 +345,7 @@ HELD_SHOWN = {"median_ttft_ms": ("TTFT 中位数", "ms", "int", 1.0), "p99_ttft_
 HELD_LABELS = {"long_answers": "长提示长回答", "equal_requests": "等长请求闭环"}
 HELD_GOAL_SOURCE = ("issue 43 定下的目标:同一时段校准、留出的负载族在未饱和时中位类误差 ≤ 10%、p99 类 ≤ 20%、"
                     "达标率 ≤ 5 个百分点;闭环的 TTFT p50 与 p99 要分得开,达标率差 ≤ 10 个百分点"
-                    "(scripts/realengine/heldout_comparison.py)")
+                    "(config/real_engine.json comparison.goals)")
 HELD_PREDICTION = ("llama.cpp 的调度 + 步时模型,只用同一时段先做的三次校准压测(课程自己的客户端、随机提示)拟合;"
                    "这些格子换了客户端(aiperf)、换了长度分布,一次也没拿来拟合;泊松格子按各自实测的发送时刻发,"
                    "闭环按客户端实测的补发间隔发(客户端一侧的输入,与服务器的快慢无关)")
@@ -556,7 +556,7 @@ def heldout_page_block(comparison: dict) -> dict:
             rid = f"realho.{r.mid}.noise_seeds"
             prov[rid] = pv.assumed(rid, "带噪声的预测:每个格子模拟的次数(种子数)", e["noise_seeds"], "个", "int",
                                    assumption="config/real_engine.json comparison.held_out_noise_seeds(假设)")
-        goals = comparison["goals"]  # heldout_comparison's GOALS and CLOSED_LOOP_ATTAINMENT_GOAL, as fractions
+        goals = comparison["goals"]  # config/real_engine.json comparison.goals, as the comparison used them
         for key, goal, unit, label in (("central", "central_median_abs_error", "%", "目标:中位与均值类的预测误差上限"),
                                        ("tail", "tail_median_abs_error", "%", "目标:p99 类的预测误差上限"),
                                        ("attainment", "attainment_abs_error", "百分点", "目标:达标率的预测误差上限"),
@@ -604,7 +604,7 @@ REPEAT_SHOWN = ("median_ttft_ms", "slo_attainment")  # the repeat table's metric
 
 def _loop_over_goal(c: dict, k: int, comparison: dict) -> bool:
     """Whether a closed loop's k-th measurement and its prediction differ by more than the closed-loop goal: the
-    repeat's own attainment error (predict.cell_errors) against heldout_comparison's CLOSED_LOOP_ATTAINMENT_GOAL
+    repeat's own attainment error (predict.cell_errors) against the closed loop's goal (comparison.goals)
     (`comparison["goals"]`); False for a Poisson cell."""
     if not c["concurrency"]:
         return False

@@ -33,7 +33,7 @@ def comparison_settings(config: dict, where: str = "config/real_engine.json") ->
                 raise InputError(f"{where}: field server.{key} must be a positive integer (comparison.ubatch_layout "
                                  f"prices the slots' ubatches with it)")
         layout = (server["slots"], server["ubatch_tokens"])
-    return {"saturated_below": float(block["saturated_below"]["value"]),
+    return {"goals": dict(block["goals"]["value"]), "saturated_below": float(block["saturated_below"]["value"]),
             "iteration_gap_s": block["iteration_gap_ms"]["value"] / 1000,
             "min_iterations_per_knot": block["min_iterations_per_knot"]["value"],
             "speed_check_bound": block["speed_check_bound"]["value"] if "speed_check_bound" in block else None,
