@@ -7,7 +7,7 @@ import json
 from scripts.audit.words import change_problems, feature_problems, tokenizer_problems
 from scripts.lesson.techniques import kept_in_bf16
 from scripts.model.features import features
-from scripts.page.render import tokenizer_words
+from scripts.page.render import tokenizer_roles
 from scripts.record.anchor_file import load
 from tests.conftest import ROOT
 
@@ -40,13 +40,24 @@ def test_the_bf16_caption_names_only_parts_the_anchor_has():
 
 
 def test_the_tokenizer_section_calls_a_vocabulary_the_anchors_only_when_it_is():
+    """render.tokenizer_roles says who is who; templates/tokenizer_names.html.j2 words it (its macros, rendered)."""
+    from jinja2 import Environment, FileSystemLoader
+
     counts = json.loads((ROOT / "precomputed" / "tokenizer_counts.json").read_text(encoding="utf-8"))
-    own = tokenizer_words(counts, "Qwen3.5-27B")
+    names = Environment(loader=FileSystemLoader(ROOT / "templates")).get_template("tokenizer_names.html.j2").module
+
+    def words(anchor_name):
+        roles = tokenizer_roles(counts, anchor_name)
+        return {"anchor": roles["anchor"], "reference": str(names.ref_vocab(roles)),
+                "course": str(names.course_vocab(roles)),
+                "label": {tid: str(names.tok_label(counts, roles, tid)) for tid in counts["tokenizers"]}}
+
+    own = words("Qwen3.5-27B")
     assert own["label"]["qwen3.5"] == "Qwen3.5(锚点)" and own["reference"] == "锚点词表"
-    other = tokenizer_words(counts, "Qwen3-32B")  # its own vocabulary is Qwen3's; the ratios stay against Qwen3.5's
+    other = words("Qwen3-32B")  # its own vocabulary is Qwen3's; the ratios stay against Qwen3.5's
     assert other["label"]["qwen3"] == "Qwen3(锚点)" and other["label"]["qwen3.5"] == "Qwen3.5"
     assert other["reference"] == " Qwen3.5 词表" and other["course"] == "课程锚点 Qwen3.5 的词表"
-    none = tokenizer_words(counts, "Llama-2-7B")
+    none = words("Llama-2-7B")
     assert "(锚点)" not in "".join(none["label"].values()) and none["anchor"] is None
 
 

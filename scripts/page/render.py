@@ -295,7 +295,7 @@ def _render(data: dict, tokens: dict | None, bench: dict | None, questions_md: s
     context = dict(
         d=data, P=prov, num=num, readout=readout, link=link, holds=claim_outcomes(data, serving, prefix),
         course_map=(course or {}).get("map", {}).get("value") or [None] * MAP_GENERATIONS,
-        tokens=tokens, tok_words=tokenizer_words(tokens, data["anchor"]["name"]), bench=bench, serving=serving,
+        tokens=tokens, tok=tokenizer_roles(tokens, data["anchor"]["name"]), bench=bench, serving=serving,
         prefix=prefix, lab_commands=commands,
         cmd=lambda cid: command_code(commands, cid),
         lab_settings=lab_conf, lab_run_seconds=lab.run_seconds(lab_conf),
@@ -478,17 +478,13 @@ def site_files(data_path: str, tokens_path: str | None, bench_path: str | None, 
     return out
 
 
-def tokenizer_words(tokens: dict | None, anchor_name: str) -> dict:
-    """How the page names the vocabularies: the tokenizer whose `models` (config/tokenizers.json) include the
-    anchor's model name is marked 锚点; the ratios are against the course anchor's tokenizer (`anchor_tokenizer`),
-    called 锚点词表 only when it is this anchor's too, else by its label (a Llama anchor's page must not call
-    Qwen3.5's vocabulary its own). `course`: the vocabulary the course's cited counts used (the course anchor's)."""
+def tokenizer_roles(tokens: dict | None, anchor_name: str) -> dict:
+    """Who is who among the counted tokenizers, for templates/tokenizer_names.html.j2 (which words it): `anchor`,
+    the one whose `models` (config/tokenizers.json) include the anchor's model name, or None; `own`, whether that is
+    the course anchor's tokenizer the ratios are against (`anchor_tokenizer`); `reference_label`, that one's label.
+    A Llama anchor's page must not call Qwen3.5's vocabulary its own."""
     if not tokens:
-        return {"anchor": None, "reference": "锚点词表", "reference_short": "锚点", "course": "锚点词表", "label": {}}
+        return {"anchor": None, "own": True, "reference_label": ""}
     meta, ref = tokens["tokenizers"], tokens["anchor_tokenizer"]
     mine = next((tid for tid, e in meta.items() if anchor_name in e.get("models", ())), None)
-    own = mine == ref
-    return {"anchor": mine, "reference": "锚点词表" if own else f" {meta[ref]['label']} 词表",  # 是 Qwen3.5 词表的
-            "reference_short": "锚点" if own else meta[ref]["label"],
-            "course": "锚点词表" if own else f"课程锚点 {meta[ref]['label']} 的词表",
-            "label": {tid: e["label"] + ("(锚点)" if tid == mine else "") for tid, e in meta.items()}}
+    return {"anchor": mine, "own": mine == ref, "reference_label": meta[ref]["label"]}
