@@ -86,7 +86,8 @@ def test_the_llama2_lesson_page_passes_the_words_check(tmp_path):
     import re
 
     import scripts.gen_c13_precomputed as rule
-    from scripts.audit.words import check_words, page_text
+    from scripts.audit.words import check_words
+    from scripts.page.scan import page_text
     from scripts.page.site import render
     from tests.test_record_reliability3 import Named, render_inputs, templates_copy
 

@@ -8,11 +8,11 @@ this reads the pages' text for what those cannot see, from data:
     numbers."""
 from __future__ import annotations
 
-import html as html_lib
 import re
 from pathlib import Path
 
 from scripts.model.features import FEATURES, features
+from scripts.page.scan import page_text
 from scripts.record.inputs import InputError, read_json
 
 WORDS = Path("config/model_words.json")
@@ -39,14 +39,6 @@ def load_words(root: Path) -> dict:
             raise InputError(f"{where}: field features.{fid}.source must say where the feature is read from")
     words_list(((doc.get("change_words") or {}) if isinstance(doc, dict) else {}).get("value"), "change_words.value")
     return doc
-
-
-def page_text(html: str) -> str:
-    """What the page says: without its scripts, styles and tags, entities decoded, spaces collapsed, and without the
-    students' questions (`data-meta="questions"`: their words, not the kit's)."""
-    body = re.sub(r"<(script|style)\b.*?</\1>", " ", html, flags=re.S | re.I)
-    body = re.sub(r'<div class="qa" data-meta="questions">.*?</div>\s*(?=</section>)', " ", body, flags=re.S)
-    return re.sub(r"\s+", " ", html_lib.unescape(re.sub(r"<[^>]+>", "", body)))
 
 
 def feature_problems(text: str, has: set[str], words: dict) -> list[str]:

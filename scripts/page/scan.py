@@ -4,7 +4,8 @@ A number is a run of digits not glued to a Latin letter: "1.91" and "2,304" are 
 "GPT-2", "p99" and "Qwen3.5" are names. Text inside an element with data-prov is registered; inside
 data-formula (a formula's own constants), data-meta (build commit, dates, package versions, and the readers'
 questions from questions/C13-L5.md: their words, not the kit's numbers) or data-choice (a control's own option
-labels, e.g. the P/D split's "2:2", from config/workloads.json page.engine_controls) it is exempt.
+labels, e.g. the P/D split's "2:2", from config/workloads.json page.engine_controls) it is exempt. `page_text`
+gives the page's words for the audit's words check (scripts/audit/words.py), the readers' questions left out.
 """
 from __future__ import annotations
 
@@ -107,3 +108,38 @@ def spec_titles(raw: str) -> list[tuple[str, str]]:
     for chart_id, spec in json.loads(raw).items():
         visit(spec, chart_id)
     return found
+
+
+class _Text(HTMLParser):
+    """The page's words as a reader reads them: outside script and style, and outside the readers' questions
+    (data-meta="questions": their words, not the kit's)."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.stack: list[tuple[str, bool]] = []  # (tag, skipped here or above)
+        self.parts: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag in VOID:
+            return
+        skip = (bool(self.stack) and self.stack[-1][1]) or tag in SKIP_TAGS or \
+            dict(attrs).get("data-meta") == "questions"
+        self.stack.append((tag, skip))
+
+    def handle_endtag(self, tag):
+        for i in range(len(self.stack) - 1, -1, -1):  # close up to the matching tag (HTML allows omitted ends)
+            if self.stack[i][0] == tag:
+                del self.stack[i:]
+                return
+
+    def handle_data(self, data):
+        if not (self.stack and self.stack[-1][1]):
+            self.parts.append(data)
+
+
+def page_text(html: str) -> str:
+    """The page's text (`_Text`), entities decoded, runs of whitespace made one space."""
+    t = _Text()
+    t.feed(html)
+    t.close()
+    return re.sub(r"\s+", " ", "".join(t.parts))
