@@ -113,7 +113,7 @@ def kept_in_bf16(a, doc: dict) -> str:
     """The caption's list of tensors a recipe leaves in bf16: the parts of weights.keep_bf16 this anchor has (a part
     with `when` only where the model has that feature: no DeltaNet convolution on a dense model)."""
     has = features(a)
-    return "、".join(p["part"] for p in doc["weights"]["keep_bf16"]["value"] if p.get("when", "") in has | {""})
+    return "、".join(p["part"] for p in doc["weights"]["keep_bf16"]["value"] if "when" not in p or p["when"] in has)
 
 
 def build(a, paths: dict, doc: dict, workloads: dict, gpus: list[dict], state: dict) -> tuple[dict, list, list]:
