@@ -5,7 +5,7 @@
 rule precomputed:
     input:
         anchor=anchor_file,
-        cited="precomputed/cited.json",
+        cited="config/cited.json",
         gpus="config/gpus.json",
         techniques="config/techniques.json",
         workloads="config/workloads.json",  # the reserving workload's longest prompt and output

@@ -9,7 +9,7 @@ rule manifest:
               f"{PRE}/serve_comparison.json", f"{PRE}/serve_prefix_comparison.json", f"{PRE}/prefix.json",
               f"{PRE}/serve_heldout_comparison.json"],
         anchor=anchor_file,
-        sources=["precomputed/cited.json", "config/tokenizers.json", "config/passages.json",
+        sources=["config/cited.json", "config/gpus.json", "config/tokenizers.json", "config/passages.json",
                  "config/workloads.json", "config/course.json", "config/prefix.json", "Snakefile", *RULE_FILES, "requirements.txt", *BENCH_RECORDS,
                  *SERVE_RESULTS, *SERVE_CALIBRATIONS, *SERVE_ARCHIVED_CALIBRATIONS, *SERVE_PREFIX_RESULTS, *SERVE_PREFIX_CALIBRATIONS,
                  *SERVE_HELDOUT_RESULTS, *SERVE_HELDOUT_CALIBRATIONS,

@@ -7,6 +7,7 @@
 rule serving_cells:
     input:
         anchor=anchor_file,
+        gpus="config/gpus.json",  # the anchor's GPU (hardware.gpu) is read from here
         workloads="config/workloads.json",
         code=code("scripts/serving_cells.py"),
     output:
@@ -26,6 +27,7 @@ rule serving_goodput:
         cells=expand("build/{{anchor}}/serving/cells/{{workload}}/{{schedule}}/r{rate}.json",
                      rate=[rate_name(r) for r in SWEEP["rates_per_gpu"]]),
         anchor=anchor_file,
+        gpus="config/gpus.json",  # the anchor's GPU (hardware.gpu) is read from here
         workloads="config/workloads.json",
         code=code("scripts/serving_goodput.py"),
     output:
@@ -45,6 +47,7 @@ rule serving_engines:
         goodput=lambda w: expand("build/{anchor}/serving/goodput/{workload}/{schedule}.json", anchor=w.anchor,
                                  workload=w.workload, schedule=SWEEP["schedules"]) if w.step_time == "bound" else [],
         anchor=anchor_file,
+        gpus="config/gpus.json",  # the anchor's GPU (hardware.gpu) is read from here
         workloads="config/workloads.json",
         code=code("scripts/serving_engines.py"),
     output:
@@ -67,6 +70,7 @@ rule serving_sweep:
         engines=expand("build/{{anchor}}/serving/engines/{workload}/{step_time}.json", workload=WORKLOADS,
                        step_time=SWEEP["step_times"]),
         anchor=anchor_file,
+        gpus="config/gpus.json",  # the anchor's GPU (hardware.gpu) is read from here
         workloads="config/workloads.json",
         code=code("scripts/serving_sweep.py"),
     output:
@@ -100,6 +104,7 @@ rule serve_comparison:
         calibrations=SERVE_CALIBRATIONS,
         results=SERVE_RESULTS,
         anchor="anchor-model.json",
+        gpus="config/gpus.json",  # the anchor's GPU (hardware.gpu) is read from here
         config="config/real_engine.json",  # the comparison's modelling choices (comparison.*)
         code=code("scripts/serve_comparison.py"),
     output:
@@ -118,6 +123,7 @@ rule serve_prefix_comparison:
         calibrations=SERVE_PREFIX_CALIBRATIONS,
         results=SERVE_PREFIX_RESULTS,
         anchor="anchor-model.json",
+        gpus="config/gpus.json",  # the anchor's GPU (hardware.gpu) is read from here
         config="config/real_engine.json",  # the comparison's modelling choices (comparison.*)
         code=code("scripts/serve_prefix_comparison.py"),
     output:
@@ -137,6 +143,7 @@ rule serve_heldout_comparison:
         results=SERVE_HELDOUT_RESULTS,
         other=SERVE_CALIBRATIONS + SERVE_ARCHIVED_CALIBRATIONS,  # other calibrations: the same cells predicted again
         anchor="anchor-model.json",
+        gpus="config/gpus.json",  # the anchor's GPU (hardware.gpu) is read from here
         config="config/real_engine.json",  # the comparison's modelling choices (comparison.*)
         code=code("scripts/serve_heldout_comparison.py"),
     output:
@@ -153,6 +160,7 @@ rule serve_heldout_comparison:
 rule serving_prefix:
     input:
         anchor=anchor_file,
+        gpus="config/gpus.json",  # the anchor's GPU (hardware.gpu) is read from here
         workloads="config/workloads.json",  # the sweep's SLOs and the anchor's GPU name
         config="config/prefix.json",
         code=code("scripts/serving_prefix.py"),

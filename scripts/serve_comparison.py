@@ -7,9 +7,9 @@ if "snakemake" in globals():  # run by Snakemake from scripts/: make the repo ro
 
 from pathlib import Path
 
-from scripts.model.anchor import anchor_from
 from scripts.realengine.comparison import compare
 from scripts.realengine.settings import comparison_settings
+from scripts.record.anchor_file import load
 from scripts.record.atomic import write_json_atomic
 from scripts.record.cli import run_cleanly
 from scripts.record.inputs import read_json
@@ -18,7 +18,7 @@ from scripts.record.inputs import read_json
 def main(calibrations, results, anchor_path, config_path, out, comparing=compare):
     """`comparing`: comparison.compare (the load runs) or prefix_comparison.compare (rule serve_prefix_comparison)."""
     # The simulated engine's memory is unbounded (predict.py): the anchor only fills the simulator's bookkeeping.
-    anchor = anchor_from(read_json(Path(anchor_path)))
+    anchor = load(Path(anchor_path))[0]
     settings = comparison_settings(read_json(Path(config_path)), Path(config_path).as_posix())
     write_json_atomic(out, comparing([Path(p) for p in calibrations], [Path(p) for p in results], anchor, settings))
 

@@ -18,11 +18,12 @@ if "snakemake" in globals():
     sm = snakemake  # noqa: F821
 
     def sweep() -> None:
-        doc = workloads_for(Path(sm.input.workloads), load(Path(sm.input.anchor))[0])
+        anchor, anchor_doc = load(Path(sm.input.anchor))
+        doc = workloads_for(Path(sm.input.workloads), anchor)
         cells = [read_json(Path(p)) for p in sm.input.cells]
         goodputs = [read_json(Path(p)) for p in sm.input.goodput]
         engines = [read_json(Path(p)) for p in sm.input.engines]
-        out = aggregate(read_json(Path(sm.input.anchor)), doc, sweep_settings(doc), cells, goodputs,
+        out = aggregate(anchor_doc, doc, sweep_settings(doc), cells, goodputs,
                         Path(sm.input.anchor).as_posix(), engines)
         text = json.dumps(out, ensure_ascii=False, separators=(",", ":"), allow_nan=False)  # compact: 192k numbers
         write_bytes_atomic(sm.output.json, (text + "\n").encode("utf-8"))

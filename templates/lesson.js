@@ -142,7 +142,7 @@ function lesson(loadScript, files) {
   const uncachedPrefill = (p, cached = 0) => (cached <= 0 ? prefillSeconds(p) : mixedStepSeconds(0, 0, p - cached, cached));
   const disaggTtft = (p, cached = 0) => uncachedPrefill(p, cached) + transferSeconds(p);
   const cachedPrefix = (p, newTokens) => Math.max(0, p - newTokens);
-  // what a prompt adds to its cached prefix: precomputed/cited.json cited.kimi.new_tokens
+  // what a prompt adds to its cached prefix: config/cited.json cited.kimi.new_tokens
   const PREFIX_NEW_TOKENS = DATA.provenance["cited.kimi.new_tokens"].value;
   const cachedOf = (s) => (s.show && s.show.prefix_cached ? cachedPrefix(s.prompt_tokens, PREFIX_NEW_TOKENS) : 0);
   function withNewcomerSeconds(n, c, p) {

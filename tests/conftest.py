@@ -12,7 +12,7 @@ from scripts.record.publish import scratch_checkout
 
 ROOT = Path(__file__).resolve().parent.parent
 # what a prompt adds to its cached prefix on the timeline's prefix-cache switch (the cited Kimi K3 figure)
-NEW_TOKENS = next(e["value"] for e in json.loads((ROOT / "precomputed" / "cited.json").read_text(encoding="utf-8"))
+NEW_TOKENS = next(e["value"] for e in json.loads((ROOT / "config" / "cited.json").read_text(encoding="utf-8"))
                   ["numbers"] if e["id"] == "cited.kimi.new_tokens")
 
 

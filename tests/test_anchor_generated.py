@@ -17,7 +17,7 @@ from scripts.record.inputs import InputError
 from tests.conftest import ROOT
 
 BASE = json.loads((ROOT / "anchor-model.json").read_text(encoding="utf-8"))
-CITED = json.loads((ROOT / "precomputed" / "cited.json").read_text(encoding="utf-8"))
+CITED = json.loads((ROOT / "config" / "cited.json").read_text(encoding="utf-8"))
 GPUS = load_gpus(ROOT / "config" / "gpus.json")
 OUTCOMES = {"built": 0, "stopped": 0}
 EXAMPLES = 18  # derandomized: these 18 reach anchors that build and ones that stop (30 took 12 s)
@@ -39,22 +39,25 @@ def anchors(draw):
     for k, v in values.items():
         m[k]["value"] = v
     m["attn_output_gate"]["value"] = draw(st.booleans())
-    hw["hbm_bytes"]["value"] = draw(st.sampled_from([24e9, 48e9, 80e9, 141e9, 192e9]))
-    hw["hbm_bandwidth_bytes_per_s"]["value"] = draw(st.sampled_from([0.9e12, 2.0e12, 3.35e12, 4.8e12, 8e12]))
-    hw["peak_bf16_flops"]["value"] = draw(st.sampled_from([150e12, 312e12, 989.4e12, 2250e12]))
-    return doc
+    gpus = copy.deepcopy(GPUS)  # the anchor's GPU with drawn datasheet numbers (config/gpus.json, where they live)
+    gpu = gpus["gpus"][hw["gpu"]["value"]]
+    gpu["hbm_bytes"]["value"] = draw(st.sampled_from([24e9, 48e9, 80e9, 141e9, 192e9]))
+    gpu["hbm_bandwidth_bytes_per_s"]["value"] = draw(st.sampled_from([0.9e12, 2.0e12, 3.35e12, 4.8e12, 8e12]))
+    gpu["peak_bf16_flops"]["value"] = draw(st.sampled_from([150e12, 312e12, 989.4e12, 2250e12]))
+    return doc, gpus
 
 
 def one_line(message: str) -> bool:
     return bool(message) and "\n" not in message and "Traceback" not in message
 
 
-def check_generated_anchor(doc):
+def check_generated_anchor(drawn):
+    doc, gpus = drawn
     try:
-        checked = validate(doc, "anchor-model.json")
-        data = build(anchor_from(checked), checked, CITED, GPUS)
+        checked = validate(doc, "anchor-model.json", gpus_doc=gpus)
+        data = build(anchor_from(checked), checked, CITED, gpus)
     except InputError as exc:
-        assert one_line(str(exc)) and (str(exc).startswith("anchor-model.json") or str(exc).startswith("claim ")), exc
+        assert one_line(str(exc)) and str(exc).startswith(("anchor-model.json", "config/gpus.json", "claim ")), exc
         if str(exc).startswith("claim "):
             assert "change anchor-model.json" in str(exc)
         OUTCOMES["stopped"] += 1

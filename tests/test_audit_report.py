@@ -83,14 +83,20 @@ def test_planted_wrong_derived_value_fails(copy):
     assert any("precomputed/precomputed.json: stale" in p for p in problems["manifest"])
 
 
-def test_changed_anchor_input_is_caught(copy):
-    path = copy / "anchor-model.json"
+@pytest.mark.parametrize("edited", ["anchor-model.json", "config/gpus.json"])
+def test_changed_anchor_input_is_caught(copy, edited):
+    """The anchor moved to another GPU, or its GPU's bandwidth edited where it lives (config/gpus.json): the
+    page's numbers recompute to others and the manifest names the edited file."""
+    path = copy / edited
     doc = json.loads(path.read_text(encoding="utf-8"))
-    doc["hardware"]["hbm_bandwidth_bytes_per_s"]["value"] = 4.8e12
+    if edited == "anchor-model.json":
+        doc["hardware"]["gpu"]["value"] = "h200_sxm"  # 4.8 TB/s
+    else:
+        doc["gpus"]["h100_sxm"]["hbm_bandwidth_bytes_per_s"]["value"] = 4.8e12
     path.write_text(json.dumps(doc), encoding="utf-8")
     problems = failures(run(copy))
     assert any("frontier.c4096.b58.step_ms: recomputes to" in p for p in problems["derived"])
-    assert any(p.startswith("anchor-model.json: stale") for p in problems["manifest"])
+    assert any(p.startswith(f"{edited}: stale") for p in problems["manifest"])
 
 
 def test_tampered_measured_file_fails(copy):
@@ -124,12 +130,12 @@ def test_unknown_provenance_id_on_the_page_fails(copy):
 
 
 def test_command_exits_non_zero_and_prints_a_table(copy, capsys):
-    (copy / "precomputed" / "cited.json").write_text("{}", encoding="utf-8")
+    (copy / "config" / "cited.json").write_text("{}", encoding="utf-8")
     code = main(["--site", str(copy / "site"), "--data", str(copy / "precomputed"), "--root", str(copy),
                  "--no-resimulate"])  # `make test` runs the full audit, re-simulation included, once
     out = capsys.readouterr().out
     assert code == 1
-    assert "manifest   FAIL" in out and "precomputed/cited.json: stale" in out
+    assert "manifest   FAIL" in out and "config/cited.json: stale" in out
 
 
 def keep_simulated(root, keep: int, keep_prefix: int = 2) -> dict:

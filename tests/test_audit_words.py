@@ -92,7 +92,7 @@ def test_the_llama2_lesson_page_passes_the_words_check(tmp_path):
     from tests.test_record_reliability3 import Named, render_inputs, templates_copy
 
     anchor = ROOT / "anchors" / "llama-2-7b-a100.json"
-    rule.main(Named(anchor=str(anchor), cited=str(ROOT / "precomputed" / "cited.json"),
+    rule.main(Named(anchor=str(anchor), cited=str(ROOT / "config" / "cited.json"),
                     gpus=str(ROOT / "config" / "gpus.json"), techniques=str(ROOT / "config" / "techniques.json"),
                     workloads=str(ROOT / "config" / "workloads.json")), Named(json=str(tmp_path / "llama.json")))
     inp, out = render_inputs(templates_copy(tmp_path), tmp_path)

@@ -57,10 +57,12 @@ def test_planted_script_in_json_renders_as_text(tmp_path, browser):
 
 def test_when_nothing_fits_the_page_says_so(tmp_path, browser):
     doc = json.loads((ROOT / "anchor-model.json").read_text(encoding="utf-8"))
-    doc["hardware"]["hbm_bytes"]["value"] = 60e9  # weights fit; one 131,072-token request does not
+    gpus = json.loads((ROOT / "config" / "gpus.json").read_text(encoding="utf-8"))
+    gpus["gpus"][doc["hardware"]["gpu"]["value"]]["hbm_bytes"]["value"] = 60e9  # weights fit; a 131,072 request not
+    (tmp_path / "gpus.json").write_text(json.dumps(gpus), encoding="utf-8")
     doc["scenario"]["try_tpot_slo_ms"]["value"] = [17, 30]  # at 60 GB, 20 ms no longer binds: the claim says so
-    validate(doc)
-    data = build(anchor_from(doc), doc, load("cited.json"))
+    doc = validate(doc, gpus_path=tmp_path / "gpus.json")
+    data = build(anchor_from(doc), doc, json.loads((ROOT / "config" / "cited.json").read_text(encoding="utf-8")), gpus)
     out, _ = render_to(tmp_path, data)
     page, watch = open_page(browser, out.as_uri())
     page.evaluate("window.lessonSet({context_tokens: 131072, batch: 1})")

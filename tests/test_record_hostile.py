@@ -15,11 +15,11 @@ import pytest
 
 from scripts.audit.inputs import TEMPLATES, check_all
 from scripts.lesson.precomputed import build
-from scripts.model.anchor import anchor_from
+from scripts.record.anchor_file import load
 from scripts.record.inputs import InputError, read_json
 from tests.conftest import ROOT
 
-FILES = {"anchor": "anchor-model.json", "cited": "precomputed/cited.json", "tokenizers": "config/tokenizers.json",
+FILES = {"anchor": "anchor-model.json", "cited": "config/cited.json", "tokenizers": "config/tokenizers.json",
          "passages": "config/passages.json", "workloads": "config/workloads.json", "questions": "questions/C13-L5.md",
          "gpus": "config/gpus.json", "vendor": "config/vendor.json", "cluster": "config/cluster.yaml",
          "course": "config/course.json", "techniques": "config/techniques.json", "prefix": "config/prefix.json",
@@ -103,8 +103,9 @@ ANCHOR_NUMBERS = [("model", k) for k in ("num_hidden_layers", "full_attention_in
                                          "linear_key_head_dim", "linear_value_head_dim", "linear_conv_kernel_dim",
                                          "vocab_size", "max_position_embeddings", "weight_bytes", "kv_cache_bytes",
                                          "recurrent_state_bytes")] + \
-                 [("hardware", k) for k in ("hbm_bytes", "hbm_bandwidth_bytes_per_s", "peak_bf16_flops",
-                                            "runtime_reserve_bytes", "pd_link_bytes_per_s")]
+                 [("hardware", k) for k in ("runtime_reserve_bytes", "pd_link_bytes_per_s")]
+GPU_NUMBERS = ("hbm_bytes", "hbm_bandwidth_bytes_per_s", "peak_bf16_flops")  # the anchor's GPU's, in config/gpus.json
+ANCHOR_GPU = json.loads((ROOT / "anchor-model.json").read_text(encoding="utf-8"))["hardware"]["gpu"]["value"]
 
 
 def anchor_variants():
@@ -123,11 +124,23 @@ def anchor_variants():
     yield "anchor: unknown section", rel, edit(rel, lambda d: d.update(extra={})), "error"
     yield "anchor: name of 5,000 characters", rel, edit(rel, lambda d: d["model"]["name"].update(
         value="x" * 5000)), "error"
-    yield "anchor: hbm 120 GB (a larger GPU)", rel, edit(rel, lambda d: d["hardware"]["hbm_bytes"].update(
-        value=120e9)), "ok"
+    gpus = FILES["gpus"]
+    for key in GPU_NUMBERS:  # the anchor's GPU's datasheet numbers, where they live
+        for bad in (-1, 1e308, "12", None):
+            yield f"gpus: the anchor's GPU's {key} = {bad!r}", gpus, edit(gpus, lambda d, k=key, v=bad: d["gpus"][
+                ANCHOR_GPU][k].update(value=v)), "error"
+    yield "gpus: the anchor's GPU with 120 GB (a larger GPU)", gpus, edit(gpus, lambda d: d["gpus"][ANCHOR_GPU][
+        "hbm_bytes"].update(value=120e9)), "ok"
+    yield "gpus: the anchor's GPU at 8 TB/s", gpus, edit(gpus, lambda d: d["gpus"][ANCHOR_GPU][
+        "hbm_bandwidth_bytes_per_s"].update(value=8e12)), "ok"
+    yield "gpus: the anchor's GPU taken out", gpus, edit(gpus, lambda d: d["gpus"].pop(ANCHOR_GPU)), "error"
+    yield "anchor: a GPU id config/gpus.json lacks", rel, edit(rel, lambda d: d["hardware"]["gpu"].update(
+        value="h900")), "error"
+    yield "anchor: a datasheet number copied into it", rel, edit(rel, lambda d: d["hardware"].update(
+        hbm_bytes={"value": 80e9, "unit": "B", "source": "a datasheet"})), "error"
+    yield "anchor: on another GPU of config/gpus.json", rel, edit(rel, lambda d: d["hardware"]["gpu"].update(
+        value="h200_sxm")), "ok"
     yield "anchor: reserve 0", rel, edit(rel, lambda d: d["hardware"]["runtime_reserve_bytes"].update(value=0)), "ok"
-    yield "anchor: bandwidth 8 TB/s", rel, edit(rel, lambda d: d["hardware"]["hbm_bandwidth_bytes_per_s"].update(
-        value=8e12)), "ok"
     yield "anchor: batch max 1024", rel, edit(rel, lambda d: d["scenario"]["batch"].update(max=1024)), "ok"
     yield "anchor: unicode display name", rel, edit(rel, lambda d: d["model"]["display_name"].update(
         value="锚点模型 α")), "ok"
@@ -254,14 +267,15 @@ def test_every_hostile_variant_gets_its_expected_outcome(tmp_path):
         assert got == expected, f"{name}: expected {expected}, got {got} {message}"
         if got == "error":
             assert message.startswith(f"{rel}") or message.startswith(f"{(root / rel).as_posix()}") or \
-                message.startswith(Path(rel).name), f"{name}: {message}"
+                message.startswith(Path(rel).name) or f" {rel} " in message, f"{name}: {message}"  # (or a cross-file
+            # error: an anchor's GPU id that config/gpus.json lacks names both files)
             assert "\n" not in message and len(message) < 400, f"{name}: {message}"
             counts["clear error"] += 1
         else:
-            if rel == FILES["anchor"]:  # accepted: the data it implies builds, or a claim stops it in one line
-                doc = read_json(root / rel)
+            if rel in (FILES["anchor"], FILES["gpus"]):  # accepted: its data builds, or a claim stops it in one line
+                anchor, doc = load(root / FILES["anchor"], root / FILES["gpus"])
                 try:
-                    build(anchor_from(doc), doc, read_json(root / FILES["cited"]))
+                    build(anchor, doc, read_json(root / FILES["cited"]), read_json(root / FILES["gpus"]))
                 except InputError as exc:
                     assert str(exc).startswith("claim ") and "\n" not in str(exc), f"{name}: {exc}"
                     counts["stopped by a claim"] += 1

@@ -31,14 +31,8 @@ def one_line(message: str, *words: str) -> None:
 
 # --- accepted and wrong -------------------------------------------------------------------------------------------
 
-def test_the_gpu_table_is_bounded_as_the_anchor_is(root):  # noqa: F811
-    gpus = json.loads((ROOT / "scripts/record/schemas/gpus.schema.json").read_text(encoding="utf-8"))
-    anchor = json.loads((ROOT / "scripts/record/schemas/anchor-model.schema.json").read_text(encoding="utf-8"))
-    mine = gpus["properties"]["gpus"]["additionalProperties"]["properties"]
-    for field in ("peak_bf16_flops", "hbm_bandwidth_bytes_per_s", "hbm_bytes"):
-        theirs = anchor["properties"]["hardware"]["properties"][field]["properties"]["value"]
-        assert {k: mine[field]["properties"]["value"][k] for k in ("minimum", "maximum")} == \
-            {k: theirs[k] for k in ("minimum", "maximum")}, field
+def test_the_gpu_table_is_bounded(root):  # noqa: F811
+    """The GPU's datasheet numbers are bounded where they live (config/gpus.json; an anchor names its GPU by id)."""
     edit(root, INPUTS["gpus"], lambda d: d["gpus"][next(iter(d["gpus"]))]["peak_bf16_flops"].update(value=1e18))
     refused(root, "gpus", INPUTS["gpus"], "peak_bf16_flops.value", "<= 1e+17")
 

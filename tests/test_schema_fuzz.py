@@ -38,7 +38,7 @@ QUICK, MANY = 6, 150  # make test draws 6 per schema and test (12 took 35 s in a
 QUICK_PREFIX = 4  # the prefix schema's instances in make test (see the generated-instance test)
 COUNTS = [QUICK, pytest.param(MANY, marks=pytest.mark.exhaustive)]
 CHECKED = {schema.ANCHOR: "anchor-model.json", schema.WORKLOADS: "config/workloads.json",
-           schema.GPUS: "config/gpus.json", schema.CITED: "precomputed/cited.json",
+           schema.GPUS: "config/gpus.json", schema.CITED: "config/cited.json",
            schema.TOKENIZERS: "config/tokenizers.json", schema.PASSAGES: "config/passages.json",
            schema.VENDOR: "config/vendor.json", schema.CLUSTER: "config/cluster.yaml",
            schema.COURSE: "config/course.json", schema.BENCH_RECORD: "precomputed/bench/" + BENCH[0].name,

@@ -94,7 +94,7 @@ def check_anchor(path: str | Path, root: Path = Path(".")) -> None:
     if not path.is_file():
         raise InputError(f"{path}: no such anchor file (the anchors are in anchors/)")
     check_stem(path)
-    anchor, _ = load(path)
+    anchor, _ = load(path, root / "config" / "gpus.json")
     check_gpus_fit(root / "config" / "gpus.json", anchor)
     check_workloads_fit(root / "config" / "workloads.json", anchor)
 
@@ -107,9 +107,9 @@ def check_all(root: Path = Path(".")) -> None:
     from scripts.tokens.counts import load_passages
     from scripts.tokens.files import load_config
 
-    anchor, _ = load(root / "anchor-model.json")
+    anchor, _ = load(root / "anchor-model.json", root / "config" / "gpus.json")
     check_templates(root)
-    check_cited(root / "precomputed" / "cited.json", root / "templates")
+    check_cited(root / "config" / "cited.json", root / "templates")
     check_gpus_fit(root / "config" / "gpus.json", anchor)
     load_techniques(root / "config" / "techniques.json", root / "config" / "workloads.json")
     load_prefix(root / "config" / "prefix.json")

@@ -53,21 +53,17 @@ def frontier_rows(a, contexts: list[int], max_batch: int) -> list[dict]:
     return rows
 
 
-def gpu_choices(a, doc: dict, gpus_doc: dict | None) -> tuple[list[dict], list[dict]]:
+def gpu_choices(a, doc: dict, gpus_doc: dict) -> tuple[list[dict], list[dict]]:
     """The page's GPU switch: each GPU's constants for the browser's math (bandwidth, dense BF16 peak, memory left
-    for requests beside this model's weights) and a cited record per datasheet number. The anchor's own GPU comes
-    first and is the default; a listed GPU with the same three numbers is that one."""
-    hw = doc["hardware"]
-    own = {k: hw[k]["value"] for k in GPU_FIELDS}
-    listed = (gpus_doc or {}).get("gpus", {})
+    for requests beside this model's weights) and a cited record per datasheet number. The anchor's GPU (its
+    hardware.gpu id) is the default."""
+    default_id = doc["hardware"]["gpu"]["value"]
     choices, records = [], []
-    default_id = next((gid for gid, g in listed.items() if {k: g[k]["value"] for k in GPU_FIELDS} == own), "anchor")
-    entries = ([] if default_id != "anchor" else [("anchor", hw["name"]["value"], hw)]) + \
-        [(gid, g["label"], g) for gid, g in listed.items()]
-    for gid, label, g in entries:
+    for gid, g in gpus_doc["gpus"].items():
+        label = g["label"]
         values = {k: g[k]["value"] for k in GPU_FIELDS}
         on_gpu = replace(a, **values)
-        fp8 = (g.get("peak_fp8_flops") or {}).get("value")  # None: no FP8 tensor-core rate (or the anchor's own GPU)
+        fp8 = (g.get("peak_fp8_flops") or {}).get("value")  # None: no FP8 tensor-core rate
         choices.append({"id": gid, "label": label, "default": gid == default_id,
                         "constants": {"hbm_bytes": values["hbm_bytes"],
                                       "hbm_bandwidth_bytes_per_s": values["hbm_bandwidth_bytes_per_s"],
@@ -79,14 +75,12 @@ def gpu_choices(a, doc: dict, gpus_doc: dict | None) -> tuple[list[dict], list[d
                                         locator=f"config/gpus.json gpus.{gid}.peak_fp8_flops", self_reported=True))
         for k, unit, fmt, scale in GPU_SHOWN:
             records.append(cited_record(f"gpu.{gid}.{k}", f"{label} 的{FIELD_LABELS.get(k, k)}", values[k] * scale,
-                                        unit, fmt,
-                                        work=g[k].get("source", "anchor-model.json"), version="config/gpus.json",
-                                        locator=f"anchor-model.json hardware.{k}" if gid == "anchor" else
-                                        f"config/gpus.json gpus.{gid}.{k}", self_reported=True))
+                                        unit, fmt, work=g[k]["source"], version="config/gpus.json",
+                                        locator=f"config/gpus.json gpus.{gid}.{k}", self_reported=True))
     return choices, records
 
 
-def build(a, doc: dict, cited_doc: dict, gpus_doc: dict | None = None, anchor_file: str = "anchor-model.json",
+def build(a, doc: dict, cited_doc: dict, gpus_doc: dict, anchor_file: str = "anchor-model.json",
           techniques_doc: dict | None = None, workloads_doc: dict | None = None) -> dict:
     paths, sc = field_paths(doc), {k: v for k, v in doc["scenario"].items()}
     ctx, prompt, chunk = sc["context_tokens"]["value"], sc["prompt_tokens"]["value"], sc["chunk_tokens"]["value"]
@@ -198,7 +192,7 @@ def build(a, doc: dict, cited_doc: dict, gpus_doc: dict | None = None, anchor_fi
     works = cited_doc["works"]
     for entry in cited_doc["numbers"]:
         if entry.get("work_id") not in works:
-            raise InputError(f"precomputed/cited.json: field numbers[{entry.get('id')}].work_id is not a known work")
+            raise InputError(f"config/cited.json: field numbers[{entry.get('id')}].work_id is not a known work")
         records.append(cited({**entry, **works[entry["work_id"]]}))
     by_id = {r["id"]: r for r in records}
     records.append(ratio("course.gpt2_to_anchor_ratio", by_id["cited.course.gpt2_tokens"],

@@ -19,7 +19,7 @@ def effective_batch(a: Anchor, batch: int, context: int) -> int:
 
 def readouts(a: Anchor, batch: int, context_tokens: int, tpot_slo_ms: float, prompt_tokens: int,
              chunk_tokens: int, new_tokens: int, prefix_cached: bool = False) -> dict[str, float]:
-    """`new_tokens`: what a prompt adds to its cached prefix (precomputed/cited.json cited.kimi.new_tokens);
+    """`new_tokens`: what a prompt adds to its cached prefix (config/cited.json cited.kimi.new_tokens);
     `prefix_cached`: the timeline's switch (all but new_tokens of the newcomer's prompt cached)."""
     c, p, k = context_tokens, prompt_tokens, chunk_tokens
     cached = tl.cached_prefix(p, new_tokens) if prefix_cached else 0

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
-from scripts.model.anchor import anchor_from
 from scripts.realengine import calibrate, comparison, heldout_comparison, prefix_comparison
 from scripts.realengine.settings import comparison_settings, read_calibration
+from scripts.record.anchor_file import load as load_anchor
 from scripts.record.inputs import read_json
 from scripts.serving import stepmodel
 
@@ -59,7 +59,7 @@ def iteration_check(settings: dict, slots: int, ubatch: int) -> list[dict]:
 
 def comparisons(settings: dict, layout) -> dict:
     """The three comparisons' summary errors with `layout` (None: off)."""
-    anchor = anchor_from(read_json(Path("anchor-model.json")))
+    anchor = load_anchor(Path("anchor-model.json"))[0]
     s = {**settings, "ubatch_layout": layout}
     load = comparison.compare(sorted(Path("precomputed/serve/calibration").glob("*.json")),
                               sorted(Path("precomputed/serve").glob("*.json")), anchor, s)["engines"][0]

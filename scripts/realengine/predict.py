@@ -347,9 +347,9 @@ def main(argv=None) -> int:
     import sys
     from pathlib import Path
 
-    from scripts.model.anchor import anchor_from
     from scripts.realengine import calibrate
     from scripts.realengine.settings import comparison_settings, read_calibration
+    from scripts.record.anchor_file import load
     from scripts.record.atomic import write_json_atomic
     from scripts.record.inputs import InputError, read_json
 
@@ -409,7 +409,7 @@ def main(argv=None) -> int:
         noise = noise_arguments(quality, args.noise_seeds)
         if args.noise_seeds and not noise:
             raise InputError("--noise-seeds: the calibration runs give too few iterations to measure the noise")
-        cell, step, checked = checked_prediction(anchor_from(read_json(args.anchor)), doc, step, cal, settings,
+        cell, step, checked = checked_prediction(load(args.anchor)[0], doc, step, cal, settings,
                                                  args, noise)
     except (InputError, ValueError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)

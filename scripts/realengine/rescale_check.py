@@ -44,7 +44,7 @@ def predicted_pair(anchor, doc: dict, cal: dict, step, settings: dict) -> dict:
 def main(argv=None) -> int:
     import argparse
 
-    from scripts.model.anchor import anchor_from
+    from scripts.record.anchor_file import load
     from scripts.record.inputs import read_json
 
     ap = argparse.ArgumentParser(prog="python -m scripts.realengine.rescale_check", description=__doc__.split(
@@ -52,7 +52,7 @@ def main(argv=None) -> int:
     ap.add_argument("--sessions", type=int, nargs="*", help="only these session numbers (default: all)")
     args = ap.parse_args(argv)
     settings = comparison_settings(read_json(Path("config/real_engine.json")))
-    anchor, bound = anchor_from(read_json(Path("anchor-model.json"))), settings["speed_check_bound"]
+    anchor, bound = load(Path("anchor-model.json"))[0], settings["speed_check_bound"]
     folders = sorted((p for p in HELD_OUT.glob("session-*") if p.is_dir()), key=lambda p: session_key(p.name))
     if args.sessions:
         folders = [f for f in folders if session_key(f.name)[1] in args.sessions]

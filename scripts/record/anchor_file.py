@@ -1,4 +1,8 @@
-"""Load and validate an anchor file (schema, cross-field rules, weights fit); one line per failure."""
+"""Load and validate an anchor file (schema, its GPU, cross-field rules, weights fit); one line per failure.
+
+An anchor names its GPU by id (`hardware.gpu`); the GPU's name and datasheet numbers live once, in config/gpus.json,
+and `load` puts them into the document it returns, each entry with a `locator` naming where it came from (the
+provenance records cite that place)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,21 +14,52 @@ from scripts.record.inputs import InputError, read_json
 from scripts.record.schema import read_config
 
 SCHEMA_PATH = schema.SCHEMAS / f"{schema.ANCHOR}.schema.json"
+GPUS_PATH = Path(__file__).resolve().parents[2] / "config" / "gpus.json"  # the kit's own, beside the anchor files
+DATASHEET = ("name", "hbm_bytes", "hbm_bandwidth_bytes_per_s", "peak_bf16_flops")  # what an anchor reads off its GPU
 
 
-def validate(data: object, filename: str = "anchor-model.json") -> dict:
-    """Check structure, types, ranges and cross-field rules; raise InputError on the first problem."""
+def validate(data: object, filename: str = "anchor-model.json", gpus_path: Path | None = None,
+             gpus_doc: dict | None = None) -> dict:
+    """Check structure, types, ranges, the GPU id and cross-field rules; raise InputError on the first problem.
+    Returns the document with its GPU's datasheet entries in `hardware` (with_gpu), read from `gpus_doc` (a
+    config/gpus.json already loaded) or else the file at `gpus_path` (default: the kit's)."""
+    _refuse_datasheet_copies(data, filename)
     schema.validate(data, schema.ANCHOR, filename)
-    _check_cross_fields(data, filename)
-    _check_weights_fit(data, filename)
-    return data
+    gpus_path = gpus_path or GPUS_PATH
+    resolved = with_gpu(data, gpus_doc or load_gpus(gpus_path), filename, gpus_path)
+    _check_cross_fields(resolved, filename)
+    _check_weights_fit(resolved, filename)
+    return resolved
+
+
+def _refuse_datasheet_copies(data: object, filename: str) -> None:
+    """An anchor written before GPUs were named by id holds its GPU's datasheet numbers itself: say where they go."""
+    hardware = data.get("hardware") if isinstance(data, dict) else None
+    copied = [k for k in DATASHEET if isinstance(hardware, dict) and k in hardware]
+    if copied:
+        raise InputError(f"{filename}: field hardware.{copied[0]} is not an anchor's: a GPU's name and datasheet "
+                         "numbers live in config/gpus.json; name the GPU by its id there in hardware.gpu.value")
+
+
+def with_gpu(data: dict, gpus_doc: dict, filename: str, gpus_path: Path) -> dict:
+    """The anchor document with hardware.name, hbm_bytes, hbm_bandwidth_bytes_per_s and peak_bf16_flops read from
+    its GPU's entry in config/gpus.json, each with a `locator` (file and field) for its provenance record."""
+    gid, gpus = data["hardware"]["gpu"]["value"], gpus_doc["gpus"]
+    where = f"config/{Path(gpus_path).name}"
+    if gid not in gpus:
+        raise InputError(f"{filename}: field hardware.gpu.value names {gid!r}, which is not a GPU of {where} "
+                         f"({', '.join(gpus)})")
+    datasheet = {k: {**gpus[gid][k], "locator": f"{where} gpus.{gid}.{k}"} for k in DATASHEET}
+    return {**data, "hardware": {**datasheet, **data["hardware"]}}
 
 
 def _check_weights_fit(data: dict, filename: str) -> None:
     a = anchor_from(data)
     if roofline.free_bytes_for_requests(a) <= 0:
-        raise InputError(f"{filename}: field hardware.hbm_bytes.value ({a.hbm_bytes / 1e9:.1f} GB) cannot hold the "
-                         f"model's weights ({roofline.weight_bytes_total(a) / 1e9:.1f} GB) plus the runtime reserve")
+        where, field = data["hardware"]["hbm_bytes"]["locator"].split(" ")
+        raise InputError(f"{where}: field {field}.value ({a.hbm_bytes / 1e9:g} GB), the GPU of {filename} "
+                         f"(hardware.gpu), cannot hold its weights ({roofline.weight_bytes_total(a) / 1e9:.1f} GB) "
+                         "plus the runtime reserve")
 
 
 def _check_cross_fields(data: dict, filename: str) -> None:
@@ -66,10 +101,20 @@ def _check_cross_fields(data: dict, filename: str) -> None:
                  "the long-context try compares a longer context with the default")
 
 
-def load(path: Path) -> tuple[Anchor, dict]:
-    """The validated anchor and the raw document (for sources and scenario)."""
-    data = validate(read_json(path), Path(path).name)
+def load(path: Path, gpus_path: Path | None = None) -> tuple[Anchor, dict]:
+    """The validated anchor and its document, its GPU's datasheet entries in (for sources and scenario); the GPU is
+    looked up in `gpus_path`, by default the kit's the anchor file is in (gpus_file_of)."""
+    data = validate(read_json(path), Path(path).name, gpus_path or gpus_file_of(Path(path)))
     return anchor_from(data), data
+
+
+def gpus_file_of(anchor_path: Path) -> Path:
+    """config/gpus.json of the kit holding `anchor_path` (anchor-model.json at its top, or anchors/<name>.json), so a
+    scratch copy of the kit reads its own; an anchor file elsewhere reads this kit's."""
+    for kit in (anchor_path.parent, anchor_path.parent.parent):
+        if (kit / "config" / "gpus.json").is_file():
+            return kit / "config" / "gpus.json"
+    return GPUS_PATH
 
 
 def load_gpus(path: Path) -> dict:

@@ -215,15 +215,16 @@ def from_anchor(anchor_file: str, anchor_doc: dict, section: str, name: str, *, 
     entry = anchor_doc[section][name]
     raw = entry[key] if index is None else entry[key][index]
     rid, where = rid or f"{section}.{name}", f"{section}.{name}"
-    if "source" in entry:
+    if "source" in entry:  # a GPU's datasheet entry says where it was read (anchor_file.with_gpu)
+        locator = entry.get("locator", f"{anchor_file} {where}")
         return cited_record(rid, label, raw * scale, unit, fmt, work=entry["source"],
-                            version=f"as recorded in {anchor_file}", locator=f"{anchor_file} {where}",
+                            version=f"as recorded in {locator.split(' ')[0]}", locator=locator,
                             self_reported=False, field=where, scale=scale)
     return assumed(rid, label, raw * scale, unit, fmt, assumption=entry["assumption"], field=where, scale=scale)
 
 
 def cited(entry: dict) -> dict:
-    """A number from precomputed/cited.json (its entry merged with its work)."""
+    """A number from config/cited.json (its entry merged with its work)."""
     return cited_record(entry["id"], entry["label"], entry["value"], entry["unit"], entry["format"],
                         work=entry["work"], version=entry["version"], locator=entry["locator"],
                         self_reported=entry["self_reported"])

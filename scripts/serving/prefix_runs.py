@@ -16,7 +16,8 @@ import numpy as np
 
 from scripts.model import roofline as rl
 from scripts.record import provenance as pv
-from scripts.record.inputs import InputError, read_json
+from scripts.record.anchor_file import load as load_anchor
+from scripts.record.inputs import InputError
 from scripts.record.schema import PREFIX, read_input
 from scripts.serving import metrics
 from scripts.serving.config import _check_lengths
@@ -327,8 +328,9 @@ def build(anchor_path, workloads_path, config_path) -> dict:
     recs = records(doc, rows, settings["slo_ms"], workloads_doc["sweep"]["slo_ms"]["assumption"])
     recs.update(admission_records(doc, admission or []))
     if admission is None:
-        recs["admission.model_context"] = pv.from_anchor(Path(anchor_path).as_posix(), read_json(Path(anchor_path)),
-                                                         "model", "max_position_embeddings", unit="token", fmt="int",
+        anchor_doc = load_anchor(Path(anchor_path))[1]
+        recs["admission.model_context"] = pv.from_anchor(Path(anchor_path).as_posix(), anchor_doc, "model",
+                                                         "max_position_embeddings", unit="token", fmt="int",
                                                          label="模型的上下文长度", rid="admission.model_context")
     page = page_experiment(anchor, doc, settings["slo_ms"], settings["gpu_name"])
     # the lab slider's opening rate, shown with two decimals as the slider shows every rate it reaches
