@@ -57,13 +57,12 @@ GRID = list(itertools.product(["chat", "chat_long"], [0.5, 2, 4, 6, 9, 12], [100
 def probes():
     """probe(schedule, rate) for a workload and targets: the Python's attainment of one simulation at that rate (what
     the goodput search asks between the swept rates), memoised per targets."""
-    from scripts.model.anchor import anchor_from
-    from scripts.record.inputs import read_json
+    from scripts.record.anchor_file import load
     from scripts.serving.aggregate import attainment_probe
     from scripts.serving.config import sweep_settings, workloads_for
 
-    anchor_doc = read_json(ROOT / "anchor-model.json")
-    doc = workloads_for(ROOT / "config" / "workloads.json", anchor_from(anchor_doc))
+    anchor, anchor_doc = load(ROOT / "anchor-model.json")
+    doc = workloads_for(ROOT / "config" / "workloads.json", anchor)
     made = {}
 
     def probe_for(workload, ttft, tpot):

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from scripts.model.anchor import anchor_from
 from scripts.realengine import predict, prefix_load
+from scripts.record.anchor_file import load
 from scripts.record.inputs import InputError, read_json
 from scripts.serving.stepmodel import StepModel
 from tests.test_realengine_client import read_request
@@ -149,7 +149,7 @@ def test_conversation_resends_the_answers_and_records_the_reuse():
 
 def test_prediction_reuse_matches_a_one_slot_server():
     doc, _ = _conversation_doc(5)
-    anchor = anchor_from(read_json(ROOT / "anchor-model.json"))
+    anchor = load(ROOT / "anchor-model.json")[0]
     cell = predict.compare_cell(anchor, doc, STEP, {**SERVER, "slots": 1}, {"ttft": 400, "tpot": 50}, 0.9)
     assert cell["reuse"]["requests"] == 5 and cell["reuse"]["equal"] == 5
     assert cell["reuse"]["predicted_hit"] == pytest.approx(cell["reuse"]["measured_hit"])
@@ -228,7 +228,7 @@ def test_a_broken_prefix_run_is_refused_naming_file_and_field(tmp_path, edit, sa
     bad.write_text(json.dumps(doc), encoding="utf-8")
     settings = comparison_settings(read_json(ROOT / "config" / "real_engine.json"))
     with pytest.raises(InputError, match=says) as err:
-        prefix_comparison.compare(cals, [bad], anchor_from(read_json(ROOT / "anchor-model.json")), settings)
+        prefix_comparison.compare(cals, [bad], load(ROOT / "anchor-model.json")[0], settings)
     assert bad.name in str(err.value) and "\n" not in str(err.value)
 
 

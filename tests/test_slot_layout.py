@@ -6,10 +6,10 @@ import json
 import numpy as np
 import pytest
 
-from scripts.model.anchor import anchor_from
 from scripts.realengine import predict
 from scripts.realengine.settings import comparison_settings
 from scripts.realengine.slot_sweep import predicted_from_contiguous
+from scripts.record.anchor_file import load
 from scripts.record.inputs import InputError, read_json
 from scripts.serving import stepmodel
 from scripts.serving.engine.prefix import LlamaSlots
@@ -101,7 +101,7 @@ def two_requests():
 
 
 def test_the_simulation_times_two_decoders_by_the_slots_they_hold():
-    a = anchor_from(read_json(ROOT / "anchor-model.json"))
+    a = load(ROOT / "anchor-model.json")[0]
     m = stepmodel.with_ubatches(D, 8, 512)
     doc = two_requests()
 

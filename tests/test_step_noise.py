@@ -11,9 +11,8 @@ import sys
 import numpy as np
 import pytest
 
-from scripts.model.anchor import anchor_from
 from scripts.realengine import predict
-from scripts.record.inputs import read_json
+from scripts.record.anchor_file import load
 from scripts.serving import stepmodel
 from scripts.serving.stepmodel import NOISE_QUANTILES, Noisy, StepModel, StepNoise
 from tests.conftest import ROOT
@@ -90,7 +89,7 @@ def test_an_iteration_whose_tokens_the_client_read_apart_is_left_out():
 
 
 def test_a_closed_loop_of_equal_requests_leaves_lockstep_with_noise_and_a_seed_repeats_its_run():
-    a = anchor_from(read_json(ROOT / "anchor-model.json"))
+    a = load(ROOT / "anchor-model.json")[0]
     doc = equal_requests()
     plain = predict.simulate_cell(a, doc, STEP, SERVER, max_concurrency=4)
     ttft = plain.first_token_s - plain.requests.arrival_s
@@ -110,7 +109,7 @@ def test_a_closed_loop_of_equal_requests_leaves_lockstep_with_noise_and_a_seed_r
 
 
 def test_factors_of_one_give_the_noiseless_run_and_factors_of_two_double_a_lone_requests_steps():
-    a = anchor_from(read_json(ROOT / "anchor-model.json"))
+    a = load(ROOT / "anchor-model.json")[0]
     doc = equal_requests(6)
     plain = predict.simulate_cell(a, doc, STEP, SERVER)
     one = predict.simulate_cell(a, doc, Noisy(STEP, flat(1.0, (1, 2)), 3), SERVER)

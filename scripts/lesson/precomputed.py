@@ -261,7 +261,7 @@ def anchor_claims(sc: dict, ctx: int, cap: int, chunk: int) -> list[dict]:
     a = "anchor-model.json "
     return [
         {"id": "anchor.room_for_a_batch", "says": "默认上下文下,显存放得下至少两个请求(一位新来者加至少一位老用户)",
-         "all": [[f"mem.cap.c{ctx}", ">=", 2]], "fix": a + "scenario.context_tokens (or hardware.hbm_bytes)"},
+         "all": [[f"mem.cap.c{ctx}", ">=", 2]], "fix": a + "scenario.context_tokens (or hardware.gpu: more memory)"},
         {"id": "anchor.table_starts_at_one", "says": "表和开头的对比都从 batch 1 算起",
          "all": [["scenario.table_batches.0", "==", 1]], "fix": a + "scenario.table_batches[0]"},
         {"id": "anchor.batching_raises_throughput", "says": "batch 从 1 开到显存上限,整机吞吐上涨,每个用户的 TPOT 变长",
