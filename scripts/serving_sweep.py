@@ -20,11 +20,10 @@ if "snakemake" in globals():
     def sweep() -> None:
         anchor, anchor_doc = load(Path(sm.input.anchor))
         doc = workloads_for(Path(sm.input.workloads), anchor)
-        cells = [read_json(Path(p)) for p in sm.input.cells]
-        goodputs = [read_json(Path(p)) for p in sm.input.goodput]
-        engines = [read_json(Path(p)) for p in sm.input.engines]
-        out = aggregate(anchor_doc, doc, sweep_settings(doc), cells, goodputs,
-                        Path(sm.input.anchor).as_posix(), engines)
+        cells, goodputs, engines = ([read_json(Path(p)) for p in paths] for paths in
+                                    (sm.input.cells, sm.input.goodput, sm.input.engines))
+        out = aggregate(anchor_doc, doc, sweep_settings(doc), cells, goodputs, Path(sm.input.anchor).as_posix(),
+                        engines)
         text = json.dumps(out, ensure_ascii=False, separators=(",", ":"), allow_nan=False)  # compact: 192k numbers
         write_bytes_atomic(sm.output.json, (text + "\n").encode("utf-8"))
 
