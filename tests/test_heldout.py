@@ -502,7 +502,7 @@ def test_a_closed_loop_with_its_slots_unknown_is_predicted_from_both_layouts(com
     forward passes, so TPOT is longer and attainment lower; the band says where the measurement sits. The committed
     comparison has the band only for sessions without a known start order, and session 4's 2 % attainment (TPOT
     54 ms) sits at the slots-apart end."""
-    from scripts.serving.stepmodel import split_equal
+    from scripts.realengine.stepmodel import split_equal
 
     orders = heldout_comparison.layout_orders(8)
     assert orders == {"adjacent": [0, 1, 2, 3, 4, 5, 6, 7], "apart": [0, 2, 4, 6, 1, 3, 5, 7]}

@@ -8,10 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from scripts.realengine import client, predict
+from scripts.realengine import client, predict, stepmodel
 from scripts.realengine.settings import comparison_settings
-from scripts.serving import engine, metrics, results, stepmodel
-from scripts.serving.stepmodel import StepModel
+from scripts.realengine.stepmodel import StepModel
+from scripts.serving import engine, metrics, results
 
 ROOT = Path(__file__).resolve().parent.parent
 

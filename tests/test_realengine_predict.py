@@ -275,7 +275,7 @@ def test_a_run_from_a_faster_machine_is_refused_unless_rescaled_or_forced(tmp_pa
 def test_rescaling_moves_only_the_decode_times():
     """speed.scaled: D, U and the attention per context token times the factor; prompt costs and round trip kept."""
     from scripts.realengine.speed import scaled
-    from scripts.serving.stepmodel import StepModel
+    from scripts.realengine.stepmodel import StepModel
 
     step = StepModel((1, 2), (0.01, 0.015), 0.002, 0.001, 1e-6, 2e-6, 0.003, ubatch_seconds=(0.01, 0.012),
                      ubatch_tokens=512)

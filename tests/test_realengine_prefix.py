@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 
 from scripts.realengine import predict, prefix_load
+from scripts.realengine.stepmodel import StepModel
 from scripts.record.anchor_file import load
 from scripts.record.inputs import InputError, read_json
-from scripts.serving.stepmodel import StepModel
 from tests.test_realengine_client import read_request
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -6,14 +6,13 @@ import json
 import numpy as np
 import pytest
 
-from scripts.realengine import predict
+from scripts.realengine import predict, stepmodel
 from scripts.realengine.settings import comparison_settings
 from scripts.realengine.slot_sweep import predicted_from_contiguous
+from scripts.realengine.stepmodel import StepModel, split_equal
 from scripts.record.anchor_file import load
 from scripts.record.inputs import InputError, read_json
-from scripts.serving import stepmodel
 from scripts.serving.engine.prefix import LlamaSlots
-from scripts.serving.stepmodel import StepModel, split_equal
 from tests.conftest import ROOT
 
 D = StepModel((1.0, 2.0, 4.0, 8.0), (0.010, 0.020, 0.030, 0.040), 0.008, 0.001, 0.0, 0.0, 0.001)

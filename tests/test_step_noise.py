@@ -1,4 +1,4 @@
-"""Step-time noise as data (issue 43; scripts/serving/stepmodel.py StepNoise, Noisy): the quantiles of measured /
+"""Step-time noise as data (issue 43; scripts/realengine/stepmodel.py StepNoise, Noisy): the quantiles of measured /
 modelled iteration time per decode batch, only from iterations during which no request waited for its first token,
 the client's read jitter taken out by the lag-one covariance and each row scaled to mean 1; seeded draws that
 stretch each simulated iteration (engine loop), so a closed loop of equal requests no longer moves in lockstep; the
@@ -11,10 +11,9 @@ import sys
 import numpy as np
 import pytest
 
-from scripts.realengine import predict
+from scripts.realengine import predict, stepmodel
+from scripts.realengine.stepmodel import NOISE_QUANTILES, Noisy, StepModel, StepNoise
 from scripts.record.anchor_file import load
-from scripts.serving import stepmodel
-from scripts.serving.stepmodel import NOISE_QUANTILES, Noisy, StepModel, StepNoise
 from tests.conftest import ROOT
 
 STEP = StepModel((1.0, 2.0, 4.0, 8.0), (0.005, 0.011, 0.020, 0.026), 0.006, 0.0007, 0.0, 0.0, 0.002)

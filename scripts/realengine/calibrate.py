@@ -13,7 +13,7 @@ and client:
   load runs    one Poisson run per workload at a rate of its own (`load_runs`, seed `load_seed`), written like the
                measured cells (precomputed/serve/calibration/*-calibration-*.json): the engine's iterations under
                load, read off their token times, give the decode steps and the prompt costs.
-`fit` turns the committed calibration into the step model (scripts/serving/stepmodel.py); the comparison calls it,
+`fit` turns the committed calibration into the step model (scripts/realengine/stepmodel.py); the comparison calls it,
 so the model is recomputed from the committed files at every build."""
 from __future__ import annotations
 
@@ -24,9 +24,9 @@ from pathlib import Path
 
 import numpy as np
 
-from scripts.realengine import client
+from scripts.realengine import client, stepmodel
 from scripts.realengine.settings import read_calibration
-from scripts.serving import results, stepmodel
+from scripts.serving import results
 
 
 def _spread(values) -> dict:

@@ -1,7 +1,7 @@
 """Measured load runs beside the simulator's prediction (precomputed/serve_comparison.json).
 
 Calibrate on one half, predict the other: for each workload the measured rates are split alternately into two
-halves (rates 1, 3, 5 of the sorted six, and 2, 4, 6); the step model (scripts/serving/stepmodel.py) is fitted on
+halves (rates 1, 3, 5 of the sorted six, and 2, 4, 6); the step model (scripts/realengine/stepmodel.py) is fitted on
 the iterations of one half's runs (both workloads, both runs) and predicts every run of the other half, and the
 other way round, so each cell is predicted by a model that never saw it, fitted on runs made in the same hour on
 the same machine. The lone-request calibration gives both models their attention cost and round trip.

@@ -22,11 +22,10 @@ from pathlib import Path
 
 import numpy as np
 
-from scripts.realengine import calibrate
+from scripts.realengine import calibrate, stepmodel
 from scripts.realengine.heldout_comparison import session_key
 from scripts.realengine.settings import comparison_settings
 from scripts.record.inputs import read_json
-from scripts.serving import stepmodel
 
 EDGES_MS = (0, 1, 2, 3, 4, 6, 8, 12, 20)  # the bins of x the table counts, in milliseconds
 

@@ -25,8 +25,8 @@ import dataclasses
 import numpy as np
 
 from scripts.realengine import speed
+from scripts.realengine.stepmodel import Noisy, StepModel, StepNoise
 from scripts.serving import engine, metrics, results
-from scripts.serving.stepmodel import Noisy, StepModel, StepNoise
 from scripts.serving.workload import Requests
 
 PRESET_RULE = "llama.cpp"  # llama.cpp's iteration rule in the serving model (scripts/serving/engine/schedulers.py)

@@ -19,8 +19,8 @@ import numpy as np
 
 from scripts.realengine import build as engine_build
 from scripts.realengine import client, run
+from scripts.realengine.stepmodel import split_equal
 from scripts.record.atomic import write_json_atomic
-from scripts.serving.stepmodel import split_equal
 
 LAYOUTS = "0;0,1;0,2;0,1,2;0,2,4;0,1,3;0,1,2,3;0,2,4,6;0,1,4,5;0,1,2,3,4,5;0,2,3,4,6,7;0,1,2,3,4,5,6,7"
 SKIP_GAPS = 8  # inter-token gaps left out at the start of each request

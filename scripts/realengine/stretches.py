@@ -16,10 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
-from scripts.realengine import calibrate
+from scripts.realengine import calibrate, stepmodel
 from scripts.realengine.settings import comparison_settings
 from scripts.record.inputs import read_json
-from scripts.serving import stepmodel
 
 FOLDERS = ("precomputed/serve/calibration", "precomputed/serve-prefix/calibration",
            "precomputed/serve-heldout/session-*/calibration")

@@ -6,7 +6,7 @@ prompt work and `decode_run` for a run of pure-decode iterations, then adds `ove
             IterationCost, the one cost model of the page): the seed's numbers.
   derated   the same roofline with the peaks scaled by achieved shares and a fixed time per iteration
             (roofline.Efficiency; roofline.achieved(anchor) is the anchor's realistic set).
-  measured  an engine's fitted step times (scripts/serving/stepmodel.py StepModel, from a real engine's runs);
+  measured  an engine's fitted step times (scripts/realengine/stepmodel.py StepModel, from a real engine's runs);
             with `stepmodel.Noisy` its measured step-time noise too: `noise` gives the loop seeded factors that
             stretch each iteration (the others' `noise` is None).
 `cost` is what the loop times iterations with; an `IterationCost` lets the loop price pure-decode runs step by step
