@@ -82,6 +82,10 @@ def gpu_choices(a, doc: dict, gpus_doc: dict) -> tuple[list[dict], list[dict]]:
 
 def build(a, doc: dict, cited_doc: dict, gpus_doc: dict, anchor_file: str = "anchor-model.json",
           techniques_doc: dict | None = None, workloads_doc: dict | None = None) -> dict:
+    if a.num_experts:  # the roofline prices experts; the page's twins and the serving simulator do not yet
+        raise InputError(f"{anchor_file}: field model.num_experts: the lesson page cannot draw a mixture of experts "
+                         "yet (its browser twins and the serving simulator price a step's weights as a constant; "
+                         "issue 64): scripts/model/roofline.py computes its numbers, no page is built from them")
     paths, sc = field_paths(doc), {k: v for k, v in doc["scenario"].items()}
     ctx, prompt, chunk = sc["context_tokens"]["value"], sc["prompt_tokens"]["value"], sc["chunk_tokens"]["value"]
     records = []

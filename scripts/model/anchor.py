@@ -33,6 +33,18 @@ class Anchor:
     achieved_flops_fraction: float  # the serving model's realistic step times (roofline.Efficiency)
     achieved_bandwidth_fraction: float
     iteration_overhead_s: float
+    # Mixture of experts (issue 64; 0 = a dense model): routed experts, how many each token goes to, shared experts
+    # every token goes through, each expert's FFN width, the first layers that keep a dense MLP, and the experts'
+    # bytes per parameter with their block scales (0: the model's weight_bytes)
+    num_experts: int = 0
+    num_experts_per_tok: int = 0
+    num_shared_experts: int = 0
+    moe_intermediate_size: int = 0
+    first_dense_layers: int = 0
+    expert_weight_bytes: float = 0
+    # Multi-head latent attention (MLA; 0 = grouped-query attention): the cached latent's width and its RoPE part
+    kv_lora_rank: int = 0
+    qk_rope_head_dim: int = 0
 
     def __hash__(self) -> int:  # computed once: roofline's cached functions hash the anchor on every call
         cached = self.__dict__.get("_hash")
@@ -43,5 +55,7 @@ class Anchor:
 
 
 def anchor_from(data: dict) -> Anchor:
+    """The anchor of a document whose hardware holds its GPU's datasheet (anchor_file.load); the optional fields
+    (experts, MLA) an anchor leaves out keep their defaults."""
     flat = {**{k: v["value"] for k, v in data["model"].items()}, **{k: v["value"] for k, v in data["hardware"].items()}}
-    return Anchor(**{f.name: flat[f.name] for f in fields(Anchor)})
+    return Anchor(**{f.name: flat[f.name] for f in fields(Anchor) if f.name in flat})

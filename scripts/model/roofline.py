@@ -3,6 +3,12 @@
 Hybrid attention is first-class: only the full-attention layers keep a per-token KV cache; the
 Gated DeltaNet (linear) layers keep a fixed-size recurrent state per request, read and written
 once per decode step. Every function is an upper bound on speed (a roofline), not a measurement.
+
+A mixture of experts (issue 64): memory holds every expert; a token's FLOPs follow its active parameters (the
+shared experts and the k routed ones); a step reads the experts its tokens touch, E * (1 - (1 - k/E)^T) of them
+per MoE layer for T tokens routed uniformly at random (expected_experts_touched), so the weight bytes a step reads
+grow with its tokens until every expert is read. Multi-head latent attention caches one latent per token and layer
+(kv_lora_rank + qk_rope_head_dim values). A dense anchor's numbers are unchanged by either.
 """
 from __future__ import annotations
 
@@ -58,6 +64,34 @@ def mlp_params(a: Anchor) -> int:
     return 3 * a.hidden_size * a.intermediate_size
 
 
+def moe_layers(a: Anchor) -> int:
+    """Layers whose MLP is a mixture of experts (all but the first `first_dense_layers`; none for a dense model)."""
+    return a.num_hidden_layers - a.first_dense_layers if a.num_experts else 0
+
+
+def expert_params(a: Anchor) -> int:
+    """One expert's SwiGLU FFN (gate, up, down) at its own width."""
+    return 3 * a.hidden_size * a.moe_intermediate_size
+
+
+def moe_layer_mlp_params(a: Anchor) -> int:
+    """A MoE layer's MLP in memory: its router, every routed expert and the shared ones."""
+    return a.hidden_size * a.num_experts + (a.num_experts + a.num_shared_experts) * expert_params(a)
+
+
+def expert_bytes_per_param(a: Anchor) -> float:
+    """The experts' bytes per parameter (their format's block scales included), else the model's."""
+    return a.expert_weight_bytes or a.weight_bytes
+
+
+def expected_experts_touched(a: Anchor, tokens: float) -> float:
+    """Distinct routed experts a MoE layer reads for `tokens` tokens in one step, each routed to k of E uniformly at
+    random: E * (1 - (1 - k/E)^tokens). One token reads k; many read all E."""
+    if not a.num_experts or tokens <= 0:
+        return 0.0
+    return a.num_experts * (1.0 - (1.0 - a.num_experts_per_tok / a.num_experts) ** tokens)
+
+
 def embedding_params(a: Anchor) -> int:
     return a.vocab_size * a.hidden_size
 
@@ -67,8 +101,14 @@ def total_params(a: Anchor) -> int:
     per_layer_common = mlp_params(a) + 2 * a.hidden_size  # MLP and two RMSNorms
     layers = (full_attention_layers(a) * (full_attention_layer_params(a) + per_layer_common)
               + linear_attention_layers(a) * (linear_attention_layer_params(a) + per_layer_common))
+    moe = moe_layers(a) * (moe_layer_mlp_params(a) - mlp_params(a))  # their experts in place of the dense MLP
     heads = embedding_params(a) * (1 if a.tie_word_embeddings else 2)
-    return layers + heads + a.hidden_size
+    return layers + moe + heads + a.hidden_size
+
+
+def routed_expert_params(a: Anchor) -> int:
+    """Every routed expert of every MoE layer: what a step reads only in part."""
+    return moe_layers(a) * a.num_experts * expert_params(a)
 
 
 @lru_cache(maxsize=256)  # pure in the (frozen, hashable) anchor; the simulator calls it every iteration
@@ -77,17 +117,40 @@ def params_read_per_step(a: Anchor) -> int:
     return total_params(a) - (0 if a.tie_word_embeddings else embedding_params(a))
 
 
+@lru_cache(maxsize=256)
+def active_params_per_token(a: Anchor) -> int:
+    """The parameters one token multiplies by (its FLOPs are twice this): all a dense model reads per step; for a
+    MoE model, all but the routed experts, plus the k of them the token goes to in each MoE layer."""
+    routed = routed_expert_params(a)
+    return params_read_per_step(a) - routed + moe_layers(a) * a.num_experts_per_tok * expert_params(a)
+
+
 def weight_bytes_total(a: Anchor) -> int:
-    return total_params(a) * a.weight_bytes
+    routed = routed_expert_params(a)
+    return (total_params(a) - routed) * a.weight_bytes + routed * expert_bytes_per_param(a)
 
 
 @lru_cache(maxsize=256)  # pure in the (frozen, hashable) anchor; the simulator calls it every iteration
 def weight_bytes_read_per_step(a: Anchor) -> int:
-    return params_read_per_step(a) * a.weight_bytes
+    """A dense step's weight bytes (for a MoE model: all but the routed experts; weight_bytes_read adds the ones
+    its tokens touch)."""
+    return (params_read_per_step(a) - routed_expert_params(a)) * a.weight_bytes
+
+
+def weight_bytes_read(a: Anchor, tokens: float) -> float:
+    """The weight bytes a step of `tokens` tokens reads: all of a dense model; the routed experts its tokens touch
+    besides (expected_experts_touched per MoE layer)."""
+    if not a.num_experts:
+        return weight_bytes_read_per_step(a)
+    experts = moe_layers(a) * expected_experts_touched(a, tokens) * expert_params(a)
+    return weight_bytes_read_per_step(a) + experts * expert_bytes_per_param(a)
 
 
 @lru_cache(maxsize=256)  # pure in the (frozen, hashable) anchor; the simulator calls it every iteration
 def kv_bytes_per_token(a: Anchor) -> int:
+    """K and V of every KV head per full-attention layer; with MLA one latent and its RoPE part per layer."""
+    if a.kv_lora_rank:
+        return full_attention_layers(a) * (a.kv_lora_rank + a.qk_rope_head_dim) * a.kv_cache_bytes
     return 2 * full_attention_layers(a) * a.num_key_value_heads * a.head_dim * a.kv_cache_bytes
 
 
@@ -104,11 +167,11 @@ def attention_flops_per_token_position(a: Anchor) -> int:
 
 
 def decode_step_bytes(a: Anchor, batch: float, context: float) -> float:
-    return weight_bytes_read_per_step(a) + batch * (context * kv_bytes_per_token(a) + 2 * state_bytes_per_request(a))
+    return weight_bytes_read(a, batch) + batch * (context * kv_bytes_per_token(a) + 2 * state_bytes_per_request(a))
 
 
 def decode_step_flops(a: Anchor, batch: float, context: float) -> float:
-    return 2 * params_read_per_step(a) * batch + batch * context * attention_flops_per_token_position(a)
+    return 2 * active_params_per_token(a) * batch + batch * context * attention_flops_per_token_position(a)
 
 
 def step_seconds(a: Anchor, step_bytes: float, step_flops: float) -> float:
@@ -146,6 +209,8 @@ def max_batch_under_slo(a: Anchor, context: float, tpot_slo_s: float) -> int:
     Step time rises monotonically with batch, so the answer is a closed form per roof, then clamped.
     """
     cap = max_batch_by_memory(a, context)
+    if a.num_experts:  # the weight bytes grow with the batch: no closed form, but the step still only lengthens
+        return _largest_batch_within(a, context, tpot_slo_s, cap)
     per_req_bytes = context * kv_bytes_per_token(a) + 2 * state_bytes_per_request(a)
     by_bytes = (tpot_slo_s * a.hbm_bandwidth_bytes_per_s - weight_bytes_read_per_step(a)) / per_req_bytes
     per_req_flops = 2 * params_read_per_step(a) + context * attention_flops_per_token_position(a)
@@ -153,13 +218,24 @@ def max_batch_under_slo(a: Anchor, context: float, tpot_slo_s: float) -> int:
     return max(0, min(cap, math.floor(min(by_bytes, by_flops))))
 
 
+def _largest_batch_within(a: Anchor, context: float, tpot_slo_s: float, cap: int) -> int:
+    """max_batch_under_slo by bisection (decode_step_seconds rises with the batch)."""
+    if cap < 1 or decode_step_seconds(a, 1, context) > tpot_slo_s:
+        return 0
+    lo, hi = 1, cap  # lo meets the target; find the last batch that does
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if decode_step_seconds(a, mid, context) <= tpot_slo_s else (lo, mid - 1)
+    return lo
+
+
 def prefill_flops(a: Anchor, prompt: float) -> float:
     """Whole prompt in one step; causal attention touches about P^2/2 query-key pairs."""
-    return 2 * params_read_per_step(a) * prompt + prompt * prompt / 2 * attention_flops_per_token_position(a)
+    return 2 * active_params_per_token(a) * prompt + prompt * prompt / 2 * attention_flops_per_token_position(a)
 
 
 def prefill_bytes(a: Anchor, prompt: float) -> float:
-    return weight_bytes_read_per_step(a) + prompt * kv_bytes_per_token(a) + state_bytes_per_request(a)
+    return weight_bytes_read(a, prompt) + prompt * kv_bytes_per_token(a) + state_bytes_per_request(a)
 
 
 def prefill_seconds(a: Anchor, prompt: float) -> float:
@@ -176,8 +252,10 @@ def mixed_step_seconds(a: Anchor, decoders: float, context: float, chunk: float,
     """One step carrying a prefill chunk [chunk_start, chunk_start + chunk) plus one token per running decoder."""
     step_bytes = (decode_step_bytes(a, decoders, context) + (chunk_start + chunk) * kv_bytes_per_token(a)
                   + state_passes(chunk_start) * state_bytes_per_request(a))
+    if a.num_experts:  # the chunk's tokens touch more experts than the decoders' alone
+        step_bytes += weight_bytes_read(a, decoders + chunk) - weight_bytes_read(a, decoders)
     chunk_pairs = chunk * chunk_start + chunk * chunk / 2  # each chunk token sees all earlier positions
-    step_flops = (decode_step_flops(a, decoders, context) + 2 * params_read_per_step(a) * chunk
+    step_flops = (decode_step_flops(a, decoders, context) + 2 * active_params_per_token(a) * chunk
                   + chunk_pairs * attention_flops_per_token_position(a))
     return step_seconds(a, step_bytes, step_flops)
 
@@ -205,6 +283,10 @@ class IterationCost:
     __slots__ = ("weights", "kv", "state", "dense", "attention", "bandwidth", "peak_flops")
 
     def __init__(self, a: Anchor):
+        if a.num_experts:  # its weights would be priced as a constant: refuse rather than understate a MoE step
+            raise ValueError("the serving simulator prices a step's weights as a constant; a mixture of experts "
+                             "reads more of them as its tokens grow (roofline.weight_bytes_read), which it does not "
+                             "model yet (issue 64)")
         self.weights, self.kv = weight_bytes_read_per_step(a), kv_bytes_per_token(a)
         self.state, self.dense = state_bytes_per_request(a), 2 * params_read_per_step(a)
         self.attention = attention_flops_per_token_position(a)

@@ -80,6 +80,7 @@ def _check_cross_fields(data: dict, filename: str) -> None:
             fail(f"scenario.{name}.min", f"({lo}) must not exceed scenario.{name}.max ({hi})")
         if not lo <= value <= hi:
             fail(f"scenario.{name}.value", f"({value}) must lie within [{lo}, {hi}]")
+    _check_experts(model, fail)
     longest = max(scenario["context_tokens"]["max"], scenario["prompt_tokens"]["max"])
     if longest > model["max_position_embeddings"]["value"]:
         fail("scenario.context_tokens.max", f"({longest}) is longer than the model allows "
@@ -99,6 +100,32 @@ def _check_cross_fields(data: dict, filename: str) -> None:
             fail(f"scenario.try_context_tokens.value[{i}]", f"({ctx}) must be longer than scenario.context_tokens."
                  f"value ({default}) and at most scenario.context_tokens.max ({scenario['context_tokens']['max']}): "
                  "the long-context try compares a longer context with the default")
+
+
+MOE_FIELDS = ("num_experts_per_tok", "num_shared_experts", "moe_intermediate_size", "first_dense_layers",
+              "expert_weight_bytes", "expert_routing")
+
+
+def _check_experts(model: dict, fail) -> None:
+    """A mixture of experts names k within E, its experts' width and its routing assumption, and keeps a MoE layer;
+    a dense model sets none of those fields. MLA's RoPE part comes with its latent."""
+    value = lambda k: (model.get(k) or {}).get("value", 0)  # noqa: E731
+    experts = value("num_experts")
+    if not experts:
+        stray = [k for k in MOE_FIELDS if value(k)]
+        if stray:
+            fail(f"model.{stray[0]}.value", "describes experts, but model.num_experts is 0 or absent (a dense model)")
+    else:
+        if not 1 <= value("num_experts_per_tok") <= experts:
+            fail("model.num_experts_per_tok.value", f"must lie within [1, model.num_experts = {experts}]")
+        if not value("moe_intermediate_size"):
+            fail("model.moe_intermediate_size.value", "is required with model.num_experts (one expert's FFN width)")
+        if "expert_routing" not in model:
+            fail("model.expert_routing", "is required with model.num_experts (the routing the roofline assumes)")
+        if value("first_dense_layers") >= model["num_hidden_layers"]["value"]:
+            fail("model.first_dense_layers.value", "must be fewer than model.num_hidden_layers (a MoE layer stays)")
+    if value("qk_rope_head_dim") and not value("kv_lora_rank"):
+        fail("model.qk_rope_head_dim.value", "is MLA's RoPE part: it needs model.kv_lora_rank (the latent)")
 
 
 def load(path: Path, gpus_path: Path | None = None) -> tuple[Anchor, dict]:

@@ -201,12 +201,14 @@ def field_paths(anchor_doc: dict) -> dict[str, str]:
 def from_formula(anchor, paths: dict[str, str], rid: str, fn: Callable, args: dict, *, unit: str, fmt: str,
                  label: str, scale: float = 1.0, key: str | None = None, script: str = GENERATOR) -> dict:
     """A number computed from the anchor by `fn`; its inputs are the anchor fields `fn` read (recorded while it
-    ran, so the list cannot drift from the code)."""
+    ran, so the list cannot drift from the code). An optional field the anchor file leaves out (a dense model's
+    experts: anchor.Anchor's defaults) is read but is no input of the file."""
     rec = _Recording(anchor)
     result = fn(rec, **args)
     value = (result[key] if key else result) * scale
     return derived(rid, label, value, unit, fmt, derivation=Derivation.ANCHOR, formula=f"{fn.__module__}:{fn.__name__}",
-                   inputs=sorted(paths[name] for name in rec.used), script=script, args=args, scale=scale, key=key)
+                   inputs=sorted(paths[name] for name in rec.used if name in paths), script=script, args=args,
+                   scale=scale, key=key)
 
 
 def from_anchor(anchor_file: str, anchor_doc: dict, section: str, name: str, *, unit: str, fmt: str, label: str,
