@@ -31,11 +31,11 @@ rule render_site:
         vendor="config/vendor.json",
         serving=f"{PRE}/serving.json",
         prefix=f"{PRE}/prefix.json",
-        # every page template (a section added later is an input without listing it here), the script and style,
-        # and the simulator's twin, joined by render
+        # every page template (a section added later is an input without listing it here), the script (its
+        # sections in templates/lesson/) and style, and the simulator's twin, joined by render
         templates=[*sorted(glob.glob("templates/*.html.j2")), "templates/lesson.js", "templates/lesson.css",
                    "templates/lab.js", "templates/lab_model.js", "templates/lab_kernel.wat",
-                   *sorted(glob.glob("templates/serving_sim/*.js"))],
+                   *sorted(glob.glob("templates/lesson/*.js")), *sorted(glob.glob("templates/serving_sim/*.js"))],
         code=code("scripts/render_site.py"),
     output:
         html=f"{PAGE}/index.html",

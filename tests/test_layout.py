@@ -161,7 +161,8 @@ def test_each_name_is_defined_once():
     from scripts.common import names
 
     labels = {*names.SCHEDULE_LABELS.values(), *names.LANE_LABELS.values(), *names.STEP_KIND_LABELS.values()}
-    code = [*SCRIPTS.rglob("*.py"), ROOT / "templates" / "lesson.js", ROOT / "templates" / "index.html.j2",
+    code = [*SCRIPTS.rglob("*.py"), ROOT / "templates" / "lesson.js", *(ROOT / "templates" / "lesson").glob("*.js"),
+            ROOT / "templates" / "index.html.j2",
             *(ROOT / "rules").glob("*.smk"), ROOT / "Snakefile"]
     ids = re.compile(r"""["']whole["'],\s*["']chunked["'],\s*["']disagg["']|whole\|chunked\|disagg""")
     for path in code:

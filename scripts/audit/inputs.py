@@ -62,8 +62,10 @@ def check_course(path: Path, template: Path) -> dict:
 
 
 def check_templates(root: Path) -> None:
-    """The page's templates and static files: present, regular, UTF-8 without forbidden characters."""
-    for rel in TEMPLATES:
+    """The page's templates and static files (lesson.js's sections in templates/lesson/ too): present, regular,
+    UTF-8 without forbidden characters."""
+    parts = sorted(p.relative_to(root).as_posix() for p in (root / "templates" / "lesson").glob("*.js"))
+    for rel in (*TEMPLATES, *parts):
         text = read_text(root / rel, max_bytes=2 * 1024 * 1024)
         for n, line in enumerate(text.splitlines(), 1):
             if (why := bad_character(line)) is not None:

@@ -43,7 +43,8 @@ def json_for_script(obj: object) -> Markup:
 
 RUNTIME, SCRIPT, DATA_SCRIPT, SERVING_SCRIPT = "vega.min.js", "lesson.js", "lesson-data.js", "serving-data.js"
 SIM_SCRIPT, SIM_SOURCE = "serving-sim.js", "serving_sim"  # the browser's twin of scripts/serving/engine/ (a folder)
-SIM_INCLUDE = re.compile(r"^  // @include ((?:[a-z_]+\.js ?)+)$", re.M)  # twin.js names its parts, in order
+LESSON_PARTS = "lesson"  # templates/lesson/: lesson.js's sections, joined into it (lesson_script)
+SIM_INCLUDE = re.compile(r"^  // @include ((?:[a-z_]+\.js ?)+)$", re.M)  # a wrapper names its parts, in order
 DATA_PREFIX, SPECS_PREFIX, PAGE_PROV_PREFIX = "window.C13_DATA=", "window.C13_SPECS=", "window.C13_PAGE_PROV="
 PAGES = {"index.html": "index.html.j2", "lab.html": "lab.html.j2",  # the lesson, its lab and the simulator's
          "validation.html": "validation.html.j2"}  # validation report: one build, one frame (page_base.html.j2)
@@ -285,7 +286,7 @@ def _render(data: dict, tokens: dict | None, bench: dict | None, questions_md: s
                       "load_ttft": charts.load_distribution("ttft", "ttft_slo_ms", o["ttft_slo_ms"]),
                       "load_tpot": charts.load_distribution("tpot", "load_tpot_slo_ms", o["load_tpot_slo_ms"]),
                       "load_scatter": charts.load_scatter(o["ttft_slo_ms"], o["load_tpot_slo_ms"])})
-    lesson_js = (templates / "lesson.js").read_text(encoding="utf-8")
+    lesson_js = lesson_script(templates)
     compiled = compile_specs(specs)
     commands = course_section(course, "lab_commands")
     lab_config = REPO / lab.LAB_CONFIG
@@ -368,17 +369,28 @@ def course_section(course: dict | None, key: str):
 
 
 def sim_script(folder: Path) -> str:
-    """site/serving-sim.js: the twin's wrapper (twin.js) with its `// @include` line replaced by the parts it names,
-    in that order, so that the page (and its worker, from the function's source) gets one function. A part named but
-    missing, or a file of the folder that is not named, is an error naming both."""
-    wrapper = (folder / "twin.js").read_text(encoding="utf-8")
+    """site/serving-sim.js: the twin's wrapper (twin.js) with its parts joined in (joined_script), so that the page
+    (and its worker, from the function's source) gets one function."""
+    return joined_script(folder / "twin.js", folder)
+
+
+def lesson_script(templates: Path) -> str:
+    """site/lesson.js: templates/lesson.js (the page's function and its loader) with its sections joined in from
+    templates/lesson/ (roofline, techniques, timeline, ..., charts: joined_script)."""
+    return joined_script(templates / SCRIPT, templates / LESSON_PARTS)
+
+
+def joined_script(wrapper_path: Path, folder: Path) -> str:
+    """`wrapper_path` with its one `// @include a.js b.js ...` line replaced by those files of `folder`, in that
+    order. A part named but missing, or a file of the folder that is not named, is an error naming both."""
+    wrapper = wrapper_path.read_text(encoding="utf-8")
     found = SIM_INCLUDE.findall(wrapper)
     if len(found) != 1:
-        raise InputError(f"{(folder / 'twin.js').as_posix()}: needs exactly one '  // @include a.js b.js ...' line")
+        raise InputError(f"{wrapper_path.as_posix()}: needs exactly one '  // @include a.js b.js ...' line")
     parts = found[0].split()
-    present = sorted(p.name for p in folder.glob("*.js") if p.name != "twin.js")
+    present = sorted(p.name for p in folder.glob("*.js") if p != wrapper_path)
     if sorted(parts) != present:
-        raise InputError(f"{(folder / 'twin.js').as_posix()}: its @include names {', '.join(parts)} but "
+        raise InputError(f"{wrapper_path.as_posix()}: its @include names {', '.join(parts)} but "
                          f"{folder.as_posix()} holds {', '.join(present)}")
     body = "\n".join((folder / p).read_text(encoding="utf-8").rstrip("\n") for p in parts)
     return SIM_INCLUDE.sub(lambda _: body, wrapper)
