@@ -80,31 +80,31 @@ def gpu_choices(a, doc: dict, gpus_doc: dict) -> tuple[list[dict], list[dict]]:
     return choices, records
 
 
-def build(a, doc: dict, cited_doc: dict, gpus_doc: dict, anchor_file: str = "anchor-model.json",
-          techniques_doc: dict | None = None, workloads_doc: dict | None = None) -> dict:
-    if a.num_experts:  # the roofline prices experts; the page's twins and the serving simulator do not yet
-        raise InputError(f"{anchor_file}: field model.num_experts: the lesson page cannot draw a mixture of experts "
-                         "yet (its browser twins and the serving simulator price a step's weights as a constant; "
-                         "issue 64): scripts/model/roofline.py computes its numbers, no page is built from them")
-    paths, sc = field_paths(doc), {k: v for k, v in doc["scenario"].items()}
-    ctx, prompt, chunk = sc["context_tokens"]["value"], sc["prompt_tokens"]["value"], sc["chunk_tokens"]["value"]
-    records = []
+class _Records:
+    """The page's provenance records in the order they are made: `d` a number derived from the anchor, `field` an
+    anchor field as the page shows it."""
 
-    def d(rid, fn, args, unit, fmt, label, scale=1.0):
-        records.append(from_formula(a, paths, rid, fn, args, unit=unit, fmt=fmt, label=label, scale=scale))
-        return records[-1]["value"]
+    def __init__(self, a, doc: dict, anchor_file: str):
+        self.a, self.doc, self.anchor_file, self.paths, self.list = a, doc, anchor_file, field_paths(doc), []
 
+    def d(self, rid, fn, args, unit, fmt, label, scale=1.0):
+        self.list.append(from_formula(self.a, self.paths, rid, fn, args, unit=unit, fmt=fmt, label=label, scale=scale))
+        return self.list[-1]["value"]
+
+    def field(self, section, name, **kw):
+        self.list.append(from_anchor(self.anchor_file, self.doc, section, name, **kw))
+        return self.list[-1]
+
+
+def _constants(r: _Records) -> dict:
+    """The browser's constants (derived, the GPU's, the model's) and the model's and hardware's shown numbers."""
+    doc, d = r.doc, r.d
     constants = {name: d(f"const.{name}", fn, {}, unit, "int", FIELD_LABELS.get(name, name))
                  for name, (fn, unit) in CLIENT_CONSTANTS.items()}
-    for name in HARDWARE_CONSTANTS:
-        records.append(from_anchor(anchor_file, doc, "hardware", name, unit=doc["hardware"][name]["unit"], fmt="int",
-                                   label=FIELD_LABELS.get(name, name)))
-        constants[name] = doc["hardware"][name]["value"]
-    for name in MODEL_CONSTANTS:
-        records.append(from_anchor(anchor_file, doc, "model", name, unit=doc["model"][name]["unit"], fmt="int",
-                                   label=FIELD_LABELS.get(name, name)))
-        constants[name] = doc["model"][name]["value"]
-
+    for section, names in (("hardware", HARDWARE_CONSTANTS), ("model", MODEL_CONSTANTS)):
+        for name in names:
+            r.field(section, name, unit=doc[section][name]["unit"], fmt="int", label=FIELD_LABELS.get(name, name))
+            constants[name] = doc[section][name]["value"]
     d("model.total_params_b", rl.total_params, {}, "B params", "f2", "总参数量", 1e-9)
     d("model.params_read_b", rl.params_read_per_step, {}, "B params", "f2", "每步读的参数量", 1e-9)
     d("model.weights_gb", rl.weight_bytes_total, {}, "GB", "f1", "全部权重(bf16)", 1e-9)
@@ -119,12 +119,15 @@ def build(a, doc: dict, cited_doc: dict, gpus_doc: dict, anchor_file: str = "anc
                                           ("peak_bf16_flops", "TFLOP/s", "f1", 1e-12, "BF16 稠密算力"),
                                           ("runtime_reserve_bytes", "GB", "f1", 1e-9, "运行时预留"),
                                           ("pd_link_bytes_per_s", "GB/s", "int", 1e-9, "P/D 传输链路")):
-        rec = from_anchor(anchor_file, doc, "hardware", name, unit=unit, fmt=fmt, label=label, scale=scale)
-        rec["id"] = f"hw.{name}"
-        records.append(rec)
+        r.field("hardware", name, unit=unit, fmt=fmt, label=label, scale=scale)["id"] = f"hw.{name}"
+    return constants
 
+
+def _frontier(r: _Records, sc: dict, ctx: int) -> tuple[float, list[int]]:
+    """The memory cap, the naive design's table (its batches that fit, then the cap), the gain, the longer
+    contexts and the TPOT targets tried. Returns the cap and the table's batches."""
+    d = r.d
     cap = d(f"mem.cap.c{ctx}", rl.max_batch_by_memory, {"context": ctx}, "request", "int", "显存放得下的请求数")
-    # The table: the scenario's batches that fit, then the real memory cap as its last row.
     table_rows = [b for b in sc["table_batches"]["value"] if b < cap] + ([int(cap)] if cap >= 1 else [])
     for b in sorted({1, *table_rows}) if cap >= 1 else []:
         d(f"frontier.c{ctx}.b{b}.throughput_tok_s", rl.decode_throughput_tok_s, {"batch": b, "context": ctx},
@@ -135,7 +138,7 @@ def build(a, doc: dict, cited_doc: dict, gpus_doc: dict, anchor_file: str = "anc
       "batch 1 → 上限 的吞吐倍数")
     for c in sc["try_context_tokens"]["value"]:
         d(f"mem.cap.c{c}", rl.max_batch_by_memory, {"context": c}, "request", "int", f"上下文 {c} 时放得下的请求数")
-        nb = rl.max_batch_under_slo(a, c, sc["tpot_slo_ms"]["value"] / 1e3)
+        nb = rl.max_batch_under_slo(r.a, c, sc["tpot_slo_ms"]["value"] / 1e3)
         d(f"slo.default.c{c}.throughput_tok_s", rl.decode_throughput_tok_s, {"batch": nb, "context": c}, "tok/s",
           "int", f"上下文 {c}、默认 TPOT 目标下的吞吐")
     for slo_ms in sc["try_tpot_slo_ms"]["value"]:
@@ -147,7 +150,12 @@ def build(a, doc: dict, cited_doc: dict, gpus_doc: dict, anchor_file: str = "anc
           f"TPOT ≤ {slo_ms} ms 时每个用户的速度")
         d(f"slo.{slo_ms}ms.step_ms", rl.decode_step_seconds, {"batch": nb, "context": ctx}, "ms", "f1",
           f"TPOT ≤ {slo_ms} ms 时的每步时间", 1e3)
+    return cap, table_rows
 
+
+def _timeline(r: _Records, sc: dict, ctx: int, new_tokens: float) -> None:
+    """The long prompt's timeline: whole, chunked, disaggregated, at the default prompt and the longest."""
+    d, prompt, chunk = r.d, sc["prompt_tokens"]["value"], sc["chunk_tokens"]["value"]
     d("timeline.running_users", tl.running_decoders, {"context": ctx}, "request", "int", "正在解码的老用户")
     d("timeline.whole_stall_s", tl.whole_prefill_stall_s, {"context": ctx, "prompt": prompt}, "s", "f2",
       "整段 prefill 的停顿")
@@ -170,53 +178,72 @@ def build(a, doc: dict, cited_doc: dict, gpus_doc: dict, anchor_file: str = "anc
     d("timeline.disagg_max_step_ms", tl.disagg_max_step_s, {"context": ctx}, "ms", "int",
       "P/D 分离时老用户最长的一步", 1e3)
     # the timeline's prefix-cache switch: a prompt adds the Kimi K3 report's new tokens to a cached prefix
-    new_tokens = next(e["value"] for e in cited_doc["numbers"] if e["id"] == "cited.kimi.new_tokens")
     d(f"timeline.p{longest}.prefix_hit_ttft_s", tl.prefix_hit_ttft_s,
       {"context": ctx, "prompt": longest, "new_tokens": new_tokens}, "s", "f2",
       f"{longest} token 的 prompt 只新增 {new_tokens} token、其余命中前缀缓存时的 TTFT")
 
+
+def _readouts_and_scenario(r: _Records, sc: dict, new_tokens: float) -> None:
+    """The readouts at the default state, and every scenario field (each list item, each slider's maximum)."""
     defaults = {**{name: sc[name]["value"] for name in SLIDERS}, "new_tokens": new_tokens}
     for name, (fmt, unit) in READOUT_FORMATS.items():
-        records.append(from_formula(a, paths, f"readout.{name}", readouts, defaults, unit=unit, fmt=fmt,
-                               label=f"默认设置下的读数:{FIELD_LABELS.get(name, name)}", key=name))
-
+        r.list.append(from_formula(r.a, r.paths, f"readout.{name}", readouts, defaults, unit=unit, fmt=fmt,
+                                   label=f"默认设置下的读数:{FIELD_LABELS.get(name, name)}", key=name))
     for name, field in sc.items():
+        label = FIELD_LABELS.get(name, name)
         if isinstance(field["value"], list):
             for i in range(len(field["value"])):
-                records.append(from_anchor(anchor_file, doc, "scenario", name, unit=field["unit"], fmt="int",
-                                           label=FIELD_LABELS.get(name, name), rid=f"scenario.{name}.{i}", index=i))
+                r.field("scenario", name, unit=field["unit"], fmt="int", label=label, rid=f"scenario.{name}.{i}",
+                        index=i)
         else:
-            records.append(from_anchor(anchor_file, doc, "scenario", name, unit=field["unit"], fmt="int",
-                                       label=FIELD_LABELS.get(name, name)))
+            r.field("scenario", name, unit=field["unit"], fmt="int", label=label)
         if "max" in field:
-            records.append(from_anchor(anchor_file, doc, "scenario", name, unit=field["unit"], fmt="int",
-                                       label=f"{FIELD_LABELS.get(name, name).split('(')[0]}的上限",
-                                       rid=f"scenario.{name}.max", key="max"))
+            r.field("scenario", name, unit=field["unit"], fmt="int", label=f"{label.split('(')[0]}的上限",
+                    rid=f"scenario.{name}.max", key="max")
 
+
+def _cited(r: _Records, cited_doc: dict) -> None:
+    """config/cited.json's numbers with their works, and the course's ratio of two of them."""
     works = cited_doc["works"]
     for entry in cited_doc["numbers"]:
         if entry.get("work_id") not in works:
             raise InputError(f"config/cited.json: field numbers[{entry.get('id')}].work_id is not a known work")
-        records.append(cited({**entry, **works[entry["work_id"]]}))
-    by_id = {r["id"]: r for r in records}
-    records.append(ratio("course.gpt2_to_anchor_ratio", by_id["cited.course.gpt2_tokens"],
-                         by_id["cited.course.qwen_tokens"], fmt="f1",
-                         label="课程段落:GPT-2 与课程锚点词表的 token 数之比"))
+        r.list.append(cited({**entry, **works[entry["work_id"]]}))
+    by_id = {rec["id"]: rec for rec in r.list}
+    r.list.append(ratio("course.gpt2_to_anchor_ratio", by_id["cited.course.gpt2_tokens"],
+                        by_id["cited.course.qwen_tokens"], fmt="f1",
+                        label="课程段落:GPT-2 与课程锚点词表的 token 数之比"))
 
+
+def build(a, doc: dict, cited_doc: dict, gpus_doc: dict, anchor_file: str = "anchor-model.json",
+          techniques_doc: dict | None = None, workloads_doc: dict | None = None) -> dict:
+    if a.num_experts:  # the roofline prices experts; the page's twins and the serving simulator do not yet
+        raise InputError(f"{anchor_file}: field model.num_experts: the lesson page cannot draw a mixture of experts "
+                         "yet (its browser twins and the serving simulator price a step's weights as a constant; "
+                         "issue 64): scripts/model/roofline.py computes its numbers, no page is built from them")
+    r, sc = _Records(a, doc, anchor_file), {k: v for k, v in doc["scenario"].items()}
+    ctx, prompt, chunk = sc["context_tokens"]["value"], sc["prompt_tokens"]["value"], sc["chunk_tokens"]["value"]
+    constants = _constants(r)
+    cap, table_rows = _frontier(r, sc, ctx)
+    new_tokens = next(e["value"] for e in cited_doc["numbers"] if e["id"] == "cited.kimi.new_tokens")
+    _timeline(r, sc, ctx, new_tokens)
+    _readouts_and_scenario(r, sc, new_tokens)
+    _cited(r, cited_doc)
     gpus, gpu_records = gpu_choices(a, doc, gpus_doc)
-    records += gpu_records
+    records = r.list + gpu_records
     technique_view, technique_claims = None, []
     if techniques_doc is not None and workloads_doc is not None:  # the frontier experiment's technique switches
         technique_view, technique_records, technique_claims = techniques_page.build(
-            a, paths, techniques_doc, workloads_doc, gpus,
+            a, r.paths, techniques_doc, workloads_doc, gpus,
             {"context": ctx, "prompt": prompt, "tpot_slo_ms": sc["tpot_slo_ms"]["value"]})
         records += technique_records
-    by_id = {r["id"]: r for r in records}
+    by_id = {rec["id"]: rec for rec in records}
     technique_claims = settle_claims(technique_claims, by_id)
     if technique_view is not None:
         technique_view["fails_on"] = techniques_page.outcomes(technique_claims, technique_view["gpus"])
     view = {"context": ctx, "cap": int(cap), "table_rows": table_rows, "linear_layers": rl.linear_attention_layers(a),
             "try_slo_all_fit": [by_id[f"slo.{s}ms.max_batch"]["value"] >= cap for s in sc["try_tpot_slo_ms"]["value"]]}
+    contexts = powers_of_two(sc["context_tokens"]["min"], sc["context_tokens"]["max"])
     return {
         "schema_version": 1,
         "page": view,
@@ -228,12 +255,10 @@ def build(a, doc: dict, cited_doc: dict, gpus_doc: dict, anchor_file: str = "anc
         "constants": constants,
         "gpus": gpus,
         "techniques": technique_view,
-        "frontier": {"contexts": powers_of_two(sc["context_tokens"]["min"], sc["context_tokens"]["max"]),
-                     "rows": frontier_rows(a, powers_of_two(sc["context_tokens"]["min"], sc["context_tokens"]["max"]),
-                                           int(sc["batch"]["max"]))},
+        "frontier": {"contexts": contexts, "rows": frontier_rows(a, contexts, int(sc["batch"]["max"]))},
         "timeline_default": {"context": ctx, "prompt": prompt, "chunk": chunk,
                              "bars": tl.lanes(a, ctx, prompt, chunk)},
-        "provenance": {r["id"]: r for r in records},
+        "provenance": {rec["id"]: rec for rec in records},
     }
 
 

@@ -243,12 +243,8 @@ def render(data: dict, tokens: dict | None, bench: dict | None, questions_md: st
         raise template_problem(exc) from None
 
 
-def _render(data: dict, tokens: dict | None, bench: dict | None, questions_md: str, templates: Path,
-            runtime: Path, load: dict | None, course: dict | None = None, prefix: dict | None = None) -> dict[str, str]:
-    serving = load["serving"] if load else None
-    prov = merged_provenance(data, tokens, bench, serving, prefix)
-    env = jinja_env(templates)
-
+def page_helpers(prov: dict, course: dict | None) -> dict:
+    """The templates' number, readout and course-link helpers over the merged records."""
     def num(rid: str, suffix: str = "", gpu_field: str | None = None) -> Markup:
         """A number and its record; `gpu_field`: the GPU switch swaps in record gpu.<id>.<gpu_field> (lesson.js)."""
         rec = prov[rid]  # a KeyError here is a template naming a number that has no provenance
@@ -272,6 +268,11 @@ def _render(data: dict, tokens: dict | None, bench: dict | None, questions_md: s
                       'data-value="{}">{}</output>').format(name, rec["format"], rec["id"], repr(rec["value"]),
                                                            rec["display"])
 
+    return {"num": num, "readout": readout, "link": link}
+
+
+def chart_specs(data: dict, tokens: dict | None, bench: dict | None, serving: dict | None) -> dict:
+    """Every chart's Vega-Lite spec at the page's opening state (charts.py)."""
     sc = data["scenario"]
     specs = {"frontier": charts.frontier(sc["batch"]["value"], sc["context_tokens"]["value"],
                                          sc["tpot_slo_ms"]["value"]),
@@ -286,15 +287,49 @@ def _render(data: dict, tokens: dict | None, bench: dict | None, questions_md: s
                       "load_ttft": charts.load_distribution("ttft", "ttft_slo_ms", o["ttft_slo_ms"]),
                       "load_tpot": charts.load_distribution("tpot", "load_tpot_slo_ms", o["load_tpot_slo_ms"]),
                       "load_scatter": charts.load_scatter(o["ttft_slo_ms"], o["load_tpot_slo_ms"])})
-    lesson_js = lesson_script(templates)
-    compiled = compile_specs(specs)
+    return specs
+
+
+CSP = "; ".join(["default-src 'none'", "script-src 'self' 'unsafe-eval'", "worker-src blob:",
+                 "style-src 'unsafe-inline'", "img-src data:", "font-src data:", "connect-src 'self'",
+                 "base-uri 'none'", "form-action 'none'"])
+
+
+def render_twice(env, context: dict, prov: dict, settings: dict) -> tuple[dict[str, str], dict]:
+    """The pages, rendered twice: the header's reading time is counted from the page it heads. The first pass
+    renders with placeholder counts (the header's meta line is not counted, so the second pass counts the same
+    page). Returns the pages and the counts' records."""
+    def pages() -> dict[str, str]:
+        return {name: env.get_template(template).render(page_name=name.removesuffix(".html"), **context)
+                for name, template in PAGES.items()}
+
+    placeholder = {f"page.{p}.{k}": {"id": f"page.{p}.{k}", "display": "0"} for p in reading.PAGES
+                   for k in ("minutes", "experiments", "prose_chars", "run_seconds")}
+    prov.update({**settings, **placeholder})
+    first = pages()
+    page_prov = {**settings, **reading.page_records({p: first[f] for p, f in reading.PAGES.items()}, settings)}
+    problem = reading.frame_problem(page_prov)
+    if problem:
+        raise TemplateProblem(problem)
+    prov.update(page_prov)
+    html_pages = pages()
+    again = reading.page_records({p: html_pages[f] for p, f in reading.PAGES.items()}, settings)
+    if any(again[k] != page_prov[k] for k in again):  # a template that counts differently once the numbers are in
+        raise TemplateProblem("templates: the pages' reading counts changed between the two render passes")
+    return html_pages, page_prov
+
+
+def _render(data: dict, tokens: dict | None, bench: dict | None, questions_md: str, templates: Path,
+            runtime: Path, load: dict | None, course: dict | None = None, prefix: dict | None = None) -> dict[str, str]:
+    serving = load["serving"] if load else None
+    prov = merged_provenance(data, tokens, bench, serving, prefix)
+    compiled = compile_specs(chart_specs(data, tokens, bench, serving))
     commands = course_section(course, "lab_commands")
-    lab_config = REPO / lab.LAB_CONFIG
-    lab_doc, lab_conf = lab.read_lab(lab_config)  # read and checked once: records, the page's settings, run times
+    lab_doc, lab_conf = lab.read_lab(REPO / lab.LAB_CONFIG)  # read and checked once: records, settings, run times
     settings = {**reading.config_records(course_section(course, "reading"), commands),
                 **lab.lab_records(lab_doc, lab_conf)}
     context = dict(
-        d=data, P=prov, num=num, readout=readout, link=link, holds=claim_outcomes(data, serving, prefix),
+        d=data, P=prov, **page_helpers(prov, course), holds=claim_outcomes(data, serving, prefix),
         course_map=(course or {}).get("map", {}).get("value") or [None] * MAP_GENERATIONS,
         tokens=tokens, tok=tokenizer_roles(tokens, data["anchor"]["name"]), bench=bench, serving=serving,
         prefix=prefix, lab_commands=commands,
@@ -307,35 +342,13 @@ def _render(data: dict, tokens: dict | None, bench: dict | None, questions_md: s
                  "prefix": PREFIX_SCRIPT if prefix and prefix.get("page") else ""},
         chart_boxes=chart_boxes(compiled, {**default_chart_data(data), **(default_load_data(
             load["opening"], serving["settings"]["rates_per_gpu"]) if load else {})}),
-        csp=Markup("; ".join([
-            "default-src 'none'", "script-src 'self' 'unsafe-eval'", "worker-src blob:", "style-src 'unsafe-inline'",
-            "img-src data:",
-            "font-src data:", "connect-src 'self'", "base-uri 'none'", "form-action 'none'"])),
+        csp=Markup(CSP),
         questions=markdown(questions_md), build_date=build_date(["anchor-model.json", "precomputed"]),
         commit=git_commit(),
     )
-
-    def pages() -> dict[str, str]:
-        return {name: env.get_template(template).render(page_name=name.removesuffix(".html"), **context)
-                for name, template in PAGES.items()}
-
-    # Two passes: the header's reading time is counted from the page it heads. The first pass renders with
-    # placeholder counts (the header's meta line is not counted, so the second pass counts the same page).
-    placeholder = {f"page.{p}.{k}": {"id": f"page.{p}.{k}", "display": "0"} for p in reading.PAGES
-                   for k in ("minutes", "experiments", "prose_chars", "run_seconds")}
-    prov.update({**settings, **placeholder})
-    first = pages()
-    page_prov = {**settings, **reading.page_records({p: first[f] for p, f in reading.PAGES.items()}, settings)}
-    problem = reading.frame_problem(page_prov)
-    if problem:
-        raise TemplateProblem(problem)
-    prov.update(page_prov)
-    html_pages = pages()
+    html_pages, page_prov = render_twice(jinja_env(templates), context, prov, settings)
     lab_only = lab_only_ids(bench, html_pages["index.html"])
-    again = reading.page_records({p: html_pages[f] for p, f in reading.PAGES.items()}, settings)
-    if any(again[k] != page_prov[k] for k in again):  # a template that counts differently once the numbers are in
-        raise TemplateProblem("templates: the pages' reading counts changed between the two render passes")
-    files = {**html_pages, RUNTIME: runtime.read_text(encoding="utf-8"), SCRIPT: lesson_js,
+    files = {**html_pages, RUNTIME: runtime.read_text(encoding="utf-8"), SCRIPT: lesson_script(templates),
              DATA_SCRIPT: data_script(page_data(data, tokens, bench, prefix, lab_only), compiled, page_prov),
              LAB_SCRIPT: lab_script(bench, lab_only), LAB_MODEL_SCRIPT: lab.lab_model_script(templates),
              LAB_PAGE_SCRIPT: (templates / LAB_PAGE_SCRIPT).read_text(encoding="utf-8")}
