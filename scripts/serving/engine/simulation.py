@@ -29,6 +29,30 @@ def engines() -> tuple[str, ...]:
     return tuple(dict.fromkeys(SCHEDULES + PRESETS + tuple(others)))
 
 
+def _checked_class_budget(class_budget: tuple[int, int], scheduler, preset: str, schedule: str) -> tuple[int, int]:
+    """simulate()'s `class_budget`, refused for a schedule without a token budget or outside that budget."""
+    threshold, long_tokens = class_budget
+    if preset not in ("sarathi", "vllm-v1", "llama.cpp"):
+        raise ValueError("class_budget applies to the schedules with a token budget per iteration (sarathi, "
+                         f"vllm-v1, llama.cpp), not {schedule}")
+    budget = scheduler.chunk_tokens if preset == "sarathi" else scheduler.token_budget
+    if not (threshold >= 1 and 1 <= long_tokens < budget):
+        raise ValueError(f"class_budget: the threshold must be at least 1 token and the long prompts' share "
+                         f"between 1 and the iteration's budget ({budget:g}) less one, not {threshold}, "
+                         f"{long_tokens}")
+    return int(threshold), int(long_tokens)
+
+
+def _prefix_contents(reqs: Requests, colocated: bool, paged: bool, preset: str, schedule: str):
+    """The requests' contents for prefix caching, refused where it is not modelled."""
+    if not colocated:
+        raise ValueError("prefix caching is modelled on the colocated schedules, not P/D")
+    if not paged and preset != "llama.cpp":
+        raise ValueError("prefix caching follows vLLM (paged memory: paged=True) or llama.cpp's slots "
+                         f"(schedule llama.cpp), not {schedule} with reserved contexts")
+    return reqs.contents()
+
+
 def simulate(a: Anchor, reqs: Requests, schedule: str, *, chunk_tokens: int = 512, max_batch: int | None = None,
              prefill_gpus: int = 1, decode_gpus: int = 1, capacity_bytes: float | None = None,
              max_num_batched_tokens: int | None = None, gpu_name: str = "", first_token: str = "decode",
@@ -68,16 +92,7 @@ def simulate(a: Anchor, reqs: Requests, schedule: str, *, chunk_tokens: int = 51
     scheduler = rule.configure(a, reqs, chunk_tokens=chunk_tokens, max_batch=max_batch,
                                max_num_batched_tokens=max_num_batched_tokens, gpu_name=gpu_name, paged=paged)
     if class_budget is not None:
-        threshold, long_tokens = class_budget
-        if preset not in ("sarathi", "vllm-v1", "llama.cpp"):
-            raise ValueError("class_budget applies to the schedules with a token budget per iteration (sarathi, "
-                             f"vllm-v1, llama.cpp), not {schedule}")
-        budget = scheduler.chunk_tokens if preset == "sarathi" else scheduler.token_budget
-        if not (threshold >= 1 and 1 <= long_tokens < budget):
-            raise ValueError(f"class_budget: the threshold must be at least 1 token and the long prompts' share "
-                             f"between 1 and the iteration's budget ({budget:g}) less one, not {threshold}, "
-                             f"{long_tokens}")
-        scheduler.class_budget = (int(threshold), int(long_tokens))
+        scheduler.class_budget = _checked_class_budget(class_budget, scheduler, preset, schedule)
     if step_cost is not None and not colocated:
         raise ValueError("step_cost applies to the colocated schedules and replaces `efficiency`")
     step = step_cost_for(a, efficiency, step_cost)
@@ -88,20 +103,11 @@ def simulate(a: Anchor, reqs: Requests, schedule: str, *, chunk_tokens: int = 51
             or scheduler.token_budget < 1:
         raise ValueError("chunk_tokens, max_batch, max_num_batched_tokens and the GPU counts must be at least 1")
     n = len(reqs)
-    if capacity_bytes is not None:
-        capacity = capacity_bytes
-    else:
-        capacity = memory.pool_bytes(a) if paged else rl.free_bytes_for_requests(a)
+    capacity = capacity_bytes if capacity_bytes is not None else \
+        memory.pool_bytes(a) if paged else rl.free_bytes_for_requests(a)
     if capacity <= 0:
         raise ValueError(f"no memory is left for requests ({capacity / 1e9:.1f} GB after the weights and reserve)")
-    prefix = None
-    if prefix_caching:
-        if not colocated:
-            raise ValueError("prefix caching is modelled on the colocated schedules, not P/D")
-        if not paged and preset != "llama.cpp":
-            raise ValueError("prefix caching follows vLLM (paged memory: paged=True) or llama.cpp's slots "
-                             f"(schedule llama.cpp), not {schedule} with reserved contexts")
-        prefix = reqs.contents()
+    prefix = _prefix_contents(reqs, colocated, paged, preset, schedule) if prefix_caching else None
     out = new_out(n, reqs.arrival_s)
     held_peak = 0.0
     mem = memory if paged else None
@@ -122,10 +128,8 @@ def simulate(a: Anchor, reqs: Requests, schedule: str, *, chunk_tokens: int = 51
     gone = out["dec_last"] < out["dec_first"]  # P/D decode convention, one token: no token after its first
     out["dec_first"][gone], out["dec_last"][gone] = -1, -1
     parts = breakdown(reqs.arrival_s, ready, out, work_to, gpu, runs, not colocated)
-    cached = saved = None
-    if prefix is not None:
-        cached = out["cached_tokens"]
-        saved = prefill_saved(step.cost, reqs.prompt_tokens, cached)
+    cached = out["cached_tokens"] if prefix is not None else None
+    saved = prefill_saved(step.cost, reqs.prompt_tokens, cached) if prefix is not None else None
     return Trace(reqs, out["admitted_s"], out["first_token_s"], out["finish_s"], gpu, out["dec_first"],
                  out["dec_last"], [r[0] for r in runs], peak, capacity, [r[1] for r in runs], parts,
                  out["preemptions"], out["pieces"], held_peak, cached, saved)
