@@ -170,84 +170,72 @@ def positions(lo: float, hi: float, step: float, moves: int) -> list[float]:
     return [round(cycle[i % len(cycle)], 6) for i in range(moves)]
 
 
-def main(argv: list[str] | None = None) -> int:
-    from playwright.sync_api import sync_playwright
-
-    from tests.browser import CHROMIUM, FLAGS, wait_ready
-
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--site", type=Path, default=Path("site"))
-    ap.add_argument("--moves", type=int, default=200, help="input events per slider")
-    ap.add_argument("--out", type=Path, default=Path("build/bench/page.json"))
-    args = ap.parse_args(argv)
-    index = args.site / "index.html"
-    if not index.is_file():
-        print(f"error: {index} is missing: run `make site` first", file=sys.stderr)
-        return 1
+def measure(page, site: Path, moves_per_slider: int) -> dict:
+    """Every measurement on an open lesson page (the module docstring): per re-scoring slider, per re-simulating
+    control, the cached rate pair, the drag, the long tasks, one simulation's time and the lab's prefix states."""
     by_slider: dict[str, list[float]] = {}
     first: dict[str, list[float]] = {}
     settled: dict[str, list[float]] = {}
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
-        page.goto(index.resolve().as_uri())
-        wait_ready(page)
-        page.evaluate("window.lessonPending()")
-        page.evaluate(LONG_TASKS)
-        moves = []  # (kind, name, values, cold)
-        for name, lo, hi, step in page.evaluate(RANGES):
-            if name in RESIMULATING_SLIDERS:
-                moves.append(("slider", name, positions(lo, hi, step, args.moves // 2), False))
-                continue
-            for value in positions(lo, hi, step, args.moves):
-                shown, done = page.evaluate(MOVE, [name, value])
-                by_slider.setdefault(name, []).append(shown)
-                settled.setdefault(name, []).append(done)
-        gpus = page.evaluate("[...document.querySelectorAll('select[data-choice=\"gpu\"] option')].map(o => o.value)")
-        splits = page.evaluate("[...document.querySelectorAll('select[data-choice=\"pd_split\"] option')]"
-                               ".map(o => o.value)")
-        moves += [("select", "gpu", (gpus[1:] + gpus[:1]) * 4, True),
-                  ("radio", "step_time", ["realistic", "bound"] * 10, True),
-                  ("select", "pd_split", (splits[1:] + splits[:1]) * 4, True)]
-        for kind, name, values, cold in moves:
-            for value in values:
-                f, s = page.evaluate(FIRST, [kind, name, value, cold])
-                first.setdefault(name, []).append(f)
-                settled.setdefault(name, []).append(s)
-        pair = [3.0, 3.1]  # both simulated by the first two moves; then every move finds its cells cached
-        for k in range(args.moves + 2):
-            shown, done = page.evaluate(MOVE, ["request_rate", pair[k % 2]])
-            if k >= 2:
-                by_slider.setdefault(CACHED, []).append(shown)
-                settled.setdefault(CACHED, []).append(done)
-        drag = drag_moves(page, "ttft_slo_ms")
-        long_tasks = page.evaluate("window.__long")
-        sim = page.evaluate(SIM_SPEED)
-        prefix = prefix_lab_moves(page, args.site / "lab.html")
-        browser.close()
+    moves = []  # (kind, name, values, cold)
+    for name, lo, hi, step in page.evaluate(RANGES):
+        if name in RESIMULATING_SLIDERS:
+            moves.append(("slider", name, positions(lo, hi, step, moves_per_slider // 2), False))
+            continue
+        for value in positions(lo, hi, step, moves_per_slider):
+            shown, done = page.evaluate(MOVE, [name, value])
+            by_slider.setdefault(name, []).append(shown)
+            settled.setdefault(name, []).append(done)
+    gpus = page.evaluate("[...document.querySelectorAll('select[data-choice=\"gpu\"] option')].map(o => o.value)")
+    splits = page.evaluate("[...document.querySelectorAll('select[data-choice=\"pd_split\"] option')]"
+                           ".map(o => o.value)")
+    moves += [("select", "gpu", (gpus[1:] + gpus[:1]) * 4, True),
+              ("radio", "step_time", ["realistic", "bound"] * 10, True),
+              ("select", "pd_split", (splits[1:] + splits[:1]) * 4, True)]
+    for kind, name, values, cold in moves:
+        for value in values:
+            f, s = page.evaluate(FIRST, [kind, name, value, cold])
+            first.setdefault(name, []).append(f)
+            settled.setdefault(name, []).append(s)
+    pair = [3.0, 3.1]  # both simulated by the first two moves; then every move finds its cells cached
+    for k in range(moves_per_slider + 2):
+        shown, done = page.evaluate(MOVE, ["request_rate", pair[k % 2]])
+        if k >= 2:
+            by_slider.setdefault(CACHED, []).append(shown)
+            settled.setdefault(CACHED, []).append(done)
+    drag = drag_moves(page, "ttft_slo_ms")
+    return {"by_slider": by_slider, "first": first, "settled": settled, "drag": drag,
+            "long_tasks": page.evaluate("window.__long"), "sim": page.evaluate(SIM_SPEED),
+            "prefix": prefix_lab_moves(page, site / "lab.html")}
+
+
+def report_of(m: dict, site: Path) -> dict:
+    """The measurements as build/bench/page.json holds them, with the site's bytes and the goals beside."""
+    by_slider, settled = m["by_slider"], m["settled"]
     every = [t for ts in by_slider.values() for t in ts]
-    files = {f.name: f for f in sorted(args.site.glob("*")) if f.is_file()}
+    files = {f.name: f for f in sorted(site.glob("*")) if f.is_file()}
     gz = {name: len(gzip.compress(f.read_bytes(), 9, mtime=0)) for name, f in files.items()}
     # the lab's prefix-cache experiment (loaded only there, when it scrolls into view) and its measured records
     lab_only = {"prefix-data.js", "lab-data.js"}
     page_data = sum(v for k, v in gz.items() if k.endswith(".js") and k != "vega.min.js" and k not in lab_only)
-    report = {"moves": len(every), "median_ms": round(statistics.median(every), 2), "p95_ms": round(p95(every), 2),
-              "goal_p95_ms": 16.0, "by_slider": {k: summary(v) for k, v in by_slider.items()},
-              "drag_ttft_slo_ms": summary(drag),
-              "resimulating": {"goal_first_p95_ms": 100.0,
-                               "first_readout": {k: summary(v) for k, v in first.items()},
-                               "settled": {k: summary(v) for k, v in settled.items() if k not in by_slider},
-                               "targets_goodput_search_settled": {k: summary(v) for k, v in settled.items()
-                                                                  if k in by_slider and k.endswith(("slo_ms",
-                                                                                                    "target"))},
-                               "main_thread_long_tasks": {"count": len(long_tasks),
-                                                          "max_ms": round(max(long_tasks, default=0.0), 1)}},
-              "simulation_2000_requests": {**summary(sim), "goal_p95_ms": 30.0},
-              "lab_prefix_experiment_settled": summary(prefix),
-              "site_bytes": {name: f.stat().st_size for name, f in files.items()}, "site_gzip_bytes": gz,
-              "page_js_gzip_bytes_without_vega": page_data, "goal_page_js_gzip_bytes": 150_000,
-              "lab_only_js_gzip_bytes": sum(gz.get(k, 0) for k in lab_only)}
-    write_bytes_atomic(args.out, (json.dumps(report, indent=1) + "\n").encode())
+    return {"moves": len(every), "median_ms": round(statistics.median(every), 2), "p95_ms": round(p95(every), 2),
+            "goal_p95_ms": 16.0, "by_slider": {k: summary(v) for k, v in by_slider.items()},
+            "drag_ttft_slo_ms": summary(m["drag"]),
+            "resimulating": {"goal_first_p95_ms": 100.0,
+                             "first_readout": {k: summary(v) for k, v in m["first"].items()},
+                             "settled": {k: summary(v) for k, v in settled.items() if k not in by_slider},
+                             "targets_goodput_search_settled": {k: summary(v) for k, v in settled.items()
+                                                                if k in by_slider and k.endswith(("slo_ms",
+                                                                                                  "target"))},
+                             "main_thread_long_tasks": {"count": len(m["long_tasks"]),
+                                                        "max_ms": round(max(m["long_tasks"], default=0.0), 1)}},
+            "simulation_2000_requests": {**summary(m["sim"]), "goal_p95_ms": 30.0},
+            "lab_prefix_experiment_settled": summary(m["prefix"]),
+            "site_bytes": {name: f.stat().st_size for name, f in files.items()}, "site_gzip_bytes": gz,
+            "page_js_gzip_bytes_without_vega": page_data, "goal_page_js_gzip_bytes": 150_000,
+            "lab_only_js_gzip_bytes": sum(gz.get(k, 0) for k in lab_only)}
+
+
+def print_report(report: dict, settled: dict, out: Path) -> None:
     print(f"{'slider (re-scores)':<20} {'moves':>6} {'median ms':>10} {'p95 ms':>8} {'max ms':>8}")
     for name, r in report["by_slider"].items():
         print(f"{name:<20} {r['moves']:>6} {r['median_ms']:>10} {r['p95_ms']:>8} {r['max_ms']:>8}"
@@ -272,8 +260,36 @@ def main(argv: list[str] | None = None) -> int:
     s = report["lab_prefix_experiment_settled"]
     print(f"lab prefix-cache experiment, {s['moves']} states (2 runs of 2,000 requests each): settled median "
           f"{s['median_ms']} ms, p95 {s['p95_ms']} ms")
-    print(f"lesson page js gzipped without Vega: {page_data:,} B (goal 150,000); the lab's own: "
-          f"{report['lab_only_js_gzip_bytes']:,} B more; report: {args.out}")
+    print(f"lesson page js gzipped without Vega: {report['page_js_gzip_bytes_without_vega']:,} B (goal 150,000); "
+          f"the lab's own: {report['lab_only_js_gzip_bytes']:,} B more; report: {out}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    from playwright.sync_api import sync_playwright
+
+    from tests.browser import CHROMIUM, FLAGS, wait_ready
+
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--site", type=Path, default=Path("site"))
+    ap.add_argument("--moves", type=int, default=200, help="input events per slider")
+    ap.add_argument("--out", type=Path, default=Path("build/bench/page.json"))
+    args = ap.parse_args(argv)
+    index = args.site / "index.html"
+    if not index.is_file():
+        print(f"error: {index} is missing: run `make site` first", file=sys.stderr)
+        return 1
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(index.resolve().as_uri())
+        wait_ready(page)
+        page.evaluate("window.lessonPending()")
+        page.evaluate(LONG_TASKS)
+        measured = measure(page, args.site, args.moves)
+        browser.close()
+    report = report_of(measured, args.site)
+    write_bytes_atomic(args.out, (json.dumps(report, indent=1) + "\n").encode())
+    print_report(report, measured["settled"], args.out)
     return 0
 
 
