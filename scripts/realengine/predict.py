@@ -341,17 +341,10 @@ def checked_prediction(a, doc: dict, step: StepModel, cal: dict, settings: dict,
 MAX_NOISE_SEEDS = 1000  # each seed is one more simulated run: a bound so a typo (1000000) is refused, not run for days
 
 
-def main(argv=None) -> int:
-    """The command (module docstring): one result file predicted, measured vs predicted with errors."""
+def _parser():
+    """predict's command line (module docstring)."""
     import argparse
-    import sys
     from pathlib import Path
-
-    from scripts.realengine import calibrate
-    from scripts.realengine.settings import comparison_settings, read_calibration
-    from scripts.record.anchor_file import load
-    from scripts.record.atomic import write_json_atomic
-    from scripts.record.inputs import InputError, read_json
 
     ap = argparse.ArgumentParser(prog="python -m scripts.realengine.predict",
                                  description="Predict a measured load run with the serving simulator and a fitted "
@@ -375,7 +368,46 @@ def main(argv=None) -> int:
                            "step model's decode times to the run (scripts/realengine/speed.py) and predict again")
     told.add_argument("--force", action="store_true",
                       help="predict with the calibration even when the run's own speed is past the bound")
-    args = ap.parse_args(argv)
+    return ap
+
+
+def _print(args, cell: dict, checked: dict, report: dict, sends: str, fit_on: list) -> None:
+    """The prediction beside the measurement, metric by metric, then the KS distances and the flags."""
+    import sys
+
+    rate = "all at once" if cell["sent_rate"] is None else f"{cell['sent_rate']:.2f} req/s"
+    print(f"{args.result.name}: sent {rate}{' (saturated)' if cell['saturated'] else ''}; "
+          f"step model fitted on {len(fit_on)} run(s); send times {sends}")
+    print(f"{'metric':<20}{'measured':>12}{'predicted':>12}{'error':>10}")
+    for k in COMPARED:
+        err = report["error"][k]
+        if err is None:  # not in the measurement (module clients.py: GuideLLM keeps no per-token times)
+            print(f"{k:<20}{'—':>12}{cell['predicted'][k]:>12.4g}{'—':>10}")
+            continue
+        shown = f"{err:+.3f}" if k == "slo_attainment" else f"{err:+.1%}"
+        band = "" if "predicted_spread" not in cell else "   seeds: {:.4g} to {:.4g}".format(
+            *cell["predicted_spread"][k])
+        print(f"{k:<20}{cell['measured'][k]:>12.4g}{cell['predicted'][k]:>12.4g}{shown:>10}{band}")
+    print(f"Kolmogorov-Smirnov distance, measured vs predicted: TTFT {cell['ks']['ttft']:.3f}, "
+          f"TPOT {cell['ks']['tpot']:.3f}")
+    for line in checked["flags"]:
+        print(f"warning: {line}", file=sys.stderr)
+    if cell["never_reached"]:
+        print(f"{cell['never_reached']} request(s) never reached the server (a connection error): measured as "
+              "failed, left out of the simulated server's requests")
+
+
+def main(argv=None) -> int:
+    """The command (module docstring): one result file predicted, measured vs predicted with errors."""
+    import sys
+
+    from scripts.realengine import calibrate
+    from scripts.realengine.settings import comparison_settings, read_calibration
+    from scripts.record.anchor_file import load
+    from scripts.record.atomic import write_json_atomic
+    from scripts.record.inputs import InputError, read_json
+
+    args = _parser().parse_args(argv)
     try:
         if args.max_concurrency is not None and args.max_concurrency < 1:
             raise InputError(f"--max-concurrency must be at least 1, not {args.max_concurrency}")
@@ -421,26 +453,7 @@ def main(argv=None) -> int:
               "fitted_on": [p.as_posix() for p in fit_on], "max_concurrency": args.max_concurrency,
               "slo_ms": cal["slo_ms"], "step_model": step.as_dict(), "fit_quality": quality, **cell,
               **checked, "error": cell_errors(cell)}
-    rate = "all at once" if cell["sent_rate"] is None else f"{cell['sent_rate']:.2f} req/s"
-    print(f"{args.result.name}: sent {rate}{' (saturated)' if cell['saturated'] else ''}; "
-          f"step model fitted on {len(fit_on)} run(s); send times {sends}")
-    print(f"{'metric':<20}{'measured':>12}{'predicted':>12}{'error':>10}")
-    for k in COMPARED:
-        err = report["error"][k]
-        if err is None:  # not in the measurement (module clients.py: GuideLLM keeps no per-token times)
-            print(f"{k:<20}{'—':>12}{cell['predicted'][k]:>12.4g}{'—':>10}")
-            continue
-        shown = f"{err:+.3f}" if k == "slo_attainment" else f"{err:+.1%}"
-        band = "" if "predicted_spread" not in cell else "   seeds: {:.4g} to {:.4g}".format(
-            *cell["predicted_spread"][k])
-        print(f"{k:<20}{cell['measured'][k]:>12.4g}{cell['predicted'][k]:>12.4g}{shown:>10}{band}")
-    print(f"Kolmogorov-Smirnov distance, measured vs predicted: TTFT {cell['ks']['ttft']:.3f}, "
-          f"TPOT {cell['ks']['tpot']:.3f}")
-    for line in checked["flags"]:
-        print(f"warning: {line}", file=sys.stderr)
-    if cell["never_reached"]:
-        print(f"{cell['never_reached']} request(s) never reached the server (a connection error): measured as "
-              "failed, left out of the simulated server's requests")
+    _print(args, cell, checked, report, sends, fit_on)
     if args.out:
         write_json_atomic(args.out, report)
     return 0
