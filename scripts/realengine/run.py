@@ -219,7 +219,8 @@ def out_dir(args) -> Path:
     return TRIAL_OUT if is_trial(args) else OUT
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
+    """run's command line (module docstring)."""
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--config", type=Path, default=engine_build.CONFIG)
     ap.add_argument("--only-calibrate", action="store_true", help="stop after the calibration (a trial)")
@@ -239,18 +240,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, default=None,
                     help=f"where the records go (default {OUT.as_posix()}/, the committed measurement; a trial's "
                          f"default is {TRIAL_OUT.as_posix()}/, outside the committed data)")
-    args = ap.parse_args(argv)
-    if args.session < 1 or (args.session != 1 and not args.held_out):
-        raise SystemExit("error: --session N (at least 1) numbers the held-out sessions; it needs --held-out")
-    args.out = out_dir(args)
-    print(f"records go to {args.out.as_posix()}/", file=sys.stderr)
-    cfg = engine_build.load_config(args.config)
-    if args.prefix and args.held_out:
-        raise SystemExit("error: --prefix and --held-out measure different cells; pick one")
-    block = "prefix_load" if args.prefix else "held_out" if args.held_out else "load"
-    if args.prefix:
-        prefix_load.check(cfg.get("prefix_load"))
-    aiperf = heldout.environment(cfg["held_out"]) if args.held_out else None
+    return ap
+
+
+def _trial_overrides(cfg: dict, block: str, args) -> None:
+    """A trial's --requests, --runs and --only, written into the config block it measures."""
     if args.requests:
         cfg[block]["requests_per_cell"] = args.requests
         if args.held_out:
@@ -262,6 +256,42 @@ def main(argv: list[str] | None = None) -> int:
         cfg[block]["rates"] = {workload: [float(rate)]}
         if args.held_out:
             cfg[block].pop("closed_loop", None)
+
+
+def _calibration_load_runs(port: int, cfg: dict, args, machine_id: str, cal: dict, vocab: int, eot: int,
+                           meta: dict) -> None:
+    """The calibration's load runs (step times under load, for the fit), each written beside the record."""
+    runs = [(w, r, None) for w, r in cfg["calibration"]["load_runs"].items()]
+    if args.held_out:  # answers long enough to fill every slot (held_out.calibration_load_runs)
+        runs += [(w, s["rate"], s) for w, s in cfg["held_out"]["calibration_load_runs"].items()]
+    follow = rate_follows_speed(cal, cfg["calibration"].get("rates_follow_speed"))
+    for workload, nominal, spec in runs:  # step times under load, for the fit
+        t0 = time.time()
+        rate = round(nominal * follow["scale"], 3) if follow else nominal
+        doc = load_cell(port, cfg, workload, rate, 0, vocab, eot, {**meta, "purpose": "calibration"},
+                        seed=cfg["calibration"]["load_seed"], spec=spec)  # other requests than the cells'
+        if follow:
+            doc["rate_follows_speed"] = {**follow, "nominal_rate": nominal}
+        # named by the config's rate, so a rerun on another hour replaces the file rather than adding one
+        write_json_atomic(args.out / "calibration" / calibration_name(machine_id, workload, nominal), doc)
+        print(f"calibration load {workload} {rate:g} req/s: {doc['completed']}/{doc['num_prompts']} ok, "
+              f"{time.time() - t0:.0f} s", file=sys.stderr)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.session < 1 or (args.session != 1 and not args.held_out):
+        raise SystemExit("error: --session N (at least 1) numbers the held-out sessions; it needs --held-out")
+    args.out = out_dir(args)
+    print(f"records go to {args.out.as_posix()}/", file=sys.stderr)
+    cfg = engine_build.load_config(args.config)
+    if args.prefix and args.held_out:
+        raise SystemExit("error: --prefix and --held-out measure different cells; pick one")
+    block = "prefix_load" if args.prefix else "held_out" if args.held_out else "load"
+    if args.prefix:
+        prefix_load.check(cfg.get("prefix_load"))
+    aiperf = heldout.environment(cfg["held_out"]) if args.held_out else None
+    _trial_overrides(cfg, block, args)
     started = time.time()
     binary = engine_build.build(cfg)
     build_info = json.loads((binary.parent / "build.json").read_text())
@@ -297,21 +327,7 @@ def main(argv: list[str] | None = None) -> int:
                   "slo_assumption": cfg["slo_ms"]["assumption"]}
         write_json_atomic(record_path, record)
         print(f"lone-request steps measured in {time.time() - started:.0f} s", file=sys.stderr)
-        runs = [(w, r, None) for w, r in cfg["calibration"]["load_runs"].items()]
-        if args.held_out:  # answers long enough to fill every slot (held_out.calibration_load_runs)
-            runs += [(w, s["rate"], s) for w, s in cfg["held_out"]["calibration_load_runs"].items()]
-        follow = rate_follows_speed(cal, cfg["calibration"].get("rates_follow_speed"))
-        for workload, nominal, spec in runs:  # step times under load, for the fit
-            t0 = time.time()
-            rate = round(nominal * follow["scale"], 3) if follow else nominal
-            doc = load_cell(port, cfg, workload, rate, 0, vocab, eot, {**meta, "purpose": "calibration"},
-                            seed=cfg["calibration"]["load_seed"], spec=spec)  # other requests than the cells'
-            if follow:
-                doc["rate_follows_speed"] = {**follow, "nominal_rate": nominal}
-            # named by the config's rate, so a rerun on another hour replaces the file rather than adding one
-            write_json_atomic(args.out / "calibration" / calibration_name(machine["id"], workload, nominal), doc)
-            print(f"calibration load {workload} {rate:g} req/s: {doc['completed']}/{doc['num_prompts']} ok, "
-                  f"{time.time() - t0:.0f} s", file=sys.stderr)
+        _calibration_load_runs(port, cfg, args, machine["id"], cal, vocab, eot, meta)
         if args.only_calibrate:
             return 0
         if args.held_out:
