@@ -183,40 +183,45 @@
         if (id === "load_attain") attainDrawnAt = performance.now();
         drawn[id] = viewKey;
         for (const name of signals) v.signal(name, state[name]);
-        if (drawn[`${id}:data`] !== dataKey) {
-          drawn[`${id}:data`] = dataKey;
-          const series = new Set();  // what sets the layout: the schedules the rows draw (the legend's entries)
-          const pointsInPlace = id === "load_scatter" && scatterPointsInPlace(v, state, load);
-          for (const [name, values] of Object.entries(pointsInPlace ? scatterFrame(load) : rows())) {
-            if (name !== "domains") {
-              replaceInPlace(v, name, values);
-              for (const row of values) if (row.schedule !== undefined) series.add(row.schedule);
-            } else if (values) {  // the scatter's log axes: their decades set the tick labels, hence the layout
-              for (const [sig, dom] of Object.entries(values)) {
-                v.signal(sig, dom);
-                series.add(`${sig}:${dom.map((x) => Math.floor(Math.log10(x))).join("-")}`);
-              }
-            }
-          }
-          // Other series change the legend's size, other decades the axes': lay the chart out again (else part is
-          // cut off). Only then: a layout pass costs as much as the redraw itself, and a rate move keeps both.
-          const legend = [...series].sort().join(",");
-          if (drawn[`${id}:legend`] !== legend) {
-            drawn[`${id}:legend`] = legend;
-            v.resize();
-          }
-        } else if (id === "load_scatter") {  // an SLO move: re-colour only the points that changed side
-          const cs = window.vega.changeset();
-          for (const t of v.data("load_points")) {
-            const side = insideLabel(t, state);
-            if (t.inside !== side) cs.modify(t, "inside", side);
-          }
-          v.change("load_points", cs);
-        }
+        refreshViewData(id, v, dataKey, rows, load);
         jobs.push(v.runAsync());
       }
     }
     return Promise.all(jobs);
+  }
+  // A view's data for the current state: new rows when the requests it shows changed (laid out again only when its
+  // series or decades did), else, for the scatter, only the points an SLO move put on the other side re-coloured.
+  function refreshViewData(id, v, dataKey, rows, load) {
+    if (drawn[`${id}:data`] !== dataKey) {
+      drawn[`${id}:data`] = dataKey;
+      const series = new Set();  // what sets the layout: the schedules the rows draw (the legend's entries)
+      const pointsInPlace = id === "load_scatter" && scatterPointsInPlace(v, state, load);
+      for (const [name, values] of Object.entries(pointsInPlace ? scatterFrame(load) : rows())) {
+        if (name !== "domains") {
+          replaceInPlace(v, name, values);
+          for (const row of values) if (row.schedule !== undefined) series.add(row.schedule);
+        } else if (values) {  // the scatter's log axes: their decades set the tick labels, hence the layout
+          for (const [sig, dom] of Object.entries(values)) {
+            v.signal(sig, dom);
+            series.add(`${sig}:${dom.map((x) => Math.floor(Math.log10(x))).join("-")}`);
+          }
+        }
+      }
+      // Other series change the legend's size, other decades the axes': lay the chart out again (else part is
+      // cut off). Only then: a layout pass costs as much as the redraw itself, and a rate move keeps both.
+      const legend = [...series].sort().join(",");
+      if (drawn[`${id}:legend`] !== legend) {
+        drawn[`${id}:legend`] = legend;
+        v.resize();
+      }
+    } else if (id === "load_scatter") {  // an SLO move: re-colour only the points that changed side
+      const cs = window.vega.changeset();
+      for (const t of v.data("load_points")) {
+        const side = insideLabel(t, state);
+        if (t.inside !== side) cs.modify(t, "inside", side);
+      }
+      v.change("load_points", cs);
+    }
   }
   // New rows for a view: its existing tuples take the new values (Vega re-encodes them) rather than all being
   // removed and new ones made (the scatter's 2,000 points of a new cell: a rate move's redraw costs a third less).

@@ -13,6 +13,29 @@
   // [content id, tokens] runs, and answer_ids, each output's content id; default -(i + 1)), class_budget
   // [threshold, long tokens] (admission by request class; sarathi, vllm-v1, llama.cpp), release_delay_s (with
   // max_concurrency: per request the client's turnaround after the finish that frees its slot, loop.py).
+  // simulation.py's _checked_class_budget: simulate()'s class_budget, refused for a schedule without a token budget
+  // or outside that budget
+  function checkedClassBudget([threshold, longTokens], scheduler, preset, schedule) {
+    if (!["sarathi", "vllm-v1", "llama.cpp"].includes(preset)) throw new Error(`class_budget applies to the schedules with a token budget per iteration (sarathi, vllm-v1, llama.cpp), not ${schedule}`);
+    const budget = preset === "sarathi" ? scheduler.chunk_tokens : scheduler.token_budget;
+    if (!(threshold >= 1 && longTokens >= 1 && longTokens < budget)) throw new Error(`class_budget: the threshold must be at least 1 token and the long prompts' share between 1 and the iteration's budget (${budget}) less one, not ${threshold}, ${longTokens}`);
+    return [Math.trunc(threshold), Math.trunc(longTokens)];
+  }
+  // simulation.py's _prefix_contents (with Requests.contents' check): the requests' segments and answers for
+  // prefix caching, refused where it is not modelled
+  function prefixContents(reqs, prompt, colocated, paged, preset, schedule) {
+    const n = prompt.length;
+    if (!colocated) throw new Error("prefix caching is modelled on the colocated schedules, not P/D");
+    if (!paged && preset !== "llama.cpp") throw new Error(`prefix caching follows vLLM (paged memory: paged=True) or llama.cpp's slots (schedule llama.cpp), not ${schedule} with reserved contexts`);
+    if (!reqs.segments || reqs.segments.length !== n) throw new Error("prefix caching needs requests that carry their prompts' segments");
+    const answers = reqs.answer_ids ? Array.from(reqs.answer_ids) : Array.from({length: n}, (_, i) => -(i + 1));
+    for (let i = 0; i < n; i++) {
+      let total = 0, ok = true;
+      for (const seg of reqs.segments[i]) { total += seg[1]; ok = ok && seg[1] >= 1; }
+      if (total !== prompt[i] || !ok) throw new Error(`request ${i}: its segments hold ${total} tokens, its prompt ${prompt[i]} (each segment at least 1)`);
+    }
+    return [reqs.segments, answers];
+  }
   function simulate(model, gpu, reqs, schedule, opts = {}) {
     const o = {chunk_tokens: 512, max_batch: null, prefill_gpus: 1, decode_gpus: 1, capacity_bytes: null,
       max_num_batched_tokens: null, first_token: "decode", efficiency: {flops_fraction: 1, bandwidth_fraction: 1, overhead_s: 0},
@@ -27,13 +50,7 @@
     const arrivalIn = Array.from(reqs.arrival_s), prompt = Array.from(reqs.prompt_tokens), output = Array.from(reqs.output_tokens);
     const n = arrivalIn.length;
     const scheduler = rule.configure(model, gpu, {prompt, output}, {...o, paged});
-    if (o.class_budget !== null) {
-      const [threshold, longTokens] = o.class_budget;
-      if (!["sarathi", "vllm-v1", "llama.cpp"].includes(preset)) throw new Error(`class_budget applies to the schedules with a token budget per iteration (sarathi, vllm-v1, llama.cpp), not ${schedule}`);
-      const budget = preset === "sarathi" ? scheduler.chunk_tokens : scheduler.token_budget;
-      if (!(threshold >= 1 && longTokens >= 1 && longTokens < budget)) throw new Error(`class_budget: the threshold must be at least 1 token and the long prompts' share between 1 and the iteration's budget (${budget}) less one, not ${threshold}, ${longTokens}`);
-      scheduler.class_budget = [Math.trunc(threshold), Math.trunc(longTokens)];
-    }
+    if (o.class_budget !== null) scheduler.class_budget = checkedClassBudget(o.class_budget, scheduler, preset, schedule);
     if (o.max_concurrency !== null && (o.max_concurrency < 1 || !colocated)) throw new Error("max_concurrency must be at least 1 and applies to the colocated schedules");
     if (o.release_delay_s !== null && (o.max_concurrency === null || o.release_delay_s.length !== n
         || !Array.from(o.release_delay_s).every((d) => Number.isFinite(d) && d >= 0))) {
@@ -42,19 +59,7 @@
     if (o.chunk_tokens < 1 || scheduler.max_batch < 1 || o.prefill_gpus < 1 || o.decode_gpus < 1 || scheduler.token_budget < 1) {
       throw new Error("chunk_tokens, max_batch, max_num_batched_tokens and the GPU counts must be at least 1");
     }
-    let prefix = null;
-    if (o.prefix_caching) {
-      if (!colocated) throw new Error("prefix caching is modelled on the colocated schedules, not P/D");
-      if (!paged && preset !== "llama.cpp") throw new Error(`prefix caching follows vLLM (paged memory: paged=True) or llama.cpp's slots (schedule llama.cpp), not ${schedule} with reserved contexts`);
-      if (!reqs.segments || reqs.segments.length !== n) throw new Error("prefix caching needs requests that carry their prompts' segments");
-      const answers = reqs.answer_ids ? Array.from(reqs.answer_ids) : Array.from({length: n}, (_, i) => -(i + 1));
-      for (let i = 0; i < n; i++) {
-        let total = 0, ok = true;
-        for (const seg of reqs.segments[i]) { total += seg[1]; ok = ok && seg[1] >= 1; }
-        if (total !== prompt[i] || !ok) throw new Error(`request ${i}: its segments hold ${total} tokens, its prompt ${prompt[i]} (each segment at least 1)`);
-      }
-      prefix = [reqs.segments, answers];
-    }
+    const prefix = o.prefix_caching ? prefixContents(reqs, prompt, colocated, paged, preset, schedule) : null;
     const mem = paged ? o.memory : null;
     let capacity;
     if (o.capacity_bytes !== null) capacity = o.capacity_bytes;
