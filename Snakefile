@@ -34,6 +34,6 @@ include: "rules/tokenizers.smk"  # fetch_tokenizer, convert_qwen35, verify_qwen3
 include: "rules/bench.smk"  # bench_medians; bench_partition and bench_cluster (`make bench-cluster`)
 include: "rules/serving.smk"  # simulated: serving_cells, serving_goodput, serving_engines, serving_sweep,
 #   serving_prefix; measured on a real engine: serve_results, serve_comparison, serve_prefix_comparison,
-#   serve_heldout_comparison
+#   serve_heldout_comparison, serve_records
 include: "rules/record.smk"  # manifest
 include: "rules/page.smk"  # fetch_vendor, render_site

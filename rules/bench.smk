@@ -2,13 +2,10 @@
 # Paths in `script:` and `conda:` are relative to this file; inputs and outputs to the checkout.
 
 
-# Measured data in, page-ready medians and cache/no-cache ratios out (never re-measures).
+# Measured data in (the KV-cache benchmark), page-ready medians and cache/no-cache ratios out (never re-measures).
 rule bench_medians:
     input:
         records=BENCH_RECORDS,
-        serve_comparison=f"{SHARED}/serve_comparison.json",
-        serve_prefix_comparison=f"{SHARED}/serve_prefix_comparison.json",
-        serve_heldout_comparison=f"{SHARED}/serve_heldout_comparison.json",
         code=code("scripts/bench_medians.py"),
     output:
         json=f"{SHARED}/bench_medians.json",

@@ -117,6 +117,23 @@ rule serve_comparison:
         "../scripts/serve_comparison.py"
 
 
+# The real engine's three comparisons as the pages' records (their tables and every number they show).
+rule serve_records:
+    input:
+        serve_comparison=f"{SHARED}/serve_comparison.json",
+        serve_prefix_comparison=f"{SHARED}/serve_prefix_comparison.json",
+        serve_heldout_comparison=f"{SHARED}/serve_heldout_comparison.json",
+        code=code("scripts/serve_records.py"),
+    output:
+        json=f"{SHARED}/serve_real.json",
+    log:
+        "build/logs/serve_records.log",
+    conda:
+        "../envs/lesson.yaml"
+    script:
+        "../scripts/serve_records.py"
+
+
 # The real engine's prefix-reuse runs beside the simulator's prediction from their own session's calibration (issue 42).
 rule serve_prefix_comparison:
     input:

@@ -1,4 +1,4 @@
-"""Rule bench_medians: committed precomputed/bench/*.json and the real engine's comparison -> bench_medians.json
+"""Rule bench_medians: committed precomputed/bench/*.json (the KV-cache benchmark) -> bench_medians.json
 (scripts/bench/records.py)."""
 if "snakemake" in globals():  # run by Snakemake from scripts/: make the repo root importable
     import sys
@@ -7,14 +7,11 @@ if "snakemake" in globals():  # run by Snakemake from scripts/: make the repo ro
 
 from pathlib import Path
 
-from scripts.realengine.records import measured
+from scripts.bench.records import merge
 from scripts.record.atomic import write_json_atomic
 from scripts.record.cli import run_cleanly
 
 if "snakemake" in globals():
     sm = snakemake  # noqa: F821
-    run_cleanly(lambda: write_json_atomic(sm.output.json, measured([Path(p) for p in sm.input.records],
-                                                                   Path(sm.input.serve_comparison),
-                                                                   Path(sm.input.serve_prefix_comparison),
-                                                                   Path(sm.input.serve_heldout_comparison))),
+    run_cleanly(lambda: write_json_atomic(sm.output.json, merge([Path(p) for p in sm.input.records])),
                 log=sm.log[0])

@@ -92,10 +92,20 @@ def prefix_script(prefix: dict) -> str:
     return f"{PREFIX_DATA_PREFIX}{json_for_script(prefix['page'])};\n"
 
 
+def measured_records(bench: dict | None, real: dict | None) -> dict | None:
+    """What the pages call `bench`: the KV-cache benchmark's medians (bench_medians.json) with the real engine's
+    records (serve_real.json, rule serve_records) beside them, the benchmark's first."""
+    if bench is None and real is None:
+        return None
+    b, r = bench or {}, real or {}
+    return {**b, **{k: v for k, v in r.items() if k not in ("provenance", "schema_version")},
+            "provenance": {**b.get("provenance", {}), **r.get("provenance", {})}}
+
+
 def lab_only_ids(bench: dict | None, lesson_html: str) -> frozenset[str]:
-    """The measured records (bench_medians.json: the KV-cache benchmark and the real engine) that the lesson page
-    does not show: they travel in lab-data.js, which only the lab page loads, so the lesson page does not carry the
-    lab's tables (page weight: scripts/bench/page_latency.py)."""
+    """The measured records (bench_medians.json and serve_real.json: the KV-cache benchmark and the real engine)
+    that the lesson page does not show: they travel in lab-data.js, which only the lab page loads, so the lesson
+    page does not carry the lab's tables (page weight: scripts/bench/page_latency.py)."""
     from scripts.page.scan import page_numbers
 
     shown = {rid for rid, _, _ in page_numbers(lesson_html)}
@@ -478,10 +488,11 @@ def render_provenance(html: str, prov: dict, templates: Path, report: bool) -> t
 
 def site_files(data_path: str, tokens_path: str | None, bench_path: str | None, questions_md: str,
                templates: Path, runtime: Path = RUNTIME_CACHE, load: dict | None = None,
-               course: dict | None = None, prefix_path: str | None = None) -> dict[str, bytes]:
+               course: dict | None = None, prefix_path: str | None = None,
+               real_path: str | None = None) -> dict[str, bytes]:
     """Every file of the built site, by its path relative to site/: the page, the provenance page, the sources."""
     data, tokens, bench = (json.loads(Path(data_path).read_text(encoding="utf-8")), load_optional(tokens_path),
-                           load_optional(bench_path))
+                           measured_records(load_optional(bench_path), load_optional(real_path)))
     from jinja2 import TemplateError
 
     prefix = load_optional(prefix_path)

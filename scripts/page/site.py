@@ -35,7 +35,7 @@ def render(inp, out) -> None:
         files = site_files(inp.data, inp.get("tokens"), inp.get("bench"), check_questions(Path(inp.questions)),
                            Path(inp.templates[0]).parent, runtime=Path(inp.runtime),
                            load=page_bundle(read_json(Path(inp.serving))), course=course_links(Path(inp.course)),
-                           prefix_path=inp.get("prefix"))
+                           prefix_path=inp.get("prefix"), real_path=inp.get("real"))
     except TemplateProblem as exc:
         raise InputError(str(exc)) from None
     finally:

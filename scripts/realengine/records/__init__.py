@@ -1,9 +1,9 @@
-"""The real-engine comparison as page records (merged into bench_medians.json by `measured`, beside the KV-cache
-benchmark): measured numbers (the runs, with their run-to-run spread), the simulator's predictions of them
-(`calibrated`: the serving model on step times fitted to a calibration run), the errors, the goals and the
-settings the measurement ran with (`assumed`). One module per family: load.py (the load runs), prefix.py (prefix
-reuse), heldout.py and repeat.py (the held-out cells and their later sessions); words.py holds what they share and
-labels.json every word they say."""
+"""The real-engine comparison as page records (serve_real.json, rule serve_records; the pages read it beside the
+KV-cache benchmark's bench_medians.json): measured numbers (the runs, with their run-to-run spread), the
+simulator's predictions of them (`calibrated`: the serving model on step times fitted to a calibration run), the
+errors, the goals and the settings the measurement ran with (`assumed`). One module per family: load.py (the load
+runs), prefix.py (prefix reuse), heldout.py and repeat.py (the held-out cells and their later sessions); words.py
+holds what they share and labels.json every word they say."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -13,27 +13,20 @@ from scripts.realengine.records.load import page_block
 from scripts.realengine.records.prefix import prefix_page_block
 from scripts.realengine.records.words import HELD_SHOWN, SHOWN
 
-__all__ = ["HELD_SHOWN", "SHOWN", "heldout_page_block", "measured", "page_block", "prefix_page_block"]
+__all__ = ["HELD_SHOWN", "SHOWN", "heldout_page_block", "page_block", "prefix_page_block", "real_engine"]
 
 
-def measured(records: list[Path], serve_comparison: Path, serve_prefix_comparison: Path | None = None,
-             serve_heldout_comparison: Path | None = None) -> dict:
-    """bench_medians.json: the KV-cache records' medians and ratios (scripts/bench/records.py), the real engine's
-    runs beside the simulator's predictions (`serve_real`), its prefix-reuse runs (`serve_real_prefix`) and its
-    held-out cells (`serve_real_heldout`): every measured number the page shows, in one file."""
-    from scripts.bench.records import merge
+def real_engine(serve_comparison: Path, serve_prefix_comparison: Path, serve_heldout_comparison: Path) -> dict:
+    """serve_real.json (rule serve_records): the real engine's runs beside the simulator's predictions
+    (`serve_real`), its prefix-reuse runs (`serve_real_prefix`) and its held-out cells (`serve_real_heldout`), with
+    every record the pages show of them."""
     from scripts.record.inputs import read_json
 
-    out = merge(records)
-    real = page_block(read_json(serve_comparison))
-    out["serve_real"] = real["engines"]
-    out["provenance"].update(real["provenance"])
-    if serve_prefix_comparison is not None:
-        pfx = prefix_page_block(read_json(serve_prefix_comparison))
-        out["serve_real_prefix"] = pfx["engines"]
-        out["provenance"].update(pfx["provenance"])
-    if serve_heldout_comparison is not None:
-        held = heldout_page_block(read_json(serve_heldout_comparison))
-        out["serve_real_heldout"] = held["engines"]
-        out["provenance"].update(held["provenance"])
+    out: dict = {"schema_version": 1, "provenance": {}}
+    for key, block, path in (("serve_real", page_block, serve_comparison),
+                             ("serve_real_prefix", prefix_page_block, serve_prefix_comparison),
+                             ("serve_real_heldout", heldout_page_block, serve_heldout_comparison)):
+        made = block(read_json(path))
+        out[key] = made["engines"]
+        out["provenance"].update(made["provenance"])
     return out

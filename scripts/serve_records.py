@@ -1,0 +1,19 @@
+"""Rule serve_records: the real engine's three comparisons -> serve_real.json, the pages' records of them
+(scripts/realengine/records/)."""
+if "snakemake" in globals():  # run by Snakemake from scripts/: make the repo root importable
+    import sys
+
+    sys.path.insert(0, str(__import__("pathlib").Path(snakemake.scriptdir).parent))  # noqa: F821
+
+from pathlib import Path
+
+from scripts.realengine.records import real_engine
+from scripts.record.atomic import write_json_atomic
+from scripts.record.cli import run_cleanly
+
+if "snakemake" in globals():
+    sm = snakemake  # noqa: F821
+    run_cleanly(lambda: write_json_atomic(sm.output.json, real_engine(Path(sm.input.serve_comparison),
+                                                                      Path(sm.input.serve_prefix_comparison),
+                                                                      Path(sm.input.serve_heldout_comparison))),
+                log=sm.log[0])
