@@ -207,6 +207,31 @@ def _held_settings(r: HeldOutRecords, e: dict, goals: dict) -> None:
                                assumption=goal_source("held_goal", goals))
 
 
+def _held_view(e: dict, goals: dict, others: dict) -> dict:
+    """What the section's sentences turn on, decided here so that the template holds prose only: per closed loop
+    whether its attainment error (noiseless and noisy) is within the closed-loop goal, and how the TPOT of the
+    requests that met the TTFT target compares with the measurement and the target; per other calibration whether
+    it was slower, taken later, and within the central goal."""
+    sums, cells = e["summaries"], e["cells"]
+    noisy = (sums.get("held_out_noisy") or {}).get("closed_loop")
+    met = next((c.get("ttft_met_tpot_ms") for c in cells if c["concurrency"]), None) or {}
+    near, slo = WORDS["near_target"]["value"], e["slo_ms"]["tpot"]
+    loops = []
+    for k, c in enumerate(sums["held_out"]["closed_loop"]):
+        n = noisy[k] if noisy else None
+        worst = max(c["attainment_abs_error"], n["attainment_abs_error"] if n else 0)
+        predicted, measured = met.get("predicted"), met.get("measured")
+        loops.append({"within_goal": worst <= goals["closed_loop_attainment_abs_error"] + 1e-12,
+                      "met_tpot_slower": predicted is not None and measured is not None and predicted > measured,
+                      "met_tpot_near_target": predicted is not None and near * slo < predicted <= slo,
+                      "noise_lowers_attainment": bool(n) and n["attainment"][1] < c["attainment"][1]})
+    return {"closed_loop": loops,
+            "other": {tag: {"slower": o["lone_step_ratio"] > 1, "later": o["hours_apart"] > 0,
+                            "within_central_goal": o["summary"]["central_median_abs_error"] is not None
+                            and o["summary"]["central_median_abs_error"] <= goals["central_median_abs_error"]}
+                      for tag, o in others.items()}}
+
+
 def heldout_page_block(comparison: dict) -> dict:
     """{"engines": [...], "provenance": {...}} for the held-out cells; record ids
     realho.<machine>.<workload>.{r<rate>,c<concurrency>}.<metric>.{measured,predicted,noisy}, a closed loop's
@@ -233,6 +258,6 @@ def heldout_page_block(comparison: dict) -> dict:
                             tag: {**{k: o[k] for k in ("calibration", "date", "taken", "hours_apart",
                                                          "lone_step_ratio", "lone_step_moved")},
                                   "folder": Path(o["calibration"]).parent.as_posix()} for tag, o in others.items()},
-                        "client": e["cells"][0]["client"],
+                        "client": e["cells"][0]["client"], "view": _held_view(e, comparison["goals"], others),
                         "repeat": repeat_block(r, e, comparison, prov)})
     return {"engines": engines, "provenance": prov}

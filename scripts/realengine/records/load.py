@@ -158,6 +158,18 @@ def _settings(r: Records, e: dict, goals: dict) -> None:
                   e.get("slo_assumption") or SOURCES["slo"])
 
 
+def _separate_moved(e: dict) -> str | None:
+    """Whether the separate calibration's lone decode step lies outside the cells' (the two halves' fits) by more
+    than the speed checks' bound: "faster", "slower", or None (within it, or no separate calibration)."""
+    sep = e.get("separate_calibration")
+    if not sep:
+        return None
+    tol = e.get("speed_check_bound") or 0
+    d1 = [h["step_model"]["decode_seconds"][h["step_model"]["decode_batch"].index(1.0)] for h in e["halves"].values()]
+    own = sep["step_model"]["decode_seconds"][0]
+    return "faster" if own < min(d1) * (1 - tol) else "slower" if own > max(d1) * (1 + tol) else None
+
+
 def page_block(comparison: dict) -> dict:
     """{"engines": [...], "provenance": {...}}; empty when nothing was measured."""
     engines, prov = [], {}
@@ -172,7 +184,7 @@ def page_block(comparison: dict) -> dict:
                         "worst_attainment": e["summary"].get("worst_attainment"), "engine": e["engine"],
                         "server": e["server"],
                         "calibration": e["calibration"], "rows": rows, "summary": e["summary"],
-                        "separate_calibration": e.get("separate_calibration"),
+                        "separate_calibration": e.get("separate_calibration"), "separate_moved": _separate_moved(e),
                         "speed_check_bound": e.get("speed_check_bound"),
                         "workloads": [w for w in WORKLOAD_LABELS if any(x["workload"] == w for x in rows)],
                         "workload_labels": WORKLOAD_LABELS})

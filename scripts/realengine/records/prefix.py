@@ -79,6 +79,8 @@ def prefix_page_block(comparison: dict) -> dict:
         r = _PrefixRecords(e, prov)
         rows = [_prefix_cell(r, c) for c in e["cells"]]
         _prefix_summary(r, e["summary"], comparison["goals"])
-        engines.append({"id": r.mid, "rows": rows, "summary": e["summary"], "machine": e["machine"],
-                        "calibration": e["calibration"], "fitted_on": e["fitted_on"]})
+        s = e["summary"]  # the requests whose reuse differs for neither reason the page names
+        rest = s["reuse_differ"] - s["reuse_differ_all_slots_busy"] - s["reuse_differ_previous_turn"]
+        engines.append({"id": r.mid, "rows": rows, "summary": s, "machine": e["machine"],
+                        "calibration": e["calibration"], "fitted_on": e["fitted_on"], "reuse_differ_rest": rest})
     return {"engines": engines, "provenance": prov}
