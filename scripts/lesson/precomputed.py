@@ -3,7 +3,9 @@ long-prompt timeline, the lesson's headline numbers, and one provenance record p
 
 
 
+import json
 from dataclasses import replace
+from pathlib import Path
 
 from scripts.common.names import FIELD_LABELS
 from scripts.lesson import techniques as techniques_page
@@ -15,6 +17,8 @@ from scripts.record.claims import check as check_claims
 from scripts.record.claims import settle as settle_claims
 from scripts.record.inputs import InputError
 from scripts.record.provenance import cited, cited_record, field_paths, from_anchor, from_formula, ratio
+
+LABELS = json.loads((Path(__file__).parent / "labels.json").read_text(encoding="utf-8"))  # the records' labels
 
 # Constants the browser's math needs, each one formula over the anchor (no constant is typed twice).
 CLIENT_CONSTANTS = {
@@ -70,13 +74,15 @@ def gpu_choices(a, doc: dict, gpus_doc: dict) -> tuple[list[dict], list[dict]]:
                                       "peak_bf16_flops": values["peak_bf16_flops"], "peak_fp8_flops": fp8,
                                       "free_bytes_for_requests": rl.free_bytes_for_requests(on_gpu)}})
         if fp8 is not None:
-            records.append(cited_record(f"gpu.{gid}.peak_fp8_flops", f"{label} 的 FP8 稠密算力", fp8 * 1e-12,
-                                        "TFLOP/s", "f1", work=g["peak_fp8_flops"]["source"], version="config/gpus.json",
+            records.append(cited_record(f"gpu.{gid}.peak_fp8_flops", LABELS["gpu.peak_fp8_flops"].format(gpu=label),
+                                        fp8 * 1e-12, "TFLOP/s", "f1", work=g["peak_fp8_flops"]["source"],
+                                        version="config/gpus.json",
                                         locator=f"config/gpus.json gpus.{gid}.peak_fp8_flops", self_reported=True))
         for k, unit, fmt, scale in GPU_SHOWN:
-            records.append(cited_record(f"gpu.{gid}.{k}", f"{label} 的{FIELD_LABELS.get(k, k)}", values[k] * scale,
-                                        unit, fmt, work=g[k]["source"], version="config/gpus.json",
-                                        locator=f"config/gpus.json gpus.{gid}.{k}", self_reported=True))
+            shown = LABELS["gpu.field"].format(gpu=label, field=FIELD_LABELS.get(k, k))
+            records.append(cited_record(f"gpu.{gid}.{k}", shown, values[k] * scale, unit, fmt, work=g[k]["source"],
+                                        version="config/gpus.json", locator=f"config/gpus.json gpus.{gid}.{k}",
+                                        self_reported=True))
     return choices, records
 
 
@@ -105,21 +111,21 @@ def _constants(r: _Records) -> dict:
         for name in names:
             r.field(section, name, unit=doc[section][name]["unit"], fmt="int", label=FIELD_LABELS.get(name, name))
             constants[name] = doc[section][name]["value"]
-    d("model.total_params_b", rl.total_params, {}, "B params", "f2", "总参数量", 1e-9)
-    d("model.params_read_b", rl.params_read_per_step, {}, "B params", "f2", "每步读的参数量", 1e-9)
-    d("model.weights_gb", rl.weight_bytes_total, {}, "GB", "f1", "全部权重(bf16)", 1e-9)
-    d("model.kv_bytes_per_token", rl.kv_bytes_per_token, {}, "B", "int", "每个 token 的 KV cache")
-    d("model.kv_kb_per_token", rl.kv_bytes_per_token, {}, "KiB", "int", "每个 token 的 KV cache", 1 / 1024)
-    d("model.state_mb", rl.state_bytes_per_request, {}, "MB", "f1", "每个请求的 DeltaNet 状态", 1e-6)
-    d("model.full_layers", rl.full_attention_layers, {}, "layer", "int", "全注意力层")
-    d("model.linear_layers", rl.linear_attention_layers, {}, "layer", "int", "线性注意力层")
-    d("hw.free_gb", rl.free_bytes_for_requests, {}, "GB", "f1", "留给 KV 与状态的显存", 1e-9)
-    for name, unit, fmt, scale, label in (("hbm_bytes", "GB", "int", 1e-9, "显存"),
-                                          ("hbm_bandwidth_bytes_per_s", "TB/s", "f2", 1e-12, "显存带宽"),
-                                          ("peak_bf16_flops", "TFLOP/s", "f1", 1e-12, "BF16 稠密算力"),
-                                          ("runtime_reserve_bytes", "GB", "f1", 1e-9, "运行时预留"),
-                                          ("pd_link_bytes_per_s", "GB/s", "int", 1e-9, "P/D 传输链路")):
-        r.field("hardware", name, unit=unit, fmt=fmt, label=label, scale=scale)["id"] = f"hw.{name}"
+    d("model.total_params_b", rl.total_params, {}, "B params", "f2", LABELS["model.total_params_b"], 1e-9)
+    d("model.params_read_b", rl.params_read_per_step, {}, "B params", "f2", LABELS["model.params_read_b"], 1e-9)
+    d("model.weights_gb", rl.weight_bytes_total, {}, "GB", "f1", LABELS["model.weights_gb"], 1e-9)
+    d("model.kv_bytes_per_token", rl.kv_bytes_per_token, {}, "B", "int", LABELS["model.kv_per_token"])
+    d("model.kv_kb_per_token", rl.kv_bytes_per_token, {}, "KiB", "int", LABELS["model.kv_per_token"], 1 / 1024)
+    d("model.state_mb", rl.state_bytes_per_request, {}, "MB", "f1", LABELS["model.state_mb"], 1e-6)
+    d("model.full_layers", rl.full_attention_layers, {}, "layer", "int", LABELS["model.full_layers"])
+    d("model.linear_layers", rl.linear_attention_layers, {}, "layer", "int", LABELS["model.linear_layers"])
+    d("hw.free_gb", rl.free_bytes_for_requests, {}, "GB", "f1", LABELS["hw.free_gb"], 1e-9)
+    for name, unit, fmt, scale in (("hbm_bytes", "GB", "int", 1e-9),
+                                   ("hbm_bandwidth_bytes_per_s", "TB/s", "f2", 1e-12),
+                                   ("peak_bf16_flops", "TFLOP/s", "f1", 1e-12),
+                                   ("runtime_reserve_bytes", "GB", "f1", 1e-9),
+                                   ("pd_link_bytes_per_s", "GB/s", "int", 1e-9)):
+        r.field("hardware", name, unit=unit, fmt=fmt, label=LABELS[f"hw.{name}"], scale=scale)["id"] = f"hw.{name}"
     return constants
 
 
@@ -127,60 +133,62 @@ def _frontier(r: _Records, sc: dict, ctx: int) -> tuple[float, list[int]]:
     """The memory cap, the naive design's table (its batches that fit, then the cap), the gain, the longer
     contexts and the TPOT targets tried. Returns the cap and the table's batches."""
     d = r.d
-    cap = d(f"mem.cap.c{ctx}", rl.max_batch_by_memory, {"context": ctx}, "request", "int", "显存放得下的请求数")
+    cap = d(f"mem.cap.c{ctx}", rl.max_batch_by_memory, {"context": ctx}, "request", "int", LABELS["mem.cap"])
     table_rows = [b for b in sc["table_batches"]["value"] if b < cap] + ([int(cap)] if cap >= 1 else [])
     for b in sorted({1, *table_rows}) if cap >= 1 else []:
         d(f"frontier.c{ctx}.b{b}.throughput_tok_s", rl.decode_throughput_tok_s, {"batch": b, "context": ctx},
-          "tok/s", "int", f"batch {b} 整机吞吐")
+          "tok/s", "int", LABELS["frontier.throughput_tok_s"].format(b=b))
         d(f"frontier.c{ctx}.b{b}.step_ms", rl.decode_step_seconds, {"batch": b, "context": ctx}, "ms", "f1",
-          f"batch {b} 每步时间(TPOT)", 1e3)
+          LABELS["frontier.step_ms"].format(b=b), 1e3)
     d("frontier.gain_1_to_cap", rl.throughput_gain_over_batch1, {"batch": max(1, cap), "context": ctx}, "×", "f1",
-      "batch 1 → 上限 的吞吐倍数")
+      LABELS["frontier.gain_1_to_cap"])
     for c in sc["try_context_tokens"]["value"]:
-        d(f"mem.cap.c{c}", rl.max_batch_by_memory, {"context": c}, "request", "int", f"上下文 {c} 时放得下的请求数")
+        d(f"mem.cap.c{c}", rl.max_batch_by_memory, {"context": c}, "request", "int",
+          LABELS["mem.cap.try"].format(c=c))
         nb = rl.max_batch_under_slo(r.a, c, sc["tpot_slo_ms"]["value"] / 1e3)
         d(f"slo.default.c{c}.throughput_tok_s", rl.decode_throughput_tok_s, {"batch": nb, "context": c}, "tok/s",
-          "int", f"上下文 {c}、默认 TPOT 目标下的吞吐")
+          "int", LABELS["slo.default.throughput_tok_s"].format(c=c))
     for slo_ms in sc["try_tpot_slo_ms"]["value"]:
         nb = d(f"slo.{slo_ms}ms.max_batch", rl.max_batch_under_slo, {"context": ctx, "tpot_slo_s": slo_ms / 1e3},
-               "request", "int", f"TPOT ≤ {slo_ms} ms 时最多的请求数")
+               "request", "int", LABELS["slo.max_batch"].format(slo=slo_ms))
         d(f"slo.{slo_ms}ms.throughput_tok_s", rl.decode_throughput_tok_s, {"batch": nb, "context": ctx}, "tok/s", "int",
-          f"TPOT ≤ {slo_ms} ms 时的吞吐")
+          LABELS["slo.throughput_tok_s"].format(slo=slo_ms))
         d(f"slo.{slo_ms}ms.per_user_tok_s", rl.per_user_tok_s, {"batch": nb, "context": ctx}, "tok/s", "int",
-          f"TPOT ≤ {slo_ms} ms 时每个用户的速度")
+          LABELS["slo.per_user_tok_s"].format(slo=slo_ms))
         d(f"slo.{slo_ms}ms.step_ms", rl.decode_step_seconds, {"batch": nb, "context": ctx}, "ms", "f1",
-          f"TPOT ≤ {slo_ms} ms 时的每步时间", 1e3)
+          LABELS["slo.step_ms"].format(slo=slo_ms), 1e3)
     return cap, table_rows
 
 
 def _timeline(r: _Records, sc: dict, ctx: int, new_tokens: float) -> None:
     """The long prompt's timeline: whole, chunked, disaggregated, at the default prompt and the longest."""
     d, prompt, chunk = r.d, sc["prompt_tokens"]["value"], sc["chunk_tokens"]["value"]
-    d("timeline.running_users", tl.running_decoders, {"context": ctx}, "request", "int", "正在解码的老用户")
+    d("timeline.running_users", tl.running_decoders, {"context": ctx}, "request", "int",
+      LABELS["timeline.running_users"])
     d("timeline.whole_stall_s", tl.whole_prefill_stall_s, {"context": ctx, "prompt": prompt}, "s", "f2",
-      "整段 prefill 的停顿")
+      LABELS["timeline.whole_stall_s"])
     for c in [chunk, *sc["try_chunk_tokens"]["value"]]:
         d(f"timeline.chunk{c}.max_step_ms", tl.chunked_max_step_s, {"context": ctx, "prompt": prompt, "chunk": c},
-          "ms", "int", f"块 {c} 时老用户最长一步", 1e3)
+          "ms", "int", LABELS["timeline.chunk.max_step_ms"].format(c=c), 1e3)
         d(f"timeline.chunk{c}.ttft_s", tl.chunked_ttft_s, {"context": ctx, "prompt": prompt, "chunk": c}, "s", "f2",
-          f"块 {c} 时新请求的 TTFT")
-    d("timeline.disagg_ttft_s", tl.disagg_ttft_s, {"prompt": prompt}, "s", "f2", "P/D 分离时新请求的 TTFT")
-    d("timeline.transfer_ms", rl.transfer_seconds, {"prompt": prompt}, "ms", "int", "KV 与状态跨卡传输", 1e3)
+          LABELS["timeline.chunk.ttft_s"].format(c=c))
+    d("timeline.disagg_ttft_s", tl.disagg_ttft_s, {"prompt": prompt}, "s", "f2", LABELS["timeline.disagg_ttft_s"])
+    d("timeline.transfer_ms", rl.transfer_seconds, {"prompt": prompt}, "ms", "int", LABELS["timeline.transfer_ms"], 1e3)
     d("timeline.scenario_gb", tl.scenario_bytes, {"context": ctx, "prompt": prompt}, "GB", "f1",
-      "老用户的 KV 与状态加上新 prompt 一共要的显存", 1e-9)
+      LABELS["timeline.scenario_gb"], 1e-9)
     longest = sc["prompt_tokens"]["max"]
     d(f"timeline.p{longest}.whole_step_s", tl.whole_prefill_stall_s, {"context": ctx, "prompt": longest}, "s", "f1",
-      f"{longest} token 整段 prefill 的那一步")
+      LABELS["timeline.longest.whole_step_s"].format(p=longest))
     d(f"timeline.p{longest}.whole_ttft_s", tl.whole_ttft_s, {"context": ctx, "prompt": longest}, "s", "f2",
-      f"{longest} token 整段 prefill 时新请求的 TTFT")
+      LABELS["timeline.longest.whole_ttft_s"].format(p=longest))
     d(f"timeline.p{longest}.disagg_ttft_s", tl.disagg_ttft_s, {"prompt": longest}, "s", "f2",
-      f"{longest} token 在 P/D 分离时新请求的 TTFT")
+      LABELS["timeline.longest.disagg_ttft_s"].format(p=longest))
     d("timeline.disagg_max_step_ms", tl.disagg_max_step_s, {"context": ctx}, "ms", "int",
-      "P/D 分离时老用户最长的一步", 1e3)
+      LABELS["timeline.disagg_max_step_ms"], 1e3)
     # the timeline's prefix-cache switch: a prompt adds the Kimi K3 report's new tokens to a cached prefix
     d(f"timeline.p{longest}.prefix_hit_ttft_s", tl.prefix_hit_ttft_s,
       {"context": ctx, "prompt": longest, "new_tokens": new_tokens}, "s", "f2",
-      f"{longest} token 的 prompt 只新增 {new_tokens} token、其余命中前缀缓存时的 TTFT")
+      LABELS["timeline.longest.prefix_hit_ttft_s"].format(p=longest, new=new_tokens))
 
 
 def _readouts_and_scenario(r: _Records, sc: dict, new_tokens: float) -> None:
@@ -188,7 +196,7 @@ def _readouts_and_scenario(r: _Records, sc: dict, new_tokens: float) -> None:
     defaults = {**{name: sc[name]["value"] for name in SLIDERS}, "new_tokens": new_tokens}
     for name, (fmt, unit) in READOUT_FORMATS.items():
         r.list.append(from_formula(r.a, r.paths, f"readout.{name}", readouts, defaults, unit=unit, fmt=fmt,
-                                   label=f"默认设置下的读数:{FIELD_LABELS.get(name, name)}", key=name))
+                                   label=LABELS["readout"].format(field=FIELD_LABELS.get(name, name)), key=name))
     for name, field in sc.items():
         label = FIELD_LABELS.get(name, name)
         if isinstance(field["value"], list):
@@ -198,8 +206,8 @@ def _readouts_and_scenario(r: _Records, sc: dict, new_tokens: float) -> None:
         else:
             r.field("scenario", name, unit=field["unit"], fmt="int", label=label)
         if "max" in field:
-            r.field("scenario", name, unit=field["unit"], fmt="int", label=f"{label.split('(')[0]}的上限",
-                    rid=f"scenario.{name}.max", key="max")
+            r.field("scenario", name, unit=field["unit"], fmt="int", rid=f"scenario.{name}.max", key="max",
+                    label=LABELS["scenario.max"].format(field=label.split("(")[0]))
 
 
 def _cited(r: _Records, cited_doc: dict) -> None:
@@ -212,7 +220,7 @@ def _cited(r: _Records, cited_doc: dict) -> None:
     by_id = {rec["id"]: rec for rec in r.list}
     r.list.append(ratio("course.gpt2_to_anchor_ratio", by_id["cited.course.gpt2_tokens"],
                         by_id["cited.course.qwen_tokens"], fmt="f1",
-                        label="课程段落:GPT-2 与课程锚点词表的 token 数之比"))
+                        label=LABELS["course.gpt2_to_anchor_ratio"]))
 
 
 def build(a, doc: dict, cited_doc: dict, gpus_doc: dict, anchor_file: str = "anchor-model.json",
