@@ -4,6 +4,9 @@ headline number. Pure: no I/O.
 """
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 
 from scripts.common.names import PRESET_LABELS, SCHEDULE_LABELS, STEP_TIME_LABELS, TAIL_PARTS, TRY_LABELS, metric_label
@@ -13,7 +16,8 @@ from scripts.serving.sweep import page_states, per_request_metrics, search_of, w
 
 SCRIPT = "scripts/serving_cells.py"
 # The goodput_<part> records: the replications' mean and the ends of their interval (at the sweep's confidence).
-INTERVAL_PARTS = {"mean": "均值", "low": "{confidence:g}% 区间下限", "high": "{confidence:g}% 区间上限"}
+LABELS = json.loads((Path(__file__).parent / "labels.json").read_text(encoding="utf-8"))  # every record's label
+INTERVAL_PARTS = LABELS["interval_parts"]
 QUANTUM_MS = 0.1  # per-request TTFT/TPOT stored in whole units of this
 RECORD_METRICS = {"mean_ttft_ms": ("ms", "int"), "p50_ttft_ms": ("ms", "int"), "p90_ttft_ms": ("ms", "int"),
                   "p99_ttft_ms": ("ms", "int"), "mean_tpot_ms": ("ms", "f1"), "p50_tpot_ms": ("ms", "f1"),
@@ -62,8 +66,10 @@ def aggregate(anchor_doc: dict, workloads_doc: dict, settings: dict, cells: list
         for metric, (unit, fmt) in RECORD_METRICS.items():
             rid = f"serving.{key.replace('/', '.')}.{metric}"
             prov[rid] = simulated(rid, cell["metrics"][metric], unit, fmt,
-                                  f"{workloads[cell['workload']]['label']} · {SCHEDULE_LABELS[cell['schedule']]} · "
-                                  f"每卡 {cell['rate_per_gpu']:g} req/s · {metric_label(metric)}", cell, metric,
+                                  LABELS["cell"].format(workload=workloads[cell["workload"]]["label"],
+                                                        schedule=SCHEDULE_LABELS[cell["schedule"]],
+                                                        rate=f"{cell['rate_per_gpu']:g}", metric=metric_label(metric)),
+                                  cell, metric,
                                   interval=interval_field(reps["seeds"], reps["values"][metric],
                                                           reps["intervals"][metric]))
     order = {(w, p): (i, j) for i, w in enumerate(workloads) for j, p in enumerate(settings["schedules"])}
@@ -77,15 +83,18 @@ def aggregate(anchor_doc: dict, workloads_doc: dict, settings: dict, cells: list
         over_seeds = interval_field(reps["seeds"], reps["rates_per_gpu"], reps["interval"])
         rid = f"serving.{wid}.{schedule}.goodput_rate"
         prov[rid] = simulated(rid, g["rate_per_gpu"], "req/s per GPU", "f2",
-                              f"{workloads[wid]['label']} · {SCHEDULE_LABELS[schedule]} · DistServe goodput(达标率 ≥ "
-                              f"{settings['attainment_target']:g},二分法)", base, "distserve_goodput",
+                              LABELS["goodput"].format(workload=workloads[wid]["label"],
+                                                       schedule=SCHEDULE_LABELS[schedule],
+                                                       target=f"{settings['attainment_target']:g}"),
+                              base, "distserve_goodput",
                               "scripts/serving_goodput.py", interval=over_seeds)
         for part, word in INTERVAL_PARTS.items():  # the page states the replications' mean and interval too
             pid = f"serving.{wid}.{schedule}.goodput_{part}"
             prov[pid] = simulated(pid, reps["interval"][part], "req/s per GPU", "f2",
-                                  f"{workloads[wid]['label']} · {SCHEDULE_LABELS[schedule]} · DistServe goodput,"
-                                  f"{settings['replications']} 个种子的"
-                                  f"{word.format(confidence=settings['confidence'] * 100)}", base,
+                                  LABELS["goodput_part"].format(
+                                      workload=workloads[wid]["label"], schedule=SCHEDULE_LABELS[schedule],
+                                      replications=settings["replications"],
+                                      part=word.format(confidence=settings["confidence"] * 100)), base,
                                   f"distserve_goodput_{part}", "scripts/serving_goodput.py", interval=over_seeds)
     for wid, by_schedule in goodput.items():
         if "whole" in by_schedule and by_schedule["whole"]["rate_per_gpu"] > 0:
@@ -93,8 +102,8 @@ def aggregate(anchor_doc: dict, workloads_doc: dict, settings: dict, cells: list
                 rid = f"serving.{wid}.{schedule}.goodput_vs_whole"
                 prov[rid] = pv.ratio(rid, prov[f"serving.{wid}.{schedule}.goodput_rate"],
                                      prov[f"serving.{wid}.whole.goodput_rate"], fmt="f2",
-                                     label=f"{workloads[wid]['label']} · {SCHEDULE_LABELS[schedule]} 的 goodput ÷ "
-                                           "整段 prefill 的",
+                                     label=LABELS["goodput_vs_whole"].format(workload=workloads[wid]["label"],
+                                                                             schedule=SCHEDULE_LABELS[schedule]),
                                      script="scripts/serving_sweep.py")
     anchor = {"name": anchor_doc["model"]["name"]["value"], "hardware": anchor_doc["hardware"]["name"]["value"]}
     doc = {"schema_version": 1, "anchor": anchor,
@@ -141,27 +150,27 @@ CLEAR_GAIN = 1.5  # "clearly more goodput": the chunking claims' threshold (reco
 def engine_claims(block: dict, wid: str) -> list[dict]:
     """What the page says about the engine presets, per set of step times, as claims over their goodput records
     (settled: the page words each by whether it holds)."""
-    out = []
+    out, says = [], LABELS["claims"]
     for step, r in block["records"].get(wid, {}).items():
         label = STEP_TIME_LABELS[step]
         out += [
             {"id": f"engines.{step}.chunking_gain", "fix": "config/workloads.json sweep",
-             "says": f"{label}下,Sarathi 式分块 prefill 的 goodput 至少是 Orca 式整段 prefill 的 1.5 倍",
+             "says": says["chunking_gain"].format(step=label),
              "all": [[r["sarathi"], ">=", [r["orca"], CLEAR_GAIN]]]},
             {"id": f"engines.{step}.v1_keeps_gain", "fix": "config/workloads.json sweep",
-             "says": f"{label}下,vLLM V1 默认 token 预算的分块 prefill 仍至少是整段的 1.5 倍",
+             "says": says["v1_keeps_gain"].format(step=label),
              "all": [[r["vllm-v1"], ">=", [r["orca"], CLEAR_GAIN]]]},
             {"id": f"engines.{step}.pd_beats_whole", "fix": "config/workloads.json sweep",
-             "says": f"{label}下,1 张 prefill + 1 张 decode 的 P/D 分离每卡 goodput 高于整段 prefill",
+             "says": says["pd_beats_whole"].format(step=label),
              "all": [[r["disagg"], ">", r["orca"]]]},
             {"id": f"engines.{step}.sarathi_beats_pd", "fix": "config/workloads.json sweep",
-             "says": f"{label}下,分块 prefill 的每卡 goodput 高于 1:1 的 P/D 分离",
+             "says": says["sarathi_beats_pd"].format(step=label),
              "all": [[r["sarathi"], ">", r["disagg"]]]}]
         splits = block.get("pd_splits", {}).get(step, {})
         if len(splits) >= 2:
             best = max(splits, key=lambda s: splits[s]["rate_per_gpu"])
             out.append({"id": f"engines.{step}.pd_split_best", "fix": "config/workloads.json sweep.pd_split_gpus",
-                        "says": f"{label}下,{block['pd_splits']['gpus']} 张卡的 P/D 分配中 {best} 的每卡 goodput 最高",
+                        "says": says["pd_split_best"].format(step=label, gpus=block["pd_splits"]["gpus"], best=best),
                         "all": [[splits[best]["record"], ">=", splits[s]["record"]] for s in splits if s != best]})
     return out
 
@@ -182,14 +191,16 @@ def workload_records(workloads: dict, prov: dict) -> None:
                                            assumption=why or "config/workloads.json", field=f"workloads.{wid}")
         if "long_prompts" in w:
             rid = f"serving.workload.{wid}.long.fraction"
-            prov[rid] = pv.assumed(rid, f"{w['label']} · 超长 prompt 的占比", w["long_prompts"]["fraction"] * 100, "%",
+            prov[rid] = pv.assumed(rid, LABELS["long_fraction"].format(workload=w["label"]),
+                                   w["long_prompts"]["fraction"] * 100, "%",
                                    "int", assumption=w["long_prompts"]["assumption"],
                                    field=f"workloads.{wid}.long_prompts.fraction", scale=100.0)
 
 
-STEP_TIME_FIELDS = (("flops_fraction", "achieved_flops_fraction", "", "f2", "达到的算力占峰值比例"),
-                    ("bandwidth_fraction", "achieved_bandwidth_fraction", "", "f2", "达到的显存带宽占峰值比例"),
-                    ("overhead_s", "iteration_overhead_s", "ms", "f1", "每次迭代的固定开销"))
+STEP_TIME_FIELDS = tuple((key, field, unit, fmt, LABELS["step_time_fields"][key]) for key, field, unit, fmt in (
+    ("flops_fraction", "achieved_flops_fraction", "", "f2"),
+    ("bandwidth_fraction", "achieved_bandwidth_fraction", "", "f2"),
+    ("overhead_s", "iteration_overhead_s", "ms", "f1")))
 
 
 def engines_block(anchor_doc: dict, settings: dict, workloads: dict, engines: list[dict], prov: dict,
@@ -207,18 +218,17 @@ def engines_block(anchor_doc: dict, settings: dict, workloads: dict, engines: li
 
     budget = vllm_v1_defaults(anchor_doc["hardware"]["hbm_bytes"]["value"], anchor_doc["hardware"]["name"]["value"])[0]
     prov["serving.engines.vllm_v1_budget"] = pv.cited_record(
-        "serving.engines.vllm_v1_budget", "vLLM V1 在这张卡上的默认 max_num_batched_tokens", budget, "token", "int",
+        "serving.engines.vllm_v1_budget", LABELS["vllm_v1_budget"], budget, "token", "int",
         work="vLLM engine arguments (vllm/engine/arg_utils.py EngineArgs._set_default_args, the v0.11 line): 8,192 "
              "for `vllm serve` on a GPU of at least 70 GiB that is not an A100, else 2,048",
         version="vLLM v0.11", locator="scripts/serving/engine/schedulers.py vllm_v1_defaults", self_reported=False)
-    for key, unit, fmt, label in (("chunk_tokens", "token", "int", "分块 prefill 每步的 prefill 预算"),
-                                  ("block_size", "token", "int", "KV 块的大小"),
-                                  ("gpu_memory_utilization", "", "f2", "vLLM 可用的显存比例")):
-        rid = f"serving.engines.{key}"
+    for key, unit, fmt in (("chunk_tokens", "token", "int"), ("block_size", "token", "int"),
+                           ("gpu_memory_utilization", "", "f2")):
+        rid, label = f"serving.engines.{key}", LABELS["engine_settings"][key]
         src = sweep_doc[key].get("source") or sweep_doc[key]["assumption"]
         prov[rid] = pv.assumed(rid, label, settings[key], unit, fmt, assumption=src, field=f"sweep.{key}")
     prov["serving.engines.clear_gain"] = pv.assumed(
-        "serving.engines.clear_gain", "「明显更多」的门槛:goodput 之比", CLEAR_GAIN, "×", "f1",
+        "serving.engines.clear_gain", LABELS["clear_gain"], CLEAR_GAIN, "×", "f1",
         assumption="the page calls one schedule's goodput clearly higher than another's from this ratio up (a "
                    "teaching threshold, not a standard; the claims engines.*.chunking_gain and *.v1_keeps_gain)")
     block = {"lesson_presets": LESSON_PRESETS, "presets": settings["presets"], "first_token": settings["first_token"],
@@ -238,9 +248,9 @@ def engines_block(anchor_doc: dict, settings: dict, workloads: dict, engines: li
                 continue
             rid = f"serving.engines.{wid}.{step}.{preset}.goodput_rate"
             block["records"].setdefault(wid, {}).setdefault(step, {})[preset] = rid
-            prov[rid] = engine_record(rid, g, f"{workloads[wid]['label']} · {PRESET_LABELS[preset]} · "
-                                      f"{STEP_TIME_LABELS[step]} · DistServe goodput", base, preset, step, None,
-                                      settings)
+            prov[rid] = engine_record(rid, g, LABELS["engine_goodput"].format(
+                workload=workloads[wid]["label"], preset=PRESET_LABELS[preset], step=STEP_TIME_LABELS[step]), base,
+                preset, step, None, settings)
         for split, g in e.get("pd_splits", {}).items():
             pf, dc = (int(x) for x in split.split(":"))
             rid = f"serving.pd_split.{step}.p{pf}d{dc}.goodput_rate"
@@ -250,11 +260,11 @@ def engines_block(anchor_doc: dict, settings: dict, workloads: dict, engines: li
             for role, count in (("prefill", pf), ("decode", dc)):
                 gid = f"serving.pd_split.p{pf}d{dc}.{role}_gpus"
                 splits["splits"].setdefault(split, {})[role] = gid
-                prov[gid] = pv.assumed(gid, f"P/D 分配中的 {role} 卡数", count, "GPU", "int",
+                prov[gid] = pv.assumed(gid, LABELS["pd_split_gpus"].format(role=role), count, "GPU", "int",
                                        field="sweep.pd_split_gpus", assumption=sweep_doc["pd_split_gpus"]["assumption"])
-            prov[rid] = engine_record(rid, g, f"{workloads[wid]['label']} · P/D {pf} 张 prefill : {dc} 张 decode · "
-                                      f"{STEP_TIME_LABELS[step]} · DistServe goodput", base, "disagg", step, [pf, dc],
-                                      settings)
+            prov[rid] = engine_record(rid, g, LABELS["pd_split_goodput"].format(
+                workload=workloads[wid]["label"], prefill=pf, decode=dc, step=STEP_TIME_LABELS[step]), base, "disagg",
+                step, [pf, dc], settings)
     return block
 
 
@@ -276,7 +286,7 @@ def adapted_lengths(adapted: list[dict], anchor_doc: dict, prov: dict, anchor_fi
     of the configured and the fitted lengths (`was` assumed, from config/workloads.json; `now` derived, recomputed
     by the audit with scripts/serving/config.fit_to_context), and the model's context (cited from the anchor)."""
     prov["serving.model_context"] = pv.from_anchor(anchor_file, anchor_doc, "model", "max_position_embeddings",
-                                                   unit="token", fmt="int", label="模型的上下文长度",
+                                                   unit="token", fmt="int", label=LABELS["model_context"],
                                                    rid="serving.model_context")
     shown = []
     for a in adapted:
@@ -287,11 +297,12 @@ def adapted_lengths(adapted: list[dict], anchor_doc: dict, prov: dict, anchor_fi
                 continue
             rid = f"serving.adapted.{a['workload']}.{a['field']}.{bound}"
             ids[bound] = rid
-            prov[f"{rid}.was"] = pv.assumed(f"{rid}.was", f"{a['workload']} {a['field']} {bound}(配置值)", w, "token",
+            names = {"workload": a["workload"], "field": a["field"], "bound": bound}
+            prov[f"{rid}.was"] = pv.assumed(f"{rid}.was", LABELS["adapted_was"].format(**names), w, "token",
                                             "int", field=f"workloads.{a['workload']}.{a['field']}",
                                             assumption="config/workloads.json, as written for a model with a long "
                                                        "context")
-            prov[rid] = pv.derived(rid, f"{a['workload']} {a['field']} {bound}(按上下文调整后)", n, "token", "int",
+            prov[rid] = pv.derived(rid, LABELS["adapted_now"].format(**names), n, "token", "int",
                                    derivation=pv.Derivation.FITTED, formula="scripts.serving.config:fit_to_context",
                                    inputs=["serving.model_context", f"{rid}.was"], script="scripts/serving_sweep.py",
                                    args={"workload": a["workload"], "field": a["field"], "bound": bound},
@@ -375,8 +386,8 @@ def add_page_opening(doc: dict, workloads_doc: dict, settings: dict, anchor_doc:
                 "requests": settings["requests"], "slo_ms": settings["slo_ms"]}
         same = doc["provenance"].get(f"serving.{wid}.{schedule}.{opening['request_rate']:g}."
                                      f"{READOUT_CELL_METRIC.get(metric, metric)}")  # the cell's own record
-        doc["provenance"][rid] = simulated(rid, value, unit, fmt, f"默认设置下的读数:{SCHEDULE_LABELS[schedule]} · "
-                                           f"{metric_label(metric)}", cell, metric,
+        label = LABELS["readout"].format(schedule=SCHEDULE_LABELS[schedule], metric=metric_label(metric))
+        doc["provenance"][rid] = simulated(rid, value, unit, fmt, label, cell, metric,
                                            "scripts/serving_sweep.py", formula="scripts.serving.load_page:readouts",
                                            args=opening, key=name, interval=(same or {}).get("interval"))
     doc["page_try"] = page["try"]["value"]
@@ -384,7 +395,8 @@ def add_page_opening(doc: dict, workloads_doc: dict, settings: dict, anchor_doc:
         for key, value in setting.items():
             if key != "workload":
                 rid = f"load.{tid}.{key}"
-                doc["provenance"][rid] = pv.assumed(rid, f"试一试「{TRY_LABELS.get(tid, tid)}」的目标", value, "ms",
+                label = LABELS["try_target"].format(**{"try": TRY_LABELS.get(tid, tid)})
+                doc["provenance"][rid] = pv.assumed(rid, label, value, "ms",
                                                     "int", assumption=page["try"]["assumption"])
         args = steps[tid]
         slo = search_of(args)["slo_ms"]
@@ -399,28 +411,27 @@ def add_page_opening(doc: dict, workloads_doc: dict, settings: dict, anchor_doc:
             cell = {"workload": args["workload"], "schedule": schedule, "rate_per_gpu": args["request_rate"],
                     "seed": workload_seed(settings, workloads, args["workload"]),
                     "requests": settings["requests"], "slo_ms": settings["slo_ms"]}
-            doc["provenance"][rid] = simulated(rid, value, unit, fmt, f"试一试「{TRY_LABELS.get(tid, tid)}」:"
-                                               f"{SCHEDULE_LABELS[schedule]} · {metric_label(metric)}", cell, metric,
+            doc["provenance"][rid] = simulated(rid, value, unit, fmt, LABELS["try_readout"].format(
+                **{"try": TRY_LABELS.get(tid, tid)}, schedule=SCHEDULE_LABELS[schedule], metric=metric_label(metric)),
+                cell, metric,
                                                "scripts/serving_sweep.py", formula="scripts.serving.load_page:readouts",
                                                args=args, key=name)
     opening_values = {**opening, "requests": settings["requests"], "replications": settings["replications"],
                       "confidence": settings["confidence"] * 100, "chunk_tokens": settings["chunk_tokens"],
                       "prefill_gpus": settings["prefill_gpus"], "decode_gpus": settings["decode_gpus"],
                       "bisection_steps": settings["bisection_steps"], "max_rate": settings["rates_per_gpu"][-1]}
-    sliders = {"requests": (sweep["requests"], "每个格子模拟的请求数", "request", "int"),
-               "replications": (sweep["replications"], "每个格子和每次 goodput 搜索重跑的种子数", "", "int"),
-               "confidence": (sweep["confidence"], "区间的置信度", "%", "int"),
-               "request_rate": (page["request_rate"], "实验的起始请求率(每卡)", "req/s per GPU", "f1"),
-               "ttft_slo_ms": (sweep["slo_ms"], "TTFT 目标", "ms", "int"),
-               "load_tpot_slo_ms": (sweep["slo_ms"], "TPOT 目标", "ms", "int"),
-               "attainment_target": (sweep["attainment_target"], "达标率目标", "", "f2"),
-               "chunk_tokens": (sweep["chunk_tokens"], "分块 prefill 每步的 prefill token 预算(实验的起始值)", "token",
-                                "int"),
-               "prefill_gpus": (sweep["prefill_gpus"], "P/D 分离的 prefill 卡数(实验的起始值)", "GPU", "int"),
-               "decode_gpus": (sweep["decode_gpus"], "P/D 分离的 decode 卡数(实验的起始值)", "GPU", "int"),
-               "bisection_steps": (sweep["bisection_steps"], "goodput 搜索的二分次数", "", "int"),
-               "max_rate": (sweep["rates_per_gpu"], "扫描的最高每卡请求率", "req/s per GPU", "f1")}
-    for key, (src, label, unit, fmt) in sliders.items():
+    sliders = {"requests": (sweep["requests"], "request", "int"), "replications": (sweep["replications"], "", "int"),
+               "confidence": (sweep["confidence"], "%", "int"),
+               "request_rate": (page["request_rate"], "req/s per GPU", "f1"),
+               "ttft_slo_ms": (sweep["slo_ms"], "ms", "int"), "load_tpot_slo_ms": (sweep["slo_ms"], "ms", "int"),
+               "attainment_target": (sweep["attainment_target"], "", "f2"),
+               "chunk_tokens": (sweep["chunk_tokens"], "token", "int"),
+               "prefill_gpus": (sweep["prefill_gpus"], "GPU", "int"),
+               "decode_gpus": (sweep["decode_gpus"], "GPU", "int"),
+               "bisection_steps": (sweep["bisection_steps"], "", "int"),
+               "max_rate": (sweep["rates_per_gpu"], "req/s per GPU", "f1")}
+    for key, (src, unit, fmt) in sliders.items():
+        label = LABELS["sliders"][key]
         rid = f"load.{key}"
         doc["provenance"][rid] = pv.assumed(rid, label, opening_values[key], unit, fmt,
                                             assumption=src.get("assumption") or src.get("source"))
