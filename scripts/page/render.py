@@ -44,7 +44,7 @@ def json_for_script(obj: object) -> Markup:
 RUNTIME, SCRIPT, DATA_SCRIPT, SERVING_SCRIPT = "vega.min.js", "lesson.js", "lesson-data.js", "serving-data.js"
 SIM_SCRIPT, SIM_SOURCE = "serving-sim.js", "serving_sim"  # the browser's twin of scripts/serving/engine/ (a folder)
 LESSON_PARTS = "lesson"  # templates/lesson/: lesson.js's sections, joined into it (lesson_script)
-SIM_INCLUDE = re.compile(r"^  // @include ((?:[a-z_]+\.js ?)+)$", re.M)  # a wrapper names its parts, in order
+INCLUDE = re.compile(r"^  // @include ((?:[a-z_]+\.js ?)+)$", re.M)  # a wrapper names its parts, in order
 DATA_PREFIX, SPECS_PREFIX, PAGE_PROV_PREFIX = "window.C13_DATA=", "window.C13_SPECS=", "window.C13_PAGE_PROV="
 PAGES = {"index.html": "index.html.j2", "lab.html": "lab.html.j2",  # the lesson, its lab and the simulator's
          "validation.html": "validation.html.j2"}  # validation report: one build, one frame (page_base.html.j2)
@@ -407,7 +407,7 @@ def joined_script(wrapper_path: Path, folder: Path) -> str:
     """`wrapper_path` with its one `// @include a.js b.js ...` line replaced by those files of `folder`, in that
     order. A part named but missing, or a file of the folder that is not named, is an error naming both."""
     wrapper = wrapper_path.read_text(encoding="utf-8")
-    found = SIM_INCLUDE.findall(wrapper)
+    found = INCLUDE.findall(wrapper)
     if len(found) != 1:
         raise InputError(f"{wrapper_path.as_posix()}: needs exactly one '  // @include a.js b.js ...' line")
     parts = found[0].split()
@@ -416,7 +416,7 @@ def joined_script(wrapper_path: Path, folder: Path) -> str:
         raise InputError(f"{wrapper_path.as_posix()}: its @include names {', '.join(parts)} but "
                          f"{folder.as_posix()} holds {', '.join(present)}")
     body = "\n".join((folder / p).read_text(encoding="utf-8").rstrip("\n") for p in parts)
-    return SIM_INCLUDE.sub(lambda _: body, wrapper)
+    return INCLUDE.sub(lambda _: body, wrapper)
 
 
 def chart_boxes(compiled: dict[str, dict], samples: dict[str, dict[str, list]]) -> dict[str, int]:

@@ -395,7 +395,7 @@ def add_page_opening(doc: dict, workloads_doc: dict, settings: dict, anchor_doc:
         for key, value in setting.items():
             if key != "workload":
                 rid = f"load.{tid}.{key}"
-                label = LABELS["try_target"].format(**{"try": TRY_LABELS.get(tid, tid)})
+                label = LABELS["try_target"].format(name=TRY_LABELS.get(tid, tid))
                 doc["provenance"][rid] = pv.assumed(rid, label, value, "ms",
                                                     "int", assumption=page["try"]["assumption"])
         args = steps[tid]
@@ -412,7 +412,7 @@ def add_page_opening(doc: dict, workloads_doc: dict, settings: dict, anchor_doc:
                     "seed": workload_seed(settings, workloads, args["workload"]),
                     "requests": settings["requests"], "slo_ms": settings["slo_ms"]}
             doc["provenance"][rid] = simulated(rid, value, unit, fmt, LABELS["try_readout"].format(
-                **{"try": TRY_LABELS.get(tid, tid)}, schedule=SCHEDULE_LABELS[schedule], metric=metric_label(metric)),
+                name=TRY_LABELS.get(tid, tid), schedule=SCHEDULE_LABELS[schedule], metric=metric_label(metric)),
                 cell, metric,
                                                "scripts/serving_sweep.py", formula="scripts.serving.load_page:readouts",
                                                args=args, key=name)

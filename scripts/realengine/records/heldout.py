@@ -22,6 +22,7 @@ from scripts.realengine.records.words import (
     UNITS,
     WORDS,
     HeldOutRecords,
+    cell_name,
     goal_source,
     held_where,
     layout_records,
@@ -85,7 +86,7 @@ def _loop_records(r: HeldOutRecords, c: dict, base: str, where: str, args: dict)
 
 def _held_cell(r: HeldOutRecords, c: dict) -> dict:
     """One held-out cell's records (measured with aiperf, predicted, with noise, its closed loop's) and its row."""
-    cell = f"c{c['concurrency']}" if c["concurrency"] else f"r{c['rate']:g}"
+    cell = cell_name(c)
     base, where = f"realho.{r.mid}.{c['workload']}.{cell}", held_where(c)
     args = {"workload": c["workload"], "cell": cell}
     for key, (label, unit, fmt, scale) in HELD_SHOWN.items():

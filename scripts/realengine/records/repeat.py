@@ -15,6 +15,7 @@ from scripts.realengine.records.words import (
     UNITS,
     WORDS,
     HeldOutRecords,
+    cell_name,
     held_where,
     layout_records,
 )
@@ -52,10 +53,9 @@ def _loop_over_goal(c: dict, k: int, comparison: dict) -> bool:
     return abs(c["error"][k]["slo_attainment"]) > comparison["goals"]["closed_loop_attainment_abs_error"] + 1e-12
 
 
-def _repeat_session(r: HeldOutRecords, c: dict, k: int, i: int, tag: str, noisy: bool) -> dict:
+def _repeat_session(r: HeldOutRecords, c: dict, k: int, i: int, tag: str, noisy: bool, cell: str, where: str) -> dict:
     """The i-th session (0-based) of a repeated cell, its k-th measurement: records and the table's ids."""
-    cell = f"c{c['concurrency']}" if c["concurrency"] else f"r{c['rate']:g}"
-    where, base = held_where(c), f"realho.{r.mid}.{tag}.{c['workload']}.{cell}"
+    base = f"realho.{r.mid}.{tag}.{c['workload']}.{cell}"
     for key in REPEAT_SHOWN:
         label, unit, fmt, scale = HELD_SHOWN[key]
         r.measured(f"{base}.{key}.measured", HW["repeat_measured"].format(where=where, label=label, i=i + 1),
@@ -77,8 +77,9 @@ def _repeat_session(r: HeldOutRecords, c: dict, k: int, i: int, tag: str, noisy:
 def _repeat_row(recs: list, rep: dict, c: dict, noisy: bool, comparison: dict, data: list[str]) -> dict:
     """One cell of the repeat table: the first session's ids (its own records), each later session's, its floor."""
     r1, mid = recs[0], recs[0].mid
-    cell = f"c{c['concurrency']}" if c["concurrency"] else f"r{c['rate']:g}"
+    cell = cell_name(c)
     where, first = held_where(c), f"realho.{mid}.{c['workload']}.{cell}"
+    floor_base = f"realho.{mid}.rep.{c['workload']}.{cell}.floor"
     ids = [{"base": first, "predicted": "noisy" if noisy else "predicted", "moved": c["speed_moved_each"][0],
             "over_goal": _loop_over_goal(c, 0, comparison)} if 0 in c["present"] else None]
     for i, (r, tag) in enumerate(zip(recs[1:], rep["sessions"][1:], strict=True), start=1):
@@ -86,15 +87,15 @@ def _repeat_row(recs: list, rep: dict, c: dict, noisy: bool, comparison: dict, d
             ids.append(None)
             continue
         k = c["present"].index(i)
-        ids.append({**_repeat_session(r, c, k, i, tag, noisy), "over_goal": _loop_over_goal(c, k, comparison)})
+        ids.append({**_repeat_session(r, c, k, i, tag, noisy, cell, where),
+                    "over_goal": _loop_over_goal(c, k, comparison)})
     floor = c.get("attainment_floor")
     if floor:
-        _floor_records(r1, c, floor, f"realho.{mid}.rep.{c['workload']}.{cell}.floor", where,
-                       {"workload": c["workload"], "cell": cell}, data)
+        _floor_records(r1, c, floor, floor_base, where, {"workload": c["workload"], "cell": cell}, data)
     return {"label": HELD_LABELS.get(c["workload"], c["workload"]), "rate": c["rate"],
             "concurrency": c["concurrency"], "saturated": c["saturated"], "speed_moved": c["speed_moved"],
             "first": first, "ids": ids, "complete": len(c["present"]) == len(rep["sessions"]),
-            "floor": {**floor, "base": f"realho.{mid}.rep.{c['workload']}.{cell}.floor"} if floor else None}
+            "floor": {**floor, "base": floor_base} if floor else None}
 
 
 def _repeat_summary(r1: HeldOutRecords, rep: dict, fit: str, data: list[str]) -> None:

@@ -91,7 +91,13 @@ class HeldOutRecords(Records):
                                        script="scripts/realengine/heldout_comparison.py", args=args)
 
 
+def cell_name(c: dict) -> str:
+    """A held-out cell's part of its record ids: c<concurrency> for a closed loop, r<rate> for a Poisson cell."""
+    return f"c{c['concurrency']}" if c["concurrency"] else f"r{c['rate']:g}"
+
+
 def held_where(c: dict) -> str:
+    """Where a held-out cell's label says it is (its workload and its rate or in-flight cap)."""
     name = HELD_LABELS.get(c["workload"], c["workload"])
     if c["concurrency"]:
         return HW["where_loop"].format(name=name, concurrency=c["concurrency"])
