@@ -82,11 +82,17 @@ def session_runs(cpath: Path, loads: list[Path], result_paths: list[Path], field
     return cal, mine, docs
 
 
+def within_goal(value: float | None, goal: float) -> bool:
+    """Whether an error figure meets its goal (none: it does not). Attainments are ratios of counts: 6/120 - 0 as
+    doubles can land 4e-17 past 0.05, so the goal is met up to 1e-12 beyond it."""
+    return value is not None and value <= goal + 1e-12
+
+
 def goals_met(out: dict, goals: dict) -> dict:
     """Whether a summary's central and tail median |error| and its attainment error are within `goals`
     (config/real_engine.json comparison.goals, read by settings.comparison_settings)."""
-    def within(key, goal):  # attainments are ratios of counts: 6/120 - 0 as doubles can land 4e-17 past 0.05
-        return out[key] is not None and out[key] <= goals[goal] + 1e-12
+    def within(key, goal):
+        return within_goal(out[key], goals[goal])
     return {"central": within("central_median_abs_error", "central_median_abs_error"),
             "tail": within("tail_median_abs_error", "tail_median_abs_error"),
             "attainment": within("attainment_max_abs_error", "attainment_abs_error")}

@@ -44,6 +44,7 @@ from scripts.realengine.comparison import (
     mean_metrics,
     median_abs_error,
     session_runs,
+    within_goal,
 )
 from scripts.realengine.settings import read_calibration
 from scripts.record.inputs import InputError
@@ -313,9 +314,9 @@ def summary(cells: list[dict], goals: dict, variant: str = "") -> dict:
                             "start_range": start_range(c.get("starts")),
                             "measured_within_starts": within_starts(c),
                             "slot_layouts": c.get("slot_layouts")} for c in loops]}
+    loop_goal = goals["closed_loop_attainment_abs_error"]
     out["meets"] = {**goals_met(out, goals), "closed_loop": bool(loops) and all(
-        c["p50_differs_from_p99"] and c["attainment_abs_error"] <= goals["closed_loop_attainment_abs_error"] + 1e-12
-        for c in out["closed_loop"])}
+        c["p50_differs_from_p99"] and within_goal(c["attainment_abs_error"], loop_goal) for c in out["closed_loop"])}
     return out
 
 

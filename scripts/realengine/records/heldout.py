@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from scripts.realengine.comparison import within_goal
 from scripts.realengine.heldout_comparison import session_key, start_range
 from scripts.realengine.records.repeat import repeat_block
 from scripts.realengine.records.words import (
@@ -222,7 +223,7 @@ def _held_view(e: dict, goals: dict, others: dict) -> dict:
         n = noisy[k] if noisy else None
         worst = max(c["attainment_abs_error"], n["attainment_abs_error"] if n else 0)
         predicted, measured = met.get("predicted"), met.get("measured")
-        loops.append({"within_goal": worst <= goals["closed_loop_attainment_abs_error"] + 1e-12,
+        loops.append({"within_goal": within_goal(worst, goals["closed_loop_attainment_abs_error"]),
                       "met_tpot_slower": predicted is not None and measured is not None and predicted > measured,
                       "met_tpot_near_target": predicted is not None and near * slo < predicted <= slo,
                       "noise_lowers_attainment": bool(n) and n["attainment"][1] < c["attainment"][1]})

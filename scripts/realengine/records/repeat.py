@@ -4,6 +4,7 @@ and of each session, and the spread between sessions. Record ids
 realho.<machine>.<session>.<workload>.<cell>.<metric>.{measured,predicted}, realho.<machine>.rep.*."""
 from __future__ import annotations
 
+from scripts.realengine.comparison import within_goal
 from scripts.realengine.records.words import (
     FITS,
     HELD_LABELS,
@@ -50,7 +51,8 @@ def _loop_over_goal(c: dict, k: int, comparison: dict) -> bool:
     (`comparison["goals"]`); False for a Poisson cell."""
     if not c["concurrency"]:
         return False
-    return abs(c["error"][k]["slo_attainment"]) > comparison["goals"]["closed_loop_attainment_abs_error"] + 1e-12
+    goal = comparison["goals"]["closed_loop_attainment_abs_error"]
+    return not within_goal(abs(c["error"][k]["slo_attainment"]), goal)
 
 
 def _repeat_session(r: HeldOutRecords, c: dict, k: int, i: int, tag: str, noisy: bool, cell: str, where: str) -> dict:
