@@ -91,11 +91,9 @@ def _summary(r: Records, e: dict) -> None:
                     h["fit_quality"]["median_abs_rel_error"] * 100, "%", "f1", {"half": half}, PREDICTION)
     sep = e.get("separate_calibration")
     if sep:
-        i = sep["step_model"]["decode_batch"].index(1.0)
-        r.predicted(f"real.{r.mid}.separate.decode_b1", w["separate_decode_b1"],
-                    sep["step_model"]["decode_seconds"][i] * 1e3, "ms", "f1", {"separate": "decode_b1"}, SEPARATE)
-        d1 = [h["step_model"]["decode_seconds"][h["step_model"]["decode_batch"].index(1.0)] for h in
-              e["halves"].values()]
+        r.predicted(f"real.{r.mid}.separate.decode_b1", w["separate_decode_b1"], _lone_step(sep) * 1e3, "ms", "f1",
+                    {"separate": "decode_b1"}, SEPARATE)
+        d1 = [_lone_step(h) for h in e["halves"].values()]
         for end, value in (("low", min(d1)), ("high", max(d1))):
             r.predicted(f"real.{r.mid}.cells.decode_b1_{end}",
                         w["cells_decode_b1"].format(which=w["cells_decode_b1_which"][end]),
@@ -158,6 +156,12 @@ def _settings(r: Records, e: dict, goals: dict) -> None:
                   e.get("slo_assumption") or SOURCES["slo"])
 
 
+def _lone_step(fit: dict) -> float:
+    """A fit's (a half's, the separate calibration's) decode step of one request alone, in seconds."""
+    model = fit["step_model"]
+    return model["decode_seconds"][model["decode_batch"].index(1.0)]
+
+
 def _separate_moved(e: dict) -> str | None:
     """Whether the separate calibration's lone decode step lies outside the cells' (the two halves' fits) by more
     than the speed checks' bound: "faster", "slower", or None (within it, or no separate calibration)."""
@@ -165,8 +169,8 @@ def _separate_moved(e: dict) -> str | None:
     if not sep:
         return None
     tol = e.get("speed_check_bound") or 0
-    d1 = [h["step_model"]["decode_seconds"][h["step_model"]["decode_batch"].index(1.0)] for h in e["halves"].values()]
-    own = sep["step_model"]["decode_seconds"][0]
+    d1 = [_lone_step(h) for h in e["halves"].values()]
+    own = _lone_step(sep)
     return "faster" if own < min(d1) * (1 - tol) else "slower" if own > max(d1) * (1 + tol) else None
 
 
