@@ -139,11 +139,8 @@ def weight_bytes_read_per_step(a: Anchor) -> int:
 
 def weight_bytes_read(a: Anchor, tokens: float) -> float:
     """The weight bytes a step of `tokens` tokens reads: all of a dense model; the routed experts its tokens touch
-    besides (expected_experts_touched per MoE layer)."""
-    if not a.num_experts:
-        return weight_bytes_read_per_step(a)
-    experts = moe_layers(a) * expected_experts_touched(a, tokens) * expert_params(a)
-    return weight_bytes_read_per_step(a) + experts * expert_bytes_per_param(a)
+    besides (expected_experts_touched per MoE layer). One formula with the simulator's: IterationCost.weights_for."""
+    return iteration_cost(a).weights_for(tokens)
 
 
 @lru_cache(maxsize=256)  # pure in the (frozen, hashable) anchor; the simulator calls it every iteration
@@ -280,23 +277,34 @@ def chunk_kv_tokens_and_pairs(start: float, length: float) -> tuple[float, float
 class IterationCost:
     """One iteration's bytes, FLOPs and seconds on anchor `a` (its constants read once)."""
 
-    __slots__ = ("weights", "kv", "state", "dense", "attention", "bandwidth", "peak_flops")
+    __slots__ = ("weights", "kv", "state", "dense", "attention", "bandwidth", "peak_flops", "experts",
+                 "expert_keep", "expert_bytes")
 
     def __init__(self, a: Anchor):
-        if a.num_experts:  # its weights would be priced as a constant: refuse rather than understate a MoE step
-            raise ValueError("the serving simulator prices a step's weights as a constant; a mixture of experts "
-                             "reads more of them as its tokens grow (roofline.weight_bytes_read), which it does not "
-                             "model yet (issue 64)")
         self.weights, self.kv = weight_bytes_read_per_step(a), kv_bytes_per_token(a)
-        self.state, self.dense = state_bytes_per_request(a), 2 * params_read_per_step(a)
+        self.state, self.dense = state_bytes_per_request(a), 2 * active_params_per_token(a)
         self.attention = attention_flops_per_token_position(a)
         self.bandwidth, self.peak_flops = a.hbm_bandwidth_bytes_per_s, a.peak_bf16_flops
+        # a mixture of experts: E, the chance 1 - k/E that a token skips an expert, and one expert's bytes over
+        # every MoE layer (weights_for adds the experts a step's tokens touch); 0 for a dense model
+        self.experts = a.num_experts
+        self.expert_keep = 1.0 - a.num_experts_per_tok / a.num_experts if a.num_experts else 1.0
+        self.expert_bytes = moe_layers(a) * expert_params(a) * expert_bytes_per_param(a) if a.num_experts else 0
 
-    def bytes(self, decoders, decode_context_sum, prefill_kv_tokens, prefill_state_passes):
-        """Weights once; each decoder's KV up to its context and its state read and written; each chunk's KV (all
-        earlier positions plus its own) and its request's state, `state_passes` times per chunk (summed in
-        `prefill_state_passes`). Works on numbers or numpy arrays alike."""
-        return (self.weights + (decode_context_sum + prefill_kv_tokens) * self.kv
+    def weights_for(self, tokens):
+        """The weight bytes a step of `tokens` tokens reads (roofline.weight_bytes_read): a dense model's are a
+        constant; a mixture of experts adds E * (1 - (1 - k/E)^tokens) experts per MoE layer. Works on numbers or
+        numpy arrays alike."""
+        if not self.experts:
+            return self.weights
+        return self.weights + self.experts * (1.0 - self.expert_keep ** tokens) * self.expert_bytes
+
+    def bytes(self, decoders, decode_context_sum, prefill_kv_tokens, prefill_state_passes, prefill_tokens=0.0):
+        """Weights once (a mixture of experts': those its decoders' and `prefill_tokens` tokens touch); each decoder's
+        KV up to its context and its state read and written; each chunk's KV (all earlier positions plus its own) and
+        its request's state, `state_passes` times per chunk (summed in `prefill_state_passes`). Works on numbers or
+        numpy arrays alike."""
+        return (self.weights_for(decoders + prefill_tokens) + (decode_context_sum + prefill_kv_tokens) * self.kv
                 + (2 * decoders + prefill_state_passes) * self.state)
 
     def flops(self, decoders, decode_context_sum, prefill_tokens, prefill_pairs):
@@ -314,7 +322,7 @@ class IterationCost:
                 tokens + length
             passes += 1 if start == 0 else 2
         # bytes() and flops(), inline: the same terms in the same order
-        return max((self.weights + (decode_context_sum + kv_tokens) * self.kv
+        return max((self.weights_for(decoders + tokens) + (decode_context_sum + kv_tokens) * self.kv
                     + (2 * decoders + passes) * self.state) / self.bandwidth,
                    (self.dense * (decoders + tokens) + (decode_context_sum + pairs) * self.attention)
                    / self.peak_flops)
@@ -330,8 +338,10 @@ def iteration_cost(a: Anchor) -> IterationCost:
     return IterationCost(a)
 
 
-def iteration_bytes(a: Anchor, decoders, decode_context_sum, prefill_kv_tokens, prefill_state_passes):
-    return iteration_cost(a).bytes(decoders, decode_context_sum, prefill_kv_tokens, prefill_state_passes)
+def iteration_bytes(a: Anchor, decoders, decode_context_sum, prefill_kv_tokens, prefill_state_passes,
+                    prefill_tokens=0.0):
+    return iteration_cost(a).bytes(decoders, decode_context_sum, prefill_kv_tokens, prefill_state_passes,
+                                   prefill_tokens)
 
 
 def iteration_flops(a: Anchor, decoders, decode_context_sum, prefill_tokens, prefill_pairs):

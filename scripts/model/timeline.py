@@ -46,8 +46,12 @@ def cached_prefix(prompt: int, new_tokens: int) -> int:
 
 def decode_step_with_newcomer_seconds(a: Anchor, decoders: float, context: float, prompt: float) -> float:
     """A decode step after the newcomer joined: it decodes at context `prompt` beside the others."""
+    shared = rl.weight_bytes_read_per_step(a)
     step_bytes = (rl.decode_step_bytes(a, decoders, context) + rl.decode_step_bytes(a, 1, prompt)
-                  - rl.weight_bytes_read_per_step(a))  # the weights are read once for both
+                  - shared)  # the weights are read once for both
+    if a.num_experts:  # and the experts once: those the decoders' and the newcomer's tokens touch together
+        step_bytes += (rl.weight_bytes_read(a, decoders + 1) - rl.weight_bytes_read(a, decoders)
+                       - rl.weight_bytes_read(a, 1) + shared)
     step_flops = rl.decode_step_flops(a, decoders, context) + rl.decode_step_flops(a, 1, prompt)
     return rl.step_seconds(a, step_bytes, step_flops)
 

@@ -23,7 +23,16 @@ def model_constants(a: Anchor) -> dict:
             "state_bytes_per_request": rl.state_bytes_per_request(a),
             "attention_flops_per_token_position": rl.attention_flops_per_token_position(a),
             "weight_bytes_total": rl.weight_bytes_total(a), "runtime_reserve_bytes": a.runtime_reserve_bytes,
-            "pd_link_bytes_per_s": a.pd_link_bytes_per_s, "max_position_embeddings": a.max_position_embeddings}
+            "pd_link_bytes_per_s": a.pd_link_bytes_per_s, "max_position_embeddings": a.max_position_embeddings,
+            **(expert_constants(a) if a.num_experts else {})}
+
+
+def expert_constants(a: Anchor) -> dict:
+    """A mixture of experts' terms of roofline.IterationCost (a dense model's constants go without them): the
+    FLOPs' active parameters, E, the chance 1 - k/E a token skips an expert, one expert's bytes over every MoE layer."""
+    cost = rl.iteration_cost(a)
+    return {"active_params_per_token": rl.active_params_per_token(a), "num_experts": cost.experts,
+            "expert_keep": cost.expert_keep, "expert_bytes": cost.expert_bytes}
 
 
 def gpu_constants(a: Anchor, name: str) -> dict:

@@ -17,7 +17,8 @@
   const PREFIX_NEW_TOKENS = DATA.provenance["cited.kimi.new_tokens"].value;
   const cachedOf = (s) => (s.show && s.show.prefix_cached ? cachedPrefix(s.prompt_tokens, PREFIX_NEW_TOKENS) : 0);
   function withNewcomerSeconds(n, c, p) {
-    const bytes = decodeStepBytes(n, c) + decodeStepBytes(1, p) - K.weight_bytes_read_per_step;
+    let bytes = decodeStepBytes(n, c) + decodeStepBytes(1, p) - K.weight_bytes_read_per_step;
+    if (EXPERTS) bytes += weightBytesRead(n + 1) - weightBytesRead(n) - weightBytesRead(1) + K.weight_bytes_read_per_step;
     return stepSeconds(bytes, decodeStepFlops(n, c) + decodeStepFlops(1, p));
   }
   const labelsOf = (group) => Object.fromEntries(Object.entries(DATA.names[group]).map(([id, v]) => [id, v.label]));

@@ -1,11 +1,17 @@
   // ---- stepcost.py: how long one iteration takes (roofline.py IterationCost on the anchor as achieved) ----------
   // model: weight_bytes_read_per_step, params_read_per_step, kv_bytes_per_token, state_bytes_per_request,
   // attention_flops_per_token_position, weight_bytes_total, runtime_reserve_bytes, pd_link_bytes_per_s,
-  // max_position_embeddings; gpu: hbm_bytes, hbm_bandwidth_bytes_per_s, peak_bf16_flops, name.
+  // max_position_embeddings (a mixture of experts: active_params_per_token, num_experts, expert_keep, expert_bytes,
+  // twin.expert_constants); gpu: hbm_bytes, hbm_bandwidth_bytes_per_s, peak_bf16_flops, name.
   function iterationCost(m, bandwidth, peakFlops) {
     const weights = m.weight_bytes_read_per_step, kv = m.kv_bytes_per_token, state = m.state_bytes_per_request;
-    const dense = 2 * m.params_read_per_step, attention = m.attention_flops_per_token_position;
-    const bytes = (dec, dcs, pkv, passes) => weights + (dcs + pkv) * kv + (2 * dec + passes) * state;
+    const experts = m.num_experts || 0, keep = m.expert_keep, expertBytes = m.expert_bytes;
+    const dense = 2 * (experts ? m.active_params_per_token : m.params_read_per_step);
+    const attention = m.attention_flops_per_token_position;
+    // IterationCost.weights_for: the experts a step's tokens touch, E (1 - (1 - k/E)^tokens) per MoE layer
+    const weightsFor = (tokens) => experts ? weights + experts * (1.0 - keep ** tokens) * expertBytes : weights;
+    const bytes = (dec, dcs, pkv, passes, ptokens) => weightsFor(dec + ptokens) + (dcs + pkv) * kv +
+      (2 * dec + passes) * state;
     const flops = (dec, dcs, ptokens, pairs) => dense * (dec + ptokens) + (dcs + pairs) * attention;
     return {
       seconds(dec, dcs, chunks) {  // chunks: [[start, length], ...], one per request
@@ -18,10 +24,11 @@
             passes += start === 0 ? 1 : 2;  // roofline.state_passes
           }
         }
-        return Math.max(bytes(dec, dcs, kvTokens, passes) / bandwidth, flops(dec, dcs, tokens, pairs) / peakFlops);
+        return Math.max(bytes(dec, dcs, kvTokens, passes, tokens) / bandwidth,
+          flops(dec, dcs, tokens, pairs) / peakFlops);
       },
       decode(dec, dcs) {
-        return Math.max(bytes(dec, dcs, 0, 0) / bandwidth, flops(dec, dcs, 0, 0) / peakFlops);
+        return Math.max(bytes(dec, dcs, 0, 0, 0) / bandwidth, flops(dec, dcs, 0, 0) / peakFlops);
       },
       // IterationCost.decode_run: `steps` pure-decode iterations of `dec` requests whose contexts sum to csum and
       // grow by one token each: each duration (+ overhead) into durs, their running sum (numpy's cumsum) into cums
@@ -34,7 +41,7 @@
         }
       },
       prefill(prompt) {  // roofline.prefill_seconds
-        const b = weights + prompt * kv + state;
+        const b = weightsFor(prompt) + prompt * kv + state;
         const f = dense * prompt + prompt * prompt / 2 * attention;
         return Math.max(b / bandwidth, f / peakFlops);
       },

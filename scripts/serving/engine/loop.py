@@ -346,7 +346,7 @@ class GpuLoop:
         ends, alone = self.ends, self.dec_alone
         if self.scalar_run:  # IterationCost.seconds(nd, x) of each step, its terms in order
             kv_cost, attention, bandwidth, peak_flops = cost.kv, cost.attention, cost.bandwidth, cost.peak_flops
-            base_bytes, dense_flops = cost.weights, cost.dense * nd
+            base_bytes, dense_flops = cost.weights_for(nd), cost.dense * nd
             state_bytes = (2 * nd) * cost.state
             acc, start, steps = 0.0, t, m
             for s in range(m):
@@ -396,7 +396,8 @@ class GpuLoop:
         self.ends.append(t)
         if decoders:  # an iteration that gives every running decode a token; its decode-only time:
             if self.scalar_run:  # IterationCost.seconds(decoders, ctx_sum), inline as above
-                alone = max((cost.weights + ctx_sum * cost.kv + (2 * decoders) * cost.state) / cost.bandwidth,
+                alone = max((cost.weights_for(decoders) + ctx_sum * cost.kv + (2 * decoders) * cost.state)
+                            / cost.bandwidth,
                             (cost.dense * decoders + ctx_sum * cost.attention) / cost.peak_flops)
             else:
                 alone = cost.seconds(decoders, ctx_sum, **laid)
