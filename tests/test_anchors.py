@@ -85,6 +85,7 @@ def test_every_anchor_builds_audits_and_computes_its_own_numbers(name, every_anc
     assert sections(html) == sections((work / "site" / "index.html").read_text(encoding="utf-8"))
     dense = doc["model"]["full_attention_interval"]["value"] == 1
     assert ("DeltaNet" in html) is not dense and ("线性注意力状态" in html) is not dense
+    assert ("专家拐点" in html) is bool(anchor.num_experts)  # expert text only on a mixture of experts' page
     data = json.loads((work / "build" / name / "precomputed" / "precomputed.json").read_text("utf-8"))
     assert data["claims"] and all(c["numbers"] for c in data["claims"])
     for path, old in before.items():  # the default's page and data, rebuilt in the same run, are unchanged

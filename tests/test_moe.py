@@ -1,6 +1,8 @@
 """Mixture of experts and multi-head latent attention in the roofline (issue 64), against hand-worked cases and
-published figures; the serving simulator's step cost and its browser twin on a MoE anchor. The anchors under
-anchors/moe/ are not built into pages yet: the lesson page refuses them in one line until its twins price experts."""
+published figures; the serving simulator's step cost, the technique switches and every browser twin on the MoE
+anchor (anchors/qwen3-30b-a3b-h100.json), and the page's records of its expert knee. The anchor's page end to end
+(built, audited, its readouts in Chromium) is tests/test_anchors.py's, in `make test-all` (each anchor's build takes
+about two minutes here); the cases here, in `make test`, guard its math and its page data."""
 import copy
 import json
 import math
@@ -14,7 +16,7 @@ from scripts.record.anchor_file import load, validate
 from scripts.record.inputs import InputError
 from tests.conftest import ROOT
 
-QWEN3_MOE = ROOT / "anchors" / "moe" / "qwen3-30b-a3b-h100.json"
+QWEN3_MOE = ROOT / "anchors" / "qwen3-30b-a3b-h100.json"
 
 
 @pytest.fixture(scope="module")
@@ -137,18 +139,40 @@ def test_an_inconsistent_mixture_is_refused_in_one_line_naming_the_field(change,
     assert "\n" not in message and message.startswith("qwen3-30b-a3b-h100.json: field ") and field in message, message
 
 
-def test_the_page_refuses_a_mixture_until_its_twins_price_experts(moe):
-    from scripts.lesson.precomputed import build
-
-    a, doc = moe
-    gpus = json.loads((ROOT / "config" / "gpus.json").read_text(encoding="utf-8"))
-    cited = json.loads((ROOT / "config" / "cited.json").read_text(encoding="utf-8"))
-    with pytest.raises(InputError, match="field model.num_experts: the lesson page cannot draw a mixture") as err:
-        build(a, copy.deepcopy(doc), cited, gpus, anchor_file="anchors/moe/qwen3-30b-a3b-h100.json")
-    assert "\n" not in str(err.value) and str(err.value).startswith("anchors/moe/qwen3-30b-a3b-h100.json")
+def test_the_moe_page_marks_the_knee_and_the_weights_a_step_reads(moe, moe_page_data):
+    """The page's records for Qwen3-30B-A3B at 4096 tokens on an H100: the knee at 90 % of the experts is batch 36
+    (hand-worked above); one request reads the shared weights and 8 experts per layer (48 layers x 8 x 3 x 2048 x
+    768 params, bf16); once every expert is read a bf16 step reads every parameter but the input embedding, 2 B each;
+    memory (43 requests) reaches past the knee (36), so the page says how much less a step grows per request there."""
+    a, _ = moe
+    p = moe_page_data["provenance"]
+    assert p["moe.knee_batch"]["value"] == 36 and p["moe.b1.experts"]["value"] == pytest.approx(8)
+    assert p["moe.b1.weights_gb"]["value"] == pytest.approx(
+        (rl.weight_bytes_read_per_step(a) + 48 * 8 * 3 * 2048 * 768 * 2) / 1e9, rel=1e-12)
+    assert p["moe.weights_gb_all"]["value"] == pytest.approx(rl.params_read_per_step(a) * 2 / 1e9, rel=1e-12)
+    assert p["mem.cap.c4096"]["value"] == 43 and p["moe.b43.experts"]["value"] == pytest.approx(
+        128 * (1 - (15 / 16) ** 43))
+    assert moe_page_data["page"]["experts"] == {"knee": 36, "percent": 90, "flattens": True}
+    assert p["moe.after_knee.ms_per_request"]["value"] < p["moe.before_knee.ms_per_request"]["value"]
+    k = moe_page_data["constants"]
+    assert (k["num_experts"], k["num_experts_per_tok"], k["expert_weight_bytes"]) == (128, 8, 2)
+    assert k["moe_expert_params"] == 48 * 3 * 2048 * 768 and k["routed_expert_params"] == 128 * k["moe_expert_params"]
     from scripts.record.anchors import anchor_files
 
-    assert not [f for f in anchor_files(ROOT).values() if "moe" in f]  # not among the anchors `make anchors` builds
+    assert "anchors/qwen3-30b-a3b-h100.json" in anchor_files(ROOT).values()  # `make anchors` builds its page
+
+
+@pytest.mark.parametrize("anchor", ["moe", "dense"])
+def test_the_knee_setting_goes_with_experts_or_is_refused_in_one_line(anchor):
+    """scenario.expert_knee_percent is required with model.num_experts and refused without it."""
+    path = QWEN3_MOE if anchor == "moe" else ROOT / "anchor-model.json"
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    if anchor == "moe":
+        del doc["scenario"]["expert_knee_percent"]
+    else:
+        doc["scenario"]["expert_knee_percent"] = {"value": 90, "unit": "%", "assumption": "x"}
+    with pytest.raises(InputError, match="x.json: field scenario.expert_knee_percent goes with model.num_experts"):
+        validate(doc, "x.json", ROOT / "config" / "gpus.json")
 
 
 @pytest.mark.parametrize("batch", [1, 2, 36, 256])
@@ -217,50 +241,94 @@ def test_the_browser_simulator_equals_the_python_on_a_mixture(moe, tmp_path):
         assert mine["preemptions"] == case["expected"]["preemptions"], case["id"]
 
 
-LESSON_TWIN = """const fs = require('fs'), [K, states] = JSON.parse(fs.readFileSync(process.argv[1], 'utf8'));
-const DATA = {provenance: {'cited.kimi.new_tokens': {value: 0}}, names: {lanes: {}, step_kinds: {}}};
-const math = new Function('K', 'DATA', fs.readFileSync(process.argv[2], 'utf8') + fs.readFileSync(process.argv[3], 'utf8') +
-  'return {decodeStepSeconds, prefillSeconds, mixedStepSeconds, maxBatchUnderSlo, maxBatchByMemory, withNewcomerSeconds};')(K, DATA);
-console.log(JSON.stringify(states.map(s => ({
-  decode: math.decodeStepSeconds(s.batch, s.context), prefill: math.prefillSeconds(s.prompt),
-  mixed: math.mixedStepSeconds(s.batch, s.context, s.chunk, s.start), slo: math.maxBatchUnderSlo(s.context, s.slo_s),
-  cap: math.maxBatchByMemory(s.context), newcomer: math.withNewcomerSeconds(s.batch, s.context, s.prompt)}))));"""
+LESSON_TWIN = """const fs = require('fs'), [data, gpus, states] = JSON.parse(fs.readFileSync(process.argv[1], 'utf8'));
+const DATA = {...data, provenance: {'cited.kimi.new_tokens': {value: 0}}, names: {lanes: {}, step_kinds: {}}};
+const source = ['roofline', 'techniques', 'timeline'].map(f => fs.readFileSync(`${process.argv[2]}/${f}.js`, 'utf8'));
+const names = 'decodeStepSeconds, prefillSeconds, mixedStepSeconds, maxBatchUnderSlo, maxBatchByMemory, ' +
+  'withNewcomerSeconds, stepModel, techTpot, techTtft, techMaxBatch';
+const lesson = (K) => new Function('K', 'DATA', source.join('') + `return {${names}};`)(K, DATA);
+console.log(JSON.stringify(states.map(s => {
+  const m = lesson({...DATA.constants, ...gpus[s.gpu]}), t = m.stepModel(DATA.techniques.settings[s.technique]);
+  return {decode: m.decodeStepSeconds(s.batch, s.context), prefill: m.prefillSeconds(s.prompt),
+    mixed: m.mixedStepSeconds(s.batch, s.context, s.chunk, s.start), slo: m.maxBatchUnderSlo(s.context, s.slo_s),
+    cap: m.maxBatchByMemory(s.context), newcomer: m.withNewcomerSeconds(s.batch, s.context, s.prompt),
+    tech_tpot: m.techTpot(t, s.batch, s.context), tech_ttft: m.techTtft(t, s.prompt),
+    tech_cap: m.techMaxBatch(t, s.context)};
+})));"""
 
 
-def test_the_lesson_pages_roofline_twin_equals_the_python_on_generated_moe_states(moe, tmp_path):
-    """The lesson page's roofline and timeline sections (templates/lesson/roofline.js, timeline.js; run by node with
-    the constants the page ships plus twin.expert_constants) against scripts/model/ on 200 generated states of the
-    MoE anchor: decode, prefill, a chunk riding with decoders, a newcomer joining, the memory cap and the largest
-    batch within a TPOT target (a bisection on both sides)."""
+@pytest.fixture(scope="module")
+def moe_page_data(moe):
+    """What the MoE anchor's page ships (precomputed.build): its constants, GPU switch and technique settings."""
+    from scripts.lesson.precomputed import build
+
+    a, doc = moe
+    read = lambda name: json.loads((ROOT / "config" / name).read_text(encoding="utf-8"))  # noqa: E731
+    return build(a, copy.deepcopy(doc), read("cited.json"), read("gpus.json"), "anchors/qwen3-30b-a3b-h100.json",
+                 read("techniques.json"), read("workloads.json"))
+
+
+def test_the_lesson_pages_twins_equal_the_python_on_generated_moe_states(moe, moe_page_data, tmp_path):
+    """The lesson page's roofline, technique and timeline sections (templates/lesson/*.js, run by node with the
+    constants the MoE page ships, on every GPU of its switch) against scripts/model/ on 200 generated states: decode,
+    prefill, a chunk riding with decoders, a newcomer joining, the memory cap, the largest batch within a TPOT target
+    (a bisection on both sides), and each technique's TPOT, TTFT and memory cap."""
     import random
     import subprocess
 
-    from scripts.lesson.precomputed import CLIENT_CONSTANTS, HARDWARE_CONSTANTS
+    from scripts.model import techniques as tq
     from scripts.model import timeline as tl
-    from scripts.serving.twin import expert_constants
+    from scripts.serving.twin import on_gpu
 
     a, _ = moe
-    k = {name: fn(a) for name, (fn, _) in CLIENT_CONSTANTS.items()}
-    k.update({name: getattr(a, name) for name in HARDWARE_CONSTANTS}, **expert_constants(a))
+    data = moe_page_data
+    gpus = {g["id"]: g["constants"] for g in data["gpus"]}
+    settings = data["techniques"]["settings"]
     rng = random.Random(20261206)
-    states = [{"batch": rng.randint(1, 400), "context": 2 ** rng.randint(7, 15), "prompt": rng.randint(16, 32768),
+    states = [{"gpu": rng.choice(sorted(gpus)), "technique": rng.choice(sorted(settings)),
+               "batch": rng.randint(1, 400), "context": 2 ** rng.randint(7, 15), "prompt": rng.randint(16, 32768),
                "chunk": rng.choice([64, 256, 512, 2048]), "start": rng.choice([0, 512, 4096]),
                "slo_s": rng.choice([0.005, 0.01, 0.02, 0.05, 0.1])} for _ in range(200)]
-    (tmp_path / "in.json").write_text(json.dumps([k, states]), encoding="utf-8")
-    out = subprocess.run(["node", "-e", LESSON_TWIN, str(tmp_path / "in.json"),
-                          str(ROOT / "templates" / "lesson" / "roofline.js"),
-                          str(ROOT / "templates" / "lesson" / "timeline.js")],
+    shipped = {"constants": data["constants"], "techniques": data["techniques"]}
+    (tmp_path / "in.json").write_text(json.dumps([shipped, gpus, states]), encoding="utf-8")
+    out = subprocess.run(["node", "-e", LESSON_TWIN, str(tmp_path / "in.json"), str(ROOT / "templates" / "lesson")],
                          capture_output=True, text=True, timeout=60, check=True)
-    got = json.loads(out.stdout)
+    config_gpus = json.loads((ROOT / "config" / "gpus.json").read_text(encoding="utf-8"))["gpus"]
     slo_between = 0
-    for s, js in zip(states, got, strict=True):
-        b, c = s["batch"], s["context"]
-        assert js["decode"] == pytest.approx(rl.decode_step_seconds(a, b, c), rel=1e-12), s
-        assert js["prefill"] == pytest.approx(rl.prefill_seconds(a, s["prompt"]), rel=1e-12), s
-        assert js["mixed"] == pytest.approx(rl.mixed_step_seconds(a, b, c, s["chunk"], s["start"]), rel=1e-12), s
-        assert js["newcomer"] == pytest.approx(tl.decode_step_with_newcomer_seconds(a, b, c, s["prompt"]),
+    for s, js in zip(states, json.loads(out.stdout), strict=True):
+        g, b, c = on_gpu(a, config_gpus[s["gpu"]]), s["batch"], s["context"]
+        assert js["decode"] == pytest.approx(rl.decode_step_seconds(g, b, c), rel=1e-12), s
+        assert js["prefill"] == pytest.approx(rl.prefill_seconds(g, s["prompt"]), rel=1e-12), s
+        assert js["mixed"] == pytest.approx(rl.mixed_step_seconds(g, b, c, s["chunk"], s["start"]), rel=1e-12), s
+        assert js["newcomer"] == pytest.approx(tl.decode_step_with_newcomer_seconds(g, b, c, s["prompt"]),
                                                rel=1e-12), s
-        assert js["cap"] == rl.max_batch_by_memory(a, c), s
-        assert js["slo"] == rl.max_batch_under_slo(a, c, s["slo_s"]), s
+        assert js["cap"] == rl.max_batch_by_memory(g, c), s
+        assert js["slo"] == rl.max_batch_under_slo(g, c, s["slo_s"]), s
+        m = tq.StepModel(a, tq.Technique.of(settings[s["technique"]]), tq.Gpu.of(gpus[s["gpu"]]))
+        assert js["tech_tpot"] == pytest.approx(m.tpot_seconds(b, c), rel=1e-12), s
+        assert js["tech_ttft"] == pytest.approx(m.ttft_seconds(s["prompt"]), rel=1e-12), s
+        assert js["tech_cap"] == m.max_batch(c), s
         slo_between += 0 < js["slo"] < js["cap"]
     assert slo_between >= 20  # the bisection's answer lies strictly inside (0, cap) in many states, not only at an end
+
+
+@pytest.mark.parametrize("batch", [1, 36, 43])
+def test_the_technique_baseline_of_a_mixture_is_its_roofline(moe, batch):
+    """techniques.StepModel with no technique prices a MoE step as roofline.py does (the experts its tokens touch,
+    FLOPs by active parameters) and holds all its weights; int4 weights shrink every expert's bytes, FP8 weights too,
+    and neither changes which experts a step reads."""
+    from scripts.model import techniques as tq
+
+    a, _ = moe
+    gpu = tq.Gpu(a.hbm_bytes, a.hbm_bandwidth_bytes_per_s, a.peak_bf16_flops)
+    base = tq.StepModel(a, tq.Technique(), gpu)
+    assert base.step_seconds(batch, 4096) == pytest.approx(rl.decode_step_seconds(a, batch, 4096), rel=1e-12)
+    assert base.prefill_seconds(4096) == pytest.approx(rl.prefill_seconds(a, 4096), rel=1e-12)
+    assert base.weights_total == pytest.approx(rl.weight_bytes_total(a), rel=1e-12)
+    int4 = tq.StepModel(a, tq.Technique(weight_bytes=0.5), gpu)
+    quantized = tq.linear_weight_params(a)  # attention projections and every expert; the router stays bf16
+    assert quantized == 48 * (2048 * (4096 + 1024) + 4096 * 2048) + rl.routed_expert_params(a)
+    assert base.weights_total - int4.weights_total == pytest.approx(quantized * 1.5, rel=1e-12)
+    touched = 48 * rl.expected_experts_touched(a, batch) * 3 * 2048 * 768
+    assert base.weights_for(batch) - int4.weights_for(batch) == pytest.approx(
+        (quantized - rl.routed_expert_params(a)) * 1.5 + touched * 1.5, rel=1e-12)

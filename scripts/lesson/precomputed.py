@@ -12,7 +12,7 @@ from scripts.lesson import techniques as techniques_page
 from scripts.model import roofline as rl
 from scripts.model import techniques as tq
 from scripts.model import timeline as tl
-from scripts.model.readouts import READOUT_FORMATS, SLIDERS, readouts
+from scripts.model.readouts import SLIDERS, readout_formats, readouts
 from scripts.record.claims import check as check_claims
 from scripts.record.claims import settle as settle_claims
 from scripts.record.inputs import InputError
@@ -33,6 +33,13 @@ CLIENT_CONSTANTS = {
     "linear_weight_params": (tq.linear_weight_params, "param"),
     "kv_elements_per_token": (tq.kv_elements_per_token, "element"),
 }
+# A mixture of experts' (only on its page; the roofline.js section reads them when K.num_experts is set).
+MOE_CLIENT_CONSTANTS = {
+    "active_params_per_token": (rl.active_params_per_token, "param"),
+    "routed_expert_params": (rl.routed_expert_params, "param"),
+    "moe_expert_params": (rl.moe_expert_params, "param"),
+}
+MOE_MODEL_CONSTANTS = ("num_experts", "num_experts_per_tok")
 HARDWARE_CONSTANTS = ("hbm_bandwidth_bytes_per_s", "peak_bf16_flops", "pd_link_bytes_per_s", "runtime_reserve_bytes")
 MODEL_CONSTANTS = ("weight_bytes", "kv_cache_bytes")  # the technique switches replace these per technique
 GPU_FIELDS = ("hbm_bytes", "hbm_bandwidth_bytes_per_s", "peak_bf16_flops")
@@ -102,6 +109,19 @@ class _Records:
         return self.list[-1]
 
 
+def _expert_constants(r: _Records) -> dict:
+    """A mixture of experts' constants for the browser (MOE_CLIENT_CONSTANTS, E and k, the experts' bytes per
+    parameter) and the expert knee's records."""
+    constants = {name: r.d(f"const.{name}", fn, {}, unit, "int", FIELD_LABELS.get(name, name))
+                 for name, (fn, unit) in MOE_CLIENT_CONSTANTS.items()}
+    constants["expert_weight_bytes"] = r.d("const.expert_weight_bytes", rl.expert_bytes_per_param, {}, "B", "f2",
+                                           FIELD_LABELS.get("expert_weight_bytes", "expert_weight_bytes"))
+    for name in MOE_MODEL_CONSTANTS:
+        r.field("model", name, unit="expert", fmt="int", label=FIELD_LABELS.get(name, name))
+        constants[name] = r.doc["model"][name]["value"]
+    return constants
+
+
 def _constants(r: _Records) -> dict:
     """The browser's constants (derived, the GPU's, the model's) and the model's and hardware's shown numbers."""
     doc, d = r.doc, r.d
@@ -111,6 +131,8 @@ def _constants(r: _Records) -> dict:
         for name in names:
             r.field(section, name, unit=doc[section][name]["unit"], fmt="int", label=FIELD_LABELS.get(name, name))
             constants[name] = doc[section][name]["value"]
+    if r.a.num_experts:
+        constants.update(_expert_constants(r))
     d("model.total_params_b", rl.total_params, {}, "B params", "f2", LABELS["model.total_params_b"], 1e-9)
     d("model.params_read_b", rl.params_read_per_step, {}, "B params", "f2", LABELS["model.params_read_b"], 1e-9)
     d("model.weights_gb", rl.weight_bytes_total, {}, "GB", "f1", LABELS["model.weights_gb"], 1e-9)
@@ -160,6 +182,45 @@ def _frontier(r: _Records, sc: dict, ctx: int) -> tuple[float, list[int]]:
     return cap, table_rows
 
 
+def _experts(r: _Records, sc: dict, ctx: int, cap: int) -> dict | None:
+    """A mixture of experts' frontier (None for a dense model): the experts and weight bytes a decode step reads at
+    batch 1, at the expert knee (scenario.expert_knee_percent of the routed experts) and at the memory cap, and the
+    step and throughput at the knee. Returns the page's view of them."""
+    if not r.a.num_experts:
+        return None
+    d, percent = r.d, sc["expert_knee_percent"]["value"]
+    knee = int(d("moe.knee_batch", rl.expert_knee_batch, {"percent": percent}, "request", "int",
+             LABELS["moe.knee_batch"].format(percent=percent)))
+    d("moe.active_params_b", rl.active_params_per_token, {}, "B params", "f2", LABELS["moe.active_params_b"], 1e-9)
+    d("moe.weights_gb_all", rl.weight_bytes_all_experts, {}, "GB", "f1", LABELS["moe.weights_gb_all"], 1e-9)
+    for b in sorted({1, knee, cap}):
+        d(f"moe.b{b}.experts", rl.expected_experts_touched, {"tokens": b}, "expert", "int",
+          LABELS["moe.experts"].format(b=b))
+        d(f"moe.b{b}.weights_gb", rl.weight_bytes_read, {"tokens": b}, "GB", "f1", LABELS["moe.weights_gb"].format(b=b),
+          1e-9)
+    d("moe.knee.step_ms", rl.decode_step_seconds, {"batch": knee, "context": ctx}, "ms", "f1",
+      LABELS["moe.knee_step_ms"], 1e3)
+    d("moe.knee.throughput_tok_s", rl.decode_throughput_tok_s, {"batch": knee, "context": ctx}, "tok/s", "int",
+      LABELS["moe.knee_throughput_tok_s"])
+    growth = {}  # the step's growth per request before the knee and after it (where memory reaches past it)
+    for part, lo, hi in (("before", 1, knee), ("after", knee, cap)):
+        if hi > lo:
+            growth[part] = d(f"moe.{part}_knee.ms_per_request", rl.step_growth_per_request,
+                             {"context": ctx, "batch_from": lo, "batch_to": hi}, "ms", "f2",
+                             LABELS[f"moe.{part}_knee_ms_per_request"], 1e3)
+    return {"knee": int(knee), "percent": percent, "flattens": len(growth) == 2}
+
+
+def expert_claims(experts: dict | None) -> list[dict]:
+    """What the experts' paragraph says (checked: stops the build when false): past the knee a step grows less per
+    request than before it (the weight bytes stop growing; only the KV reads do)."""
+    if not experts or not experts["flattens"]:
+        return []
+    return [{"id": "moe.knee_flattens", "says": "过了专家拐点,每多一个请求,一步变长得比拐点之前少",
+             "all": [["moe.after_knee.ms_per_request", "<", "moe.before_knee.ms_per_request"]],
+             "fix": "anchors/<anchor>.json scenario.expert_knee_percent (or model.expert_routing)"}]
+
+
 def _timeline(r: _Records, sc: dict, ctx: int, new_tokens: float) -> None:
     """The long prompt's timeline: whole, chunked, disaggregated, at the default prompt and the longest."""
     d, prompt, chunk = r.d, sc["prompt_tokens"]["value"], sc["chunk_tokens"]["value"]
@@ -194,7 +255,7 @@ def _timeline(r: _Records, sc: dict, ctx: int, new_tokens: float) -> None:
 def _readouts_and_scenario(r: _Records, sc: dict, new_tokens: float) -> None:
     """The readouts at the default state, and every scenario field (each list item, each slider's maximum)."""
     defaults = {**{name: sc[name]["value"] for name in SLIDERS}, "new_tokens": new_tokens}
-    for name, (fmt, unit) in READOUT_FORMATS.items():
+    for name, (fmt, unit) in readout_formats(r.a).items():
         r.list.append(from_formula(r.a, r.paths, f"readout.{name}", readouts, defaults, unit=unit, fmt=fmt,
                                    label=LABELS["readout"].format(field=FIELD_LABELS.get(name, name)), key=name))
     for name, field in sc.items():
@@ -225,14 +286,13 @@ def _cited(r: _Records, cited_doc: dict) -> None:
 
 def build(a, doc: dict, cited_doc: dict, gpus_doc: dict, anchor_file: str = "anchor-model.json",
           techniques_doc: dict | None = None, workloads_doc: dict | None = None) -> dict:
-    if a.num_experts:  # the roofline prices experts; the page's twins and the serving simulator do not yet
-        raise InputError(f"{anchor_file}: field model.num_experts: the lesson page cannot draw a mixture of experts "
-                         "yet (its browser twins and the serving simulator price a step's weights as a constant; "
-                         "issue 64): scripts/model/roofline.py computes its numbers, no page is built from them")
     r, sc = _Records(a, doc, anchor_file), {k: v for k, v in doc["scenario"].items()}
     ctx, prompt, chunk = sc["context_tokens"]["value"], sc["prompt_tokens"]["value"], sc["chunk_tokens"]["value"]
     constants = _constants(r)
     cap, table_rows = _frontier(r, sc, ctx)
+    experts = _experts(r, sc, ctx, int(cap))
+    if experts:  # the frontier chart marks the knee (lesson.js frontierRows)
+        constants["expert_knee_batch"] = experts["knee"]
     new_tokens = next(e["value"] for e in cited_doc["numbers"] if e["id"] == "cited.kimi.new_tokens")
     _timeline(r, sc, ctx, new_tokens)
     _readouts_and_scenario(r, sc, new_tokens)
@@ -250,12 +310,13 @@ def build(a, doc: dict, cited_doc: dict, gpus_doc: dict, anchor_file: str = "anc
     if technique_view is not None:
         technique_view["fails_on"] = techniques_page.outcomes(technique_claims, technique_view["gpus"])
     view = {"context": ctx, "cap": int(cap), "table_rows": table_rows, "linear_layers": rl.linear_attention_layers(a),
+            **({"experts": experts} if experts else {}),  # a mixture of experts' frontier view
             "try_slo_all_fit": [by_id[f"slo.{s}ms.max_batch"]["value"] >= cap for s in sc["try_tpot_slo_ms"]["value"]]}
     contexts = powers_of_two(sc["context_tokens"]["min"], sc["context_tokens"]["max"])
     return {
         "schema_version": 1,
         "page": view,
-        "claims": check_claims(anchor_claims(sc, ctx, int(cap), chunk), by_id)
+        "claims": check_claims(anchor_claims(sc, ctx, int(cap), chunk) + expert_claims(experts), by_id)
         + settle_claims(worded_claims(sc), by_id) + technique_claims,
         "anchor": {"name": doc["model"]["name"]["value"], "display_name": doc["model"]["display_name"]["value"],
                    "hardware": doc["hardware"]["name"]["value"]},

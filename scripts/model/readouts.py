@@ -25,7 +25,8 @@ def readouts(a: Anchor, batch: int, context_tokens: int, tpot_slo_ms: float, pro
     cached = tl.cached_prefix(p, new_tokens) if prefix_cached else 0
     b = effective_batch(a, batch, c)
     nb = rl.max_batch_under_slo(a, c, tpot_slo_ms / 1e3)
-    return {
+    moe = {"experts_read_at_batch": rl.expected_experts_touched(a, b)} if a.num_experts else {}  # per MoE layer
+    return {**moe,
         "max_batch_mem": rl.max_batch_by_memory(a, c),
         "max_batch_slo": nb,
         "throughput_at_slo_tok_s": rl.decode_throughput_tok_s(a, nb, c) if nb else 0.0,
@@ -56,6 +57,11 @@ def readouts(a: Anchor, batch: int, context_tokens: int, tpot_slo_ms: float, pro
         "kv_mb_per_request": rl.bytes_per_request(a, c) / 1e6,
         "kv_gb_at_batch": b * rl.bytes_per_request(a, c) / 1e9,
     }
+
+
+def readout_formats(a: Anchor) -> dict[str, tuple[str, str]]:
+    """Each readout's format and unit for this anchor (a mixture of experts has one more: the experts a step reads)."""
+    return {**READOUT_FORMATS, **({"experts_read_at_batch": ("int", "expert")} if a.num_experts else {})}
 
 
 READOUT_FORMATS = {

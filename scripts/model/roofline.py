@@ -92,6 +92,26 @@ def expected_experts_touched(a: Anchor, tokens: float) -> float:
     return a.num_experts * (1.0 - (1.0 - a.num_experts_per_tok / a.num_experts) ** tokens)
 
 
+def expert_knee_batch(a: Anchor, percent: float) -> int:
+    """The smallest batch whose decode step reads at least `percent` % of the routed experts: the first B with
+    (1 - k/E)^B <= 1 - percent/100 (past it more requests add KV reads but hardly any weight reads); 0 if dense."""
+    if not a.num_experts:
+        return 0
+    if a.num_experts_per_tok == a.num_experts:
+        return 1
+    b = max(1, math.ceil(math.log(1 - percent / 100) / math.log(1 - a.num_experts_per_tok / a.num_experts)))
+    while b > 1 and expected_experts_touched(a, b - 1) >= a.num_experts * percent / 100:  # log's rounding
+        b -= 1
+    while expected_experts_touched(a, b) < a.num_experts * percent / 100:
+        b += 1
+    return b
+
+
+def moe_expert_params(a: Anchor) -> int:
+    """One routed expert in every MoE layer: the weights a step reads per expert it touches (times their bytes)."""
+    return moe_layers(a) * expert_params(a)
+
+
 def embedding_params(a: Anchor) -> int:
     return a.vocab_size * a.hidden_size
 
@@ -141,6 +161,11 @@ def weight_bytes_read(a: Anchor, tokens: float) -> float:
     """The weight bytes a step of `tokens` tokens reads: all of a dense model; the routed experts its tokens touch
     besides (expected_experts_touched per MoE layer). One formula with the simulator's: IterationCost.weights_for."""
     return iteration_cost(a).weights_for(tokens)
+
+
+def weight_bytes_all_experts(a: Anchor) -> float:
+    """The weight bytes a step reads once its tokens touch every routed expert (the limit of weight_bytes_read)."""
+    return weight_bytes_read_per_step(a) + routed_expert_params(a) * expert_bytes_per_param(a)
 
 
 @lru_cache(maxsize=256)  # pure in the (frozen, hashable) anchor; the simulator calls it every iteration
@@ -226,6 +251,12 @@ def _largest_batch_within(a: Anchor, context: float, tpot_slo_s: float, cap: int
     return lo
 
 
+def step_growth_per_request(a: Anchor, context: float, batch_from: int, batch_to: int) -> float:
+    """How much a decode step lengthens per request added between two batches (seconds per request)."""
+    return (decode_step_seconds(a, batch_to, context) - decode_step_seconds(a, batch_from, context)) / (
+        batch_to - batch_from)
+
+
 def prefill_flops(a: Anchor, prompt: float) -> float:
     """Whole prompt in one step; causal attention touches about P^2/2 query-key pairs."""
     return 2 * active_params_per_token(a) * prompt + prompt * prompt / 2 * attention_flops_per_token_position(a)
@@ -289,7 +320,7 @@ class IterationCost:
         # every MoE layer (weights_for adds the experts a step's tokens touch); 0 for a dense model
         self.experts = a.num_experts
         self.expert_keep = 1.0 - a.num_experts_per_tok / a.num_experts if a.num_experts else 1.0
-        self.expert_bytes = moe_layers(a) * expert_params(a) * expert_bytes_per_param(a) if a.num_experts else 0
+        self.expert_bytes = moe_expert_params(a) * expert_bytes_per_param(a) if a.num_experts else 0
 
     def weights_for(self, tokens):
         """The weight bytes a step of `tokens` tokens reads (roofline.weight_bytes_read): a dense model's are a

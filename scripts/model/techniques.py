@@ -55,29 +55,47 @@ class Gpu:
 
 def linear_weight_params(a: Anchor) -> int:
     """The weights of the decoder layers' linear projections (what a quantization recipe quantizes): attention's
-    q/k/v/o, DeltaNet's in/out projections, the MLP; not embeddings, the LM head, norms or the convolution."""
-    return (rl.full_attention_layers(a) * (rl.full_attention_projection_params(a) + rl.mlp_params(a))
-            + rl.linear_attention_layers(a) * (rl.linear_attention_projection_params(a) + rl.mlp_params(a)))
+    q/k/v/o, DeltaNet's in/out projections, the MLP (a MoE layer's: every routed and shared expert; its router
+    stays in the model's format); not embeddings, the LM head, norms or the convolution."""
+    dense = (rl.full_attention_layers(a) * (rl.full_attention_projection_params(a) + rl.mlp_params(a))
+             + rl.linear_attention_layers(a) * (rl.linear_attention_projection_params(a) + rl.mlp_params(a)))
+    if not a.num_experts:
+        return dense
+    experts = (a.num_experts + a.num_shared_experts) * rl.expert_params(a)
+    return dense + rl.moe_layers(a) * (experts - rl.mlp_params(a))
 
 
 def kv_elements_per_token(a: Anchor) -> int:
-    """K and V elements one token adds to the cache (the full-attention layers'): times bytes per element."""
+    """Elements one token adds to the cache (the full-attention layers' K and V, or with multi-head latent attention
+    one latent and its RoPE part): times bytes per element."""
+    if a.kv_lora_rank:
+        return rl.full_attention_layers(a) * (a.kv_lora_rank + a.qk_rope_head_dim)
     return 2 * rl.full_attention_layers(a) * a.num_key_value_heads * a.head_dim
 
 
 class StepModel:
-    """The anchor under one technique on one GPU: bytes and FLOPs of a step, memory per request."""
+    """The anchor under one technique on one GPU: bytes and FLOPs of a step, memory per request. A mixture of experts
+    reads the routed experts its step's tokens touch (roofline.IterationCost.weights_for) and multiplies each token
+    by its active parameters; a weight format never widens experts the model ships narrower (e.g. MXFP4)."""
 
     def __init__(self, a: Anchor, t: Technique, gpu: Gpu):
         linear, wb = linear_weight_params(a), (a.weight_bytes if t.weight_bytes is None else t.weight_bytes)
-        self.weights_read = (rl.params_read_per_step(a) - linear) * a.weight_bytes + linear * wb
-        self.weights_total = (rl.total_params(a) - linear) * a.weight_bytes + linear * wb
+        routed = rl.routed_expert_params(a)  # 0 for a dense model
+        self.weights_read = (rl.params_read_per_step(a) - linear) * a.weight_bytes + (linear - routed) * wb
+        self.weights_total = (rl.total_params(a) - linear) * a.weight_bytes + (linear - routed) * wb
+        self.experts, active_linear = a.num_experts, linear  # the linear weights one token multiplies by
+        if a.num_experts:
+            ewb = min(wb, rl.expert_bytes_per_param(a))
+            self.weights_total += routed * ewb
+            self.expert_keep = 1.0 - a.num_experts_per_tok / a.num_experts
+            self.expert_bytes = rl.moe_expert_params(a) * ewb
+            active_linear = linear - routed + a.num_experts_per_tok * rl.moe_expert_params(a)
         kvb = a.kv_cache_bytes if t.kv_bytes is None else t.kv_bytes
         self.kv = kv_elements_per_token(a) * kvb
         self.state = rl.state_bytes_per_request(a)
         fast = t.fp8_compute and gpu.peak_fp8_flops is not None
-        self.fast_flops = 2 * linear if fast else 0            # per token, at the FP8 peak
-        self.slow_flops = 2 * rl.params_read_per_step(a) - self.fast_flops  # per token, at the bf16 peak
+        self.fast_flops = 2 * active_linear if fast else 0     # per token, at the FP8 peak
+        self.slow_flops = 2 * rl.active_params_per_token(a) - self.fast_flops  # per token, at the bf16 peak
         self.attention = rl.attention_flops_per_token_position(a)
         self.peak_fast = gpu.peak_fp8_flops if fast else gpu.peak_bf16_flops
         self.peak = gpu.peak_bf16_flops
@@ -85,16 +103,22 @@ class StepModel:
         self.free = gpu.hbm_bytes - self.weights_total - a.runtime_reserve_bytes
         self.t = t
 
+    def weights_for(self, tokens: float) -> float:
+        """The weight bytes a step of `tokens` tokens reads (a dense model's: all of them, whatever the tokens)."""
+        if not self.experts:
+            return self.weights_read
+        return self.weights_read + self.experts * (1.0 - self.expert_keep ** tokens) * self.expert_bytes
+
     def step_seconds(self, batch: float, context: float, tokens: float = 1) -> float:
         """A decode step (or a verification step of `tokens` per request) at `batch` requests of `context`."""
-        step_bytes = self.weights_read + batch * (context * self.kv + 2 * self.state)
         n = batch * tokens
+        step_bytes = self.weights_for(n) + batch * (context * self.kv + 2 * self.state)
         compute = n * self.fast_flops / self.peak_fast + \
             (n * self.slow_flops + n * context * self.attention) / self.peak
         return max(step_bytes / self.bandwidth, compute)
 
     def prefill_seconds(self, prompt: float) -> float:
-        step_bytes = self.weights_read + prompt * self.kv + self.state
+        step_bytes = self.weights_for(prompt) + prompt * self.kv + self.state
         compute = prompt * self.fast_flops / self.peak_fast + \
             (prompt * self.slow_flops + prompt * prompt / 2 * self.attention) / self.peak
         return max(step_bytes / self.bandwidth, compute)

@@ -41,6 +41,13 @@ def frontier(batch: int, context_tokens: int, tpot_slo_ms: float) -> dict:
     cap = alt.Chart(data).mark_text(align="right", dx=-8, dy=-10, color="#555").encode(
         x=x, y=y, text=alt.Text("label:N")).transform_filter("datum.is_cap").transform_calculate(
         label="'显存上限 B=' + datum.batch")
+    # A mixture of experts' knee (rows with is_knee; none on a dense model's page): past it a step reads nearly every
+    # expert, so more requests add KV reads only
+    knee = alt.Chart(data).mark_point(size=90, shape="diamond", filled=True, color="#54a24b").encode(
+        x=x, y=y).transform_filter("datum.is_knee")
+    knee_label = alt.Chart(data).mark_text(align="right", dx=-6, dy=16, color="#54a24b").encode(
+        x=x, y=y, text=alt.Text("label:N")).transform_filter("datum.is_knee").transform_calculate(
+        label="'专家拐点 B=' + datum.batch")
     # The technique switched on (lesson.js techniqueFrontierRows; empty for the baseline): its own frontier, dashed
     technique = alt.Data(name="frontier_technique")
     other = alt.Chart(technique).mark_line(point=alt.OverlayMarkDef(size=14, filled=False), color="#e45756",
@@ -48,7 +55,8 @@ def frontier(batch: int, context_tokens: int, tpot_slo_ms: float) -> dict:
         x=x, y=y, tooltip=[alt.Tooltip("label:N", title="招式"), *tips])
     other_cap = alt.Chart(technique).mark_text(align="right", dx=-4, dy=14, color="#e45756").encode(
         x=x, y=y, text=alt.Text("label:N")).transform_filter("datum.is_cap")
-    chart = alt.layer(curve, other, slo, current, cap, other_cap).add_params(batch_p, ctx_p, slo_p).properties(
+    layers = (curve, other, slo, knee, current, cap, knee_label, other_cap)
+    chart = alt.layer(*layers).add_params(batch_p, ctx_p, slo_p).properties(
         height=320, title="延迟–吞吐前沿(虚线:所选招式)")
     return _config(chart, width=0, renderer=CANVAS)
 

@@ -81,6 +81,9 @@ def _check_cross_fields(data: dict, filename: str) -> None:
         if not lo <= value <= hi:
             fail(f"scenario.{name}.value", f"({value}) must lie within [{lo}, {hi}]")
     _check_experts(model, fail)
+    if ("expert_knee_percent" in scenario) != bool((model.get("num_experts") or {}).get("value", 0)):
+        fail("scenario.expert_knee_percent", "goes with model.num_experts: required for a mixture of experts (where "
+             "the page marks the expert knee), refused for a dense model")
     longest = max(scenario["context_tokens"]["max"], scenario["prompt_tokens"]["max"])
     if longest > model["max_position_embeddings"]["value"]:
         fail("scenario.context_tokens.max", f"({longest}) is longer than the model allows "

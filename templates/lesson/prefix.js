@@ -246,12 +246,14 @@
     return x1 > 0 && x0 > 0 ? {scatter_x: [x0 / 1.5, x1 * 1.5], scatter_y: [y0 / 1.2, y1 * 1.2]} : null;
   }
 
+  // a mixture of experts' knee (precomputed.py _experts: the batch whose step reads the knee's share of the experts)
+  const EXPERT_KNEE = K.expert_knee_batch || 0;
   function frontierRows(c, sloMs) {
     const cap = maxBatchByMemory(c), rows = [];
     for (let b = 1; b <= cap; b++) {
       const step = decodeStepSeconds(b, c);
       rows.push({batch: b, step_ms: step * 1e3, throughput_tok_s: b / step,
-        slo_status: step * 1e3 <= sloMs ? "达标" : "超标", is_cap: b === cap});
+        slo_status: step * 1e3 <= sloMs ? "达标" : "超标", is_cap: b === cap, is_knee: b === EXPERT_KNEE});
     }
     return rows;
   }

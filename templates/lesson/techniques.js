@@ -6,23 +6,33 @@
     const wb = t.weight_bytes == null ? K.weight_bytes : t.weight_bytes;
     const kvb = t.kv_bytes == null ? K.kv_cache_bytes : t.kv_bytes;
     const fast = !!t.fp8_compute && K.peak_fp8_flops != null;
+    const routed = EXPERTS ? K.routed_expert_params : 0;  // a mixture of experts' routed experts (techniques.py)
+    const activeLinear = EXPERTS ? linear - routed + K.num_experts_per_tok * K.moe_expert_params : linear;
     const m = {t, linear, state: K.state_bytes_per_request, attention: K.attention_flops_per_token_position,
-      weightsRead: (K.params_read_per_step - linear) * K.weight_bytes + linear * wb,
-      weightsTotal: (K.total_params - linear) * K.weight_bytes + linear * wb,
-      kv: K.kv_elements_per_token * kvb, fastFlops: fast ? 2 * linear : 0,
+      weightsRead: (K.params_read_per_step - linear) * K.weight_bytes + (linear - routed) * wb,
+      weightsTotal: (K.total_params - linear) * K.weight_bytes + (linear - routed) * wb,
+      kv: K.kv_elements_per_token * kvb, fastFlops: fast ? 2 * activeLinear : 0,
       peakFast: fast ? K.peak_fp8_flops : K.peak_bf16_flops, peak: K.peak_bf16_flops,
-      bandwidth: K.hbm_bandwidth_bytes_per_s};
-    m.slowFlops = 2 * K.params_read_per_step - m.fastFlops;
+      bandwidth: K.hbm_bandwidth_bytes_per_s, expertBytes: 0};
+    if (EXPERTS) {  // a weight format never widens experts the model ships narrower
+      const ewb = Math.min(wb, K.expert_weight_bytes);
+      m.weightsTotal += routed * ewb;
+      m.expertBytes = K.moe_expert_params * ewb;
+    }
+    m.slowFlops = 2 * ACTIVE_PARAMS - m.fastFlops;
     m.free = K.hbm_bytes - m.weightsTotal - K.runtime_reserve_bytes;
     return m;
   }
+  // StepModel.weights_for: the routed experts a step's tokens touch besides what every step reads
+  const techWeights = (m, tokens) => (EXPERTS ? m.weightsRead + EXPERTS * (1.0 - EXPERT_KEEP ** tokens) * m.expertBytes
+    : m.weightsRead);
   function techStep(m, b, c, tokens = 1) {
-    const bytes = m.weightsRead + b * (c * m.kv + 2 * m.state), n = b * tokens;
+    const n = b * tokens, bytes = techWeights(m, n) + b * (c * m.kv + 2 * m.state);
     const compute = n * m.fastFlops / m.peakFast + (n * m.slowFlops + n * c * m.attention) / m.peak;
     return Math.max(bytes / m.bandwidth, compute);
   }
   function techPrefill(m, p) {
-    const bytes = m.weightsRead + p * m.kv + m.state;
+    const bytes = techWeights(m, p) + p * m.kv + m.state;
     const compute = p * m.fastFlops / m.peakFast + (p * m.slowFlops + p * p / 2 * m.attention) / m.peak;
     return Math.max(bytes / m.bandwidth, compute);
   }
