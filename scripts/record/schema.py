@@ -9,6 +9,7 @@ it, so a user learns the reason with the refusal.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import math
 from pathlib import Path
@@ -37,10 +38,29 @@ ALL = (ANCHOR, WORKLOADS, GPUS, CITED, TOKENIZERS, PASSAGES, VENDOR, CLUSTER, BE
        REAL_ENGINE, TECHNIQUES, PREFIX)
 
 
+# Schemas whose exact bytes have passed the metaschema check, one empty file per sha256: checking all fourteen
+# against the metaschema took about 0.5 s of every Snakemake start and every rule's script (issue 61); a schema is
+# checked again only when its bytes change. The folder is a cache: deleting it only costs the next check.
+CHECKED = SCHEMAS.parents[2] / "build" / ".schemas-checked"
+
+
+def _check_schema_once(text: str, schema: dict) -> None:
+    marker = CHECKED / hashlib.sha256(text.encode("utf-8")).hexdigest()
+    if marker.is_file():
+        return
+    jsonschema.Draft202012Validator.check_schema(schema)
+    try:
+        CHECKED.mkdir(parents=True, exist_ok=True)
+        marker.touch()
+    except OSError:  # a read-only checkout: check again next time
+        pass
+
+
 @functools.cache
 def validator(name: str) -> jsonschema.Draft202012Validator:
-    schema = json.loads((SCHEMAS / f"{name}.schema.json").read_text(encoding="utf-8"))
-    jsonschema.Draft202012Validator.check_schema(schema)
+    text = (SCHEMAS / f"{name}.schema.json").read_text(encoding="utf-8")
+    schema = json.loads(text)
+    _check_schema_once(text, schema)
     return jsonschema.Draft202012Validator(schema)
 
 
