@@ -152,7 +152,7 @@ def test_the_moe_page_marks_the_knee_and_the_weights_a_step_reads(moe, moe_page_
     assert p["moe.weights_gb_all"]["value"] == pytest.approx(rl.params_read_per_step(a) * 2 / 1e9, rel=1e-12)
     assert p["mem.cap.c4096"]["value"] == 43 and p["moe.b43.experts"]["value"] == pytest.approx(
         128 * (1 - (15 / 16) ** 43))
-    assert moe_page_data["page"]["experts"] == {"knee": 36, "percent": 90, "flattens": True}
+    assert moe_page_data["page"]["experts"] == {"knee": 36, "percent": 90, "flattens": True, "memory_short_on": []}
     assert p["moe.after_knee.ms_per_request"]["value"] < p["moe.before_knee.ms_per_request"]["value"]
     k = moe_page_data["constants"]
     assert (k["num_experts"], k["num_experts_per_tok"], k["expert_weight_bytes"]) == (128, 8, 2)
@@ -332,3 +332,24 @@ def test_the_technique_baseline_of_a_mixture_is_its_roofline(moe, batch):
     touched = 48 * rl.expected_experts_touched(a, batch) * 3 * 2048 * 768
     assert base.weights_for(batch) - int4.weights_for(batch) == pytest.approx(
         (quantized - rl.routed_expert_params(a)) * 1.5 + touched * 1.5, rel=1e-12)
+
+
+def test_a_knee_past_memory_is_worded_per_gpu(moe):
+    """At 99 % of the experts the knee is batch 72 (the first B with (15/16)^B <= 0.01): past the 43 requests an
+    H100 or an A100 holds at 4,096 tokens, within the H200's, B200's and MI300X's memory. The view says so per GPU
+    (claims moe.<gpu>.memory_reaches_knee) and states no growth past a knee memory does not reach."""
+    from scripts.lesson.precomputed import build
+
+    a, doc = moe
+    doc = copy.deepcopy(doc)
+    doc["scenario"]["expert_knee_percent"]["value"] = 99
+    read = lambda name: json.loads((ROOT / "config" / name).read_text(encoding="utf-8"))  # noqa: E731
+    out = build(a, doc, read("cited.json"), read("gpus.json"), "anchors/qwen3-30b-a3b-h100.json",
+                read("techniques.json"), read("workloads.json"))
+    assert math.ceil(math.log(0.01) / math.log(15 / 16)) == 72
+    assert out["page"]["experts"] == {"knee": 72, "percent": 99, "flattens": False,
+                                      "memory_short_on": ["h100_sxm", "a100_sxm"]}
+    held = {c["id"]: c["holds"] for c in out["claims"] if c["id"].endswith(".memory_reaches_knee")}
+    assert held == {f"moe.{g}.memory_reaches_knee": g not in ("h100_sxm", "a100_sxm")
+                    for g in ("h100_sxm", "h200_sxm", "b200", "a100_sxm", "mi300x")}
+    assert "moe.after_knee.ms_per_request" not in out["provenance"]

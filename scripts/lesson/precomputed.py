@@ -211,6 +211,16 @@ def _experts(r: _Records, sc: dict, ctx: int, cap: int) -> dict | None:
     return {"knee": int(knee), "percent": percent, "flattens": len(growth) == 2}
 
 
+def expert_gpu_claims(gpus: list[dict]) -> list[dict]:
+    """On each GPU of the switch: memory holds the knee's batch at the default context (the baseline technique's
+    memory cap there, techniques_page's record, against moe.knee_batch). Settled, not stopping the build: the
+    experts' paragraph names the GPUs where it holds and where not."""
+    return [{"id": f"moe.{g['id']}.memory_reaches_knee",
+             "says": f"{g['label']}:默认上下文下,显存放得下专家拐点的 batch",
+             "all": [[f"technique.{g['id']}.baseline.max_batch", ">=", "moe.knee_batch"]],
+             "fix": "anchors/<anchor>.json scenario.context_tokens or scenario.expert_knee_percent"} for g in gpus]
+
+
 def expert_claims(experts: dict | None) -> list[dict]:
     """What the experts' paragraph says (checked: stops the build when false): past the knee a step grows less per
     request than before it (the weight bytes stop growing; only the KV reads do)."""
@@ -309,6 +319,10 @@ def build(a, doc: dict, cited_doc: dict, gpus_doc: dict, anchor_file: str = "anc
     technique_claims = settle_claims(technique_claims, by_id)
     if technique_view is not None:
         technique_view["fails_on"] = techniques_page.outcomes(technique_claims, technique_view["gpus"])
+        if experts:  # where memory reaches past the knee, on every GPU of the switch
+            knee_claims = settle_claims(expert_gpu_claims(gpus), by_id)
+            experts["memory_short_on"] = [c["id"].split(".")[1] for c in knee_claims if not c["holds"]]
+            technique_claims += knee_claims
     view = {"context": ctx, "cap": int(cap), "table_rows": table_rows, "linear_layers": rl.linear_attention_layers(a),
             **({"experts": experts} if experts else {}),  # a mixture of experts' frontier view
             "try_slo_all_fit": [by_id[f"slo.{s}ms.max_batch"]["value"] >= cap for s in sc["try_tpot_slo_ms"]["value"]]}
