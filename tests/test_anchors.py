@@ -26,7 +26,13 @@ pytestmark = pytest.mark.browser
 ANCHORS = anchor_names(ROOT)
 SM = ["--", "--cores", "2", "--quiet", "rules"]
 GRID = list(itertools.product([1024, 4096, 16384], [1, 16, 58], [10, 30], [4096, 32768], [256, 2048]))[::4]
-ANCHOR_GRID = GRID[::2]  # each other anchor's page (the default's GPU switch below takes the whole grid)
+ANCHOR_GRID = GRID[::2]  # each other anchor's page (their prompts stay within a 4,096-token model's context)
+# The default's GPU switch: every (context, batch, target) with the four (prompt, chunk) pairs in turn (GRID's stride
+# of 4 over the product left only prompt 4,096 and chunk 256), and a half of it in which every value still occurs
+PROMPT_CHUNK = list(itertools.product([4096, 32768], [256, 2048]))
+SWITCH_GRID = [(c, b, s, *PROMPT_CHUNK[i % 4])
+               for i, (c, b, s) in enumerate(itertools.product([1024, 4096, 16384], [1, 16, 58], [10, 30]))]
+SWITCH_HALF = [g for i, g in enumerate(SWITCH_GRID) if (i + i // 6) % 2 == 0]
 
 
 def shown(page) -> dict:
@@ -165,7 +171,12 @@ def test_workloads_follow_the_anchor():
             assert longest + w["output_tokens"]["max"] <= anchor.max_position_embeddings, name
 
 
-def test_switching_the_gpu_moves_the_readouts_to_that_gpus_python(browser):
+@pytest.mark.parametrize("grid", [pytest.param(SWITCH_HALF, id="half"),
+                                  pytest.param(SWITCH_GRID, id="whole", marks=pytest.mark.exhaustive)])
+def test_switching_the_gpu_moves_the_readouts_to_that_gpus_python(browser, grid):
+    """Every GPU of the switch, on half the grid in `make test` (9 states a GPU in which every context, batch,
+    target, prompt and chunk occurs) and on the whole grid (18) in `make test-all`."""
+    assert all(len({g[k] for g in grid}) == len({g[k] for g in SWITCH_GRID}) for k in range(5))
     anchor, _ = load(ROOT / "anchor-model.json")
     gpus = load_gpus(ROOT / "config" / "gpus.json")["gpus"]
     page, watch = open_page(browser, (ROOT / "site" / "index.html").as_uri())
@@ -174,7 +185,7 @@ def test_switching_the_gpu_moves_the_readouts_to_that_gpus_python(browser):
                                                                   "peak_bf16_flops")})
         page.locator('select[data-choice="gpu"]').select_option(gid)
         assert page.evaluate("window.lessonState().gpu") == gid
-        check_grid(page, on_gpu)
+        check_grid(page, on_gpu, grid)
         page.evaluate("window.lessonPending()")
         live = page.locator("[data-when-sim-live]").first  # the under-load numbers are simulated here for this GPU
         assert live.is_visible() is (gid != "h100_sxm"), gid
