@@ -194,31 +194,20 @@ def test_a_simulator_iteration_of_a_mixture_is_its_roofline_step(moe, batch):
 
 
 NODE_RUN = """const S = require(process.argv[1]), fx = JSON.parse(require('fs').readFileSync(process.argv[2], 'utf8'));
-const out = [];
-for (const c of fx.cases) {
-  const o = c.opts, gpus = c.schedule === 'disagg' ? (o.prefill_gpus || 1) + (o.decode_gpus || 1) : 1;
-  const reqs = {arrival_s: S.arrivalTimes(c.trace.gamma, c.rate_per_gpu * gpus), prompt_tokens: c.trace.prompt_tokens,
-                output_tokens: c.trace.output_tokens};
-  try {
-    const t = S.simulate(fx.model, fx.gpus[c.gpu], reqs, c.schedule, {...o, efficiency: fx.efficiency[c.step_time]});
-    out.push({id: c.id, first_token_s: Array.from(t.first_token_s), finish_s: Array.from(t.finish_s),
-              preemptions: Array.from(t.preemptions)});
-  } catch (err) {
-    out.push({id: c.id, error: String(err.message)});
-  }
-}
-console.log(JSON.stringify(out));"""
+console.log(JSON.stringify((%s)(S, fx)));"""  # the page-parity test's run of every case (RUN_CASES), in node
 
 
 def test_the_browser_simulator_equals_the_python_on_a_mixture(moe, tmp_path):
     """The page's simulator (templates/serving_sim/, run by node as the page's worker runs it) against the Python
     engine on 12 generated configurations of the MoE anchor (scripts/serving/parity.py: schedules, presets, P/D
-    splits, paged memory with small pools, both step-time sets, the GPUs of config/gpus.json): every request's
-    first-token and finish time within 1e-9 relative, the same preemptions, the same refusals."""
+    splits, paged memory with small pools, both step-time sets, the GPUs of config/gpus.json), held as
+    tests/test_sim_parity.py holds the dense anchor's: every request's times, preemptions and breakdown, the page's
+    summary, the same refusals."""
     import subprocess
 
     from scripts.page.render import sim_script
     from scripts.serving import aggregate, config, parity
+    from tests.test_sim_parity import RUN_CASES, assert_twin_equals_python
 
     a, _ = moe
     _, workloads, settings = config.sweep_inputs(ROOT / "anchor-model.json", ROOT / "config" / "workloads.json")
@@ -227,18 +216,10 @@ def test_the_browser_simulator_equals_the_python_on_a_mixture(moe, tmp_path):
     assert fx["model"]["num_experts"] == 128 and fx["model"]["expert_keep"] == 1 - 8 / 128
     (tmp_path / "sim.js").write_text(sim_script(ROOT / "templates" / "serving_sim"), encoding="utf-8")
     (tmp_path / "fx.json").write_text(json.dumps(fx), encoding="utf-8")
-    out = subprocess.run(["node", "-e", NODE_RUN, str(tmp_path / "sim.js"), str(tmp_path / "fx.json")],
+    out = subprocess.run(["node", "-e", NODE_RUN % RUN_CASES, str(tmp_path / "sim.js"), str(tmp_path / "fx.json")],
                          capture_output=True, text=True, timeout=120, check=True)
-    got = {r["id"]: r for r in json.loads(out.stdout)}
     assert sum("error" not in c for c in fx["cases"]) >= 8
-    for case in fx["cases"]:
-        mine = got[case["id"]]
-        assert ("error" in mine) == ("error" in case), (case["id"], mine.get("error"), case.get("error"))
-        if "error" in case:
-            continue
-        for key in ("first_token_s", "finish_s"):
-            assert np.allclose(mine[key], case["expected"][key], rtol=1e-9, atol=0), (case["id"], key)
-        assert mine["preemptions"] == case["expected"]["preemptions"], case["id"]
+    assert_twin_equals_python(json.loads(out.stdout), fx)
 
 
 LESSON_TWIN = """const fs = require('fs'), [data, gpus, states] = JSON.parse(fs.readFileSync(process.argv[1], 'utf8'));

@@ -202,13 +202,12 @@ def _experts(r: _Records, sc: dict, ctx: int, cap: int) -> dict | None:
       LABELS["moe.knee_step_ms"], 1e3)
     d("moe.knee.throughput_tok_s", rl.decode_throughput_tok_s, {"batch": knee, "context": ctx}, "tok/s", "int",
       LABELS["moe.knee_throughput_tok_s"])
-    growth = {}  # the step's growth per request before the knee and after it (where memory reaches past it)
-    for part, lo, hi in (("before", 1, knee), ("after", knee, cap)):
+    for part, lo, hi in (("before", 1, knee), ("after", knee, cap)):  # the step's growth per request on each side
         if hi > lo:
-            growth[part] = d(f"moe.{part}_knee.ms_per_request", rl.step_growth_per_request,
-                             {"context": ctx, "batch_from": lo, "batch_to": hi}, "ms", "f2",
-                             LABELS[f"moe.{part}_knee_ms_per_request"], 1e3)
-    return {"knee": int(knee), "percent": percent, "flattens": len(growth) == 2}
+            d(f"moe.{part}_knee.ms_per_request", rl.step_growth_per_request,
+              {"context": ctx, "batch_from": lo, "batch_to": hi}, "ms", "f2",
+              LABELS[f"moe.{part}_knee_ms_per_request"], 1e3)
+    return {"knee": knee, "percent": percent, "flattens": 1 < knee < cap}  # both sides exist: memory passes it
 
 
 def expert_gpu_claims(gpus: list[dict]) -> list[dict]:
@@ -321,7 +320,7 @@ def build(a, doc: dict, cited_doc: dict, gpus_doc: dict, anchor_file: str = "anc
         technique_view["fails_on"] = techniques_page.outcomes(technique_claims, technique_view["gpus"])
         if experts:  # where memory reaches past the knee, on every GPU of the switch
             knee_claims = settle_claims(expert_gpu_claims(gpus), by_id)
-            experts["memory_short_on"] = [c["id"].split(".")[1] for c in knee_claims if not c["holds"]]
+            experts["memory_short_on"] = [g["id"] for g, c in zip(gpus, knee_claims, strict=True) if not c["holds"]]
             technique_claims += knee_claims
     view = {"context": ctx, "cap": int(cap), "table_rows": table_rows, "linear_layers": rl.linear_attention_layers(a),
             **({"experts": experts} if experts else {}),  # a mixture of experts' frontier view

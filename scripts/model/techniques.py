@@ -83,11 +83,10 @@ class StepModel:
         routed = rl.routed_expert_params(a)  # 0 for a dense model
         self.weights_read = (rl.params_read_per_step(a) - linear) * a.weight_bytes + (linear - routed) * wb
         self.weights_total = (rl.total_params(a) - linear) * a.weight_bytes + (linear - routed) * wb
-        self.experts, active_linear = a.num_experts, linear  # the linear weights one token multiplies by
+        self.anchor, active_linear = a, linear  # the linear weights one token multiplies by
         if a.num_experts:
             ewb = min(wb, rl.expert_bytes_per_param(a))
             self.weights_total += routed * ewb
-            self.expert_keep = 1.0 - a.num_experts_per_tok / a.num_experts
             self.expert_bytes = rl.moe_expert_params(a) * ewb
             active_linear = linear - routed + a.num_experts_per_tok * rl.moe_expert_params(a)
         kvb = a.kv_cache_bytes if t.kv_bytes is None else t.kv_bytes
@@ -105,9 +104,9 @@ class StepModel:
 
     def weights_for(self, tokens: float) -> float:
         """The weight bytes a step of `tokens` tokens reads (a dense model's: all of them, whatever the tokens)."""
-        if not self.experts:
+        if not self.anchor.num_experts:
             return self.weights_read
-        return self.weights_read + self.experts * (1.0 - self.expert_keep ** tokens) * self.expert_bytes
+        return self.weights_read + rl.expected_experts_touched(self.anchor, tokens) * self.expert_bytes
 
     def step_seconds(self, batch: float, context: float, tokens: float = 1) -> float:
         """A decode step (or a verification step of `tokens` per request) at `batch` requests of `context`."""

@@ -10,9 +10,10 @@ from __future__ import annotations
 import ast
 import hashlib
 import json
-import os
 from functools import cache
 from pathlib import Path
+
+from scripts.record.atomic import write_json_atomic
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -44,10 +45,7 @@ def _imports_and_names(path: Path) -> tuple[frozenset[str], frozenset[str]]:
         pass
     modules, strings = _parse(text, path)
     try:
-        PARSED.mkdir(parents=True, exist_ok=True)
-        partial = memo.with_name(f"{memo.name}.{os.getpid()}.tmp")
-        partial.write_text(json.dumps([sorted(modules), sorted(strings)]), encoding="utf-8")
-        partial.replace(memo)  # whole or absent: a reader never sees half a memo
+        write_json_atomic(memo, [sorted(modules), sorted(strings)])  # whole or absent: never half a memo
     except OSError:  # a read-only checkout: parse again next time
         pass
     return modules, strings

@@ -6,8 +6,10 @@
   const EXPERTS = K.num_experts || 0;
   const EXPERT_KEEP = EXPERTS ? 1.0 - K.num_experts_per_tok / EXPERTS : 1;  // the chance a token skips an expert
   const EXPERT_BYTES = EXPERTS ? K.moe_expert_params * K.expert_weight_bytes : 0;  // one expert, every MoE layer
+  // roofline.expected_experts_touched: the distinct experts `tokens` tokens read per MoE layer
+  const expertsTouched = (tokens) => (EXPERTS && tokens > 0 ? EXPERTS * (1.0 - EXPERT_KEEP ** tokens) : 0);
   const weightBytesRead = (tokens) => (EXPERTS ?
-    K.weight_bytes_read_per_step + EXPERTS * (1.0 - EXPERT_KEEP ** tokens) * EXPERT_BYTES : K.weight_bytes_read_per_step);
+    K.weight_bytes_read_per_step + expertsTouched(tokens) * EXPERT_BYTES : K.weight_bytes_read_per_step);
   const ACTIVE_PARAMS = EXPERTS ? K.active_params_per_token : K.params_read_per_step;
   const decodeStepBytes = (b, c) => weightBytesRead(b) + b * (c * K.kv_bytes_per_token + 2 * K.state_bytes_per_request);
   const decodeStepFlops = (b, c) => 2 * ACTIVE_PARAMS * b + b * c * K.attention_flops_per_token_position;

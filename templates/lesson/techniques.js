@@ -24,8 +24,7 @@
     return m;
   }
   // StepModel.weights_for: the routed experts a step's tokens touch besides what every step reads
-  const techWeights = (m, tokens) => (EXPERTS ? m.weightsRead + EXPERTS * (1.0 - EXPERT_KEEP ** tokens) * m.expertBytes
-    : m.weightsRead);
+  const techWeights = (m, tokens) => (EXPERTS ? m.weightsRead + expertsTouched(tokens) * m.expertBytes : m.weightsRead);
   function techStep(m, b, c, tokens = 1) {
     const n = b * tokens, bytes = techWeights(m, n) + b * (c * m.kv + 2 * m.state);
     const compute = n * m.fastFlops / m.peakFast + (n * m.slowFlops + n * c * m.attention) / m.peak;
