@@ -19,7 +19,7 @@ export PYTHONHASHSEED := 0
 
 
 .PHONY: test-cluster test-exhaustive test-all bench-cluster sweep-cluster anchors-cluster
-.PHONY: anchors site data publish test check-stale audit bench bench-lab bench-page bench-serving bench-serving-real bench-serving-heldout lint dist serve browser-deps clean
+.PHONY: anchors site data publish test test-seconds check-stale audit bench bench-lab bench-page bench-serving bench-serving-real bench-serving-heldout lint dist serve browser-deps clean
 
 # Every rule, the render included, writes under build/; only when all of them succeeded does publish replace
 # precomputed/ and site/ (crash-safe: a journal, then renames). A failed or killed build leaves both as they were.
@@ -57,12 +57,18 @@ test: $(VENV_STAMP) browser-deps  ## the staleness check, the tests, the audit a
 	@mkdir -p build && date +%s > $(TEST_CLOCK)
 	$(BUILD_LOCK) --target all --fail-if-stale --publish -- $(SM_ARGS) $(QUIET)
 	@echo "make test: staleness build done at $$(( $$(date +%s) - $$(cat $(TEST_CLOCK)) )) s"
-	C13_REUSE_BUILD=1 $(PY) -m pytest -m "not cluster and not exhaustive" -n $(PYTEST_WORKERS) --dist loadfile \
+	C13_REUSE_BUILD=1 $(PY) -m pytest -m "not cluster and not exhaustive" -n $(PYTEST_WORKERS) --dist loadfile --no-loadscope-reorder \
 	  --durations=10
 	$(PY) -m scripts.audit --no-resimulate  # the re-simulation: tests/test_audit_report.py (the full audit: make audit)
 	.venv/bin/ruff check .
 	.venv/bin/actionlint .github/workflows/*.yml
 	@echo "make test: finished in $$(( $$(date +%s) - $$(cat $(TEST_CLOCK)) )) s (budget 300 s on 2 cores)"
+
+test-seconds: $(VENV_STAMP) browser-deps  ## measure each test module of make test again into tests/module_seconds.json
+	$(BUILD_ALL)
+	C13_REUSE_BUILD=1 $(PY) -m pytest -q -m "not cluster and not exhaustive" -n $(PYTEST_WORKERS) --dist loadfile \
+	  --no-loadscope-reorder --junitxml=build/test-seconds.xml
+	$(PY) -m scripts.bench.test_seconds build/test-seconds.xml
 
 test-exhaustive: $(VENV_STAMP) browser-deps  ## only the exhaustive cases (run by test-all after make test)
 	$(BUILD_ALL)

@@ -16,6 +16,17 @@ NEW_TOKENS = next(e["value"] for e in json.loads((ROOT / "config" / "cited.json"
                   ["numbers"] if e["id"] == "cited.kimi.new_tokens")
 
 
+MODULE_SECONDS = ROOT / "tests" / "module_seconds.json"  # scripts/bench/test_seconds.py (make test-seconds)
+
+
+def pytest_collection_modifyitems(config, items):
+    """The longest modules first (their measured seconds), each module's cases in their own order: pytest-xdist's
+    `--dist loadfile --no-loadscope-reorder` then hands the workers the long modules while the short ones fill the
+    end, instead of ordering by case count (which left a one-case 25-s module to start last)."""
+    seconds = json.loads(MODULE_SECONDS.read_text(encoding="utf-8"))["seconds"] if MODULE_SECONDS.is_file() else {}
+    items.sort(key=lambda item: -seconds.get(Path(item.nodeid.split("::")[0]).stem, 0.0))
+
+
 @pytest.fixture(scope="session")
 def anchor():
     return load(ROOT / "anchor-model.json")[0]

@@ -101,27 +101,27 @@ def test_a_schema_is_checked_against_the_metaschema_once_per_content(tmp_path, m
     checked before is not checked again; an edited one is, and a broken one is refused and leaves no marker."""
     import jsonschema
 
-    from scripts.record import schema
+    from scripts.record import memo, schema
 
-    monkeypatch.setattr(schema, "CHECKED", tmp_path / "checked")
+    monkeypatch.setattr(memo, "MEMO", tmp_path)
     good = '{"type": "object"}'
     schema._check_schema_once(good, json.loads(good))
-    assert len(list((tmp_path / "checked").iterdir())) == 1
+    assert len(list((tmp_path / schema.CHECKED).iterdir())) == 1
     with monkeypatch.context() as m:  # checked before: the metaschema is not consulted again
         m.setattr(jsonschema.Draft202012Validator, "check_schema", lambda s: 1 / 0)
         schema._check_schema_once(good, json.loads(good))
     bad = '{"type": 5}'
     with pytest.raises(jsonschema.SchemaError):
         schema._check_schema_once(bad, json.loads(bad))
-    assert len(list((tmp_path / "checked").iterdir())) == 1
+    assert len(list((tmp_path / schema.CHECKED).iterdir())) == 1
 
 
 def test_a_modules_imports_are_read_again_when_its_text_changes(tmp_path, monkeypatch):
     """scripts/record/deps.py keeps each file's imports by the sha256 of its text: the same text is read from the
     memo (the parser is not called), a changed text is parsed again and its new import counts."""
-    from scripts.record import deps
+    from scripts.record import deps, memo
 
-    monkeypatch.setattr(deps, "PARSED", tmp_path / "parsed")
+    monkeypatch.setattr(memo, "MEMO", tmp_path)
     module = tmp_path / "m.py"
     module.write_text("import scripts.model.roofline\nSCHEMA = 'x.json'\n", encoding="utf-8")
     first = deps._imports_and_names.__wrapped__(module)
@@ -132,3 +132,4 @@ def test_a_modules_imports_are_read_again_when_its_text_changes(tmp_path, monkey
     module.write_text("import scripts.model.roofline\nfrom scripts.serving import twin\n", encoding="utf-8")
     assert deps._imports_and_names.__wrapped__(module)[0] == {"scripts.model.roofline", "scripts.serving",
                                                               "scripts.serving.twin"}
+    assert len(list((tmp_path / deps.PARSED).iterdir())) == 2  # one memo per text

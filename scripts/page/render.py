@@ -19,13 +19,14 @@ import subprocess
 from pathlib import Path
 
 import vl_convert
-from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+from jinja2 import Environment, FileSystemBytecodeCache, FileSystemLoader, StrictUndefined, select_autoescape
 from markdown_it import MarkdownIt
 from markupsafe import Markup
 
 from scripts.common import names
 from scripts.common.display import chinese_number
 from scripts.page import charts, lab, reading
+from scripts.record import memo
 from scripts.record.inputs import InputError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -57,11 +58,26 @@ LAB_MODEL_SCRIPT, LAB_PAGE_SCRIPT = "lab-model.js", "lab.js"  # the lab's in-bro
 RUNTIME_CACHE = REPO / ".cache" / "vendor" / RUNTIME  # fetched and checked by the fetch_vendor rule
 
 
+# vl-convert's answers kept by the sha256 of the spec and its version (scripts/record/memo.py): compiling the nine
+# charts and drawing them to size their boxes took about 1.5 s of each render, the same specs every time
+CONVERTED = "charts"
+
+
+def _converted(kind: str, spec: dict, convert):
+    name = memo.key(kind, vl_convert.__version__, json.dumps(spec, sort_keys=True, ensure_ascii=False))
+    found = memo.read(CONVERTED, name)
+    if found is not None and set(found) == {"value"}:
+        return found["value"]
+    value = convert(spec)
+    memo.write(CONVERTED, name, {"value": value})
+    return value
+
+
 def compile_specs(specs: dict[str, dict]) -> dict[str, dict]:
     """Vega-Lite -> Vega at build time; the $schema URL is dropped (the page names no remote address)."""
     out = {}
     for chart_id, spec in specs.items():
-        vega = vl_convert.vegalite_to_vega(spec)
+        vega = _converted("vegalite_to_vega", spec, vl_convert.vegalite_to_vega)
         vega.pop("$schema", None)
         out[chart_id] = vega
     return out
@@ -162,10 +178,22 @@ def markdown(text: str) -> Markup:
     return Markup(md.renderer.render(tokens, md.options, {}))
 
 
+def template_memo() -> FileSystemBytecodeCache | None:
+    """Jinja's compiled templates, each checked against its source's checksum before use (Jinja's own bucket check;
+    compiling the sixteen took about 0.6 s of each render), beside the other memos (scripts/record/memo.py)."""
+    where = memo.folder("jinja")
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+    except OSError:  # a read-only checkout compiles every time
+        return None
+    return FileSystemBytecodeCache(str(where))
+
+
 def jinja_env(templates: Path) -> Environment:
     """Autoescaping everywhere: text from the JSON is inserted as text, never as HTML."""
     env = Environment(loader=FileSystemLoader(templates), autoescape=select_autoescape(default=True,
-                      default_for_string=True), undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+                      default_for_string=True), undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                      bytecode_cache=template_memo())
     env.filters["log2"] = lambda v: int(v).bit_length() - 1
     env.filters["cn_number"] = chinese_number
     return env
@@ -426,9 +454,14 @@ def chart_boxes(compiled: dict[str, dict], samples: dict[str, dict[str, list]]) 
     for chart_id, spec in compiled.items():
         data = [{**d, "values": samples[chart_id][d["name"]]} if d["name"] in samples.get(chart_id, {}) else d
                 for d in spec.get("data", [])]
-        svg = vl_convert.vega_to_svg({**spec, "data": data, "autosize": {"type": "pad"}, "width": 400})
-        boxes[chart_id] = math.ceil(float(re.search(r'<svg[^>]*\bheight="([0-9.]+)"', svg).group(1)))
+        boxes[chart_id] = _converted("drawn_height", {**spec, "data": data, "autosize": {"type": "pad"}, "width": 400},
+                                     _drawn_height)
     return boxes
+
+
+def _drawn_height(spec: dict) -> int:
+    svg = vl_convert.vega_to_svg(spec)
+    return math.ceil(float(re.search(r'<svg[^>]*\bheight="([0-9.]+)"', svg).group(1)))
 
 
 def default_chart_data(data: dict) -> dict[str, dict[str, list]]:

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import json
 from functools import cache
 from pathlib import Path
 
-from scripts.record.atomic import write_json_atomic
+from scripts.record import memo
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -26,10 +25,10 @@ def _module_file(module: str) -> Path | None:
     return None
 
 
-# What a file imports and which .json names it holds, by the sha256 of its text (one small file each): parsing the
+# What a file imports and which .json names it holds, by the sha256 of its text (scripts/record/memo.py): parsing the
 # kit's ~110 modules took about 0.8 s of every Snakemake start (issue 61); a file is parsed again only when its
-# text changes. The folder is a cache: deleting it only costs the next parse.
-PARSED = ROOT / "build" / ".deps-parsed"
+# text changes.
+PARSED = "deps"
 
 
 @cache  # one parse per file per process: the Snakefile asks for every rule's code, and rules share modules
@@ -37,17 +36,12 @@ def _imports_and_names(path: Path) -> tuple[frozenset[str], frozenset[str]]:
     """`scripts.*` modules named by import statements anywhere in the file, and its string literals that name a
     .json file."""
     text = path.read_text(encoding="utf-8")
-    memo = PARSED / hashlib.sha256(text.encode("utf-8")).hexdigest()
-    try:
-        modules, strings = json.loads(memo.read_text(encoding="utf-8"))
-        return frozenset(modules), frozenset(strings)
-    except (OSError, ValueError):
-        pass
+    name = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    found = memo.read(PARSED, name)
+    if isinstance(found, list) and len(found) == 2:
+        return frozenset(found[0]), frozenset(found[1])
     modules, strings = _parse(text, path)
-    try:
-        write_json_atomic(memo, [sorted(modules), sorted(strings)])  # whole or absent: never half a memo
-    except OSError:  # a read-only checkout: parse again next time
-        pass
+    memo.write(PARSED, name, [sorted(modules), sorted(strings)])
     return modules, strings
 
 

@@ -35,6 +35,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from scripts.record import memo
 from scripts.record.anchors import DEFAULT, data_dir, site_dir
 from scripts.record.atomic import write_bytes_atomic
 
@@ -169,7 +170,8 @@ def publish(root: Path = Path("."), with_site: bool = True, default: bool = True
 
 
 def scratch_checkout(root: Path, work: Path) -> Path:
-    """The files a fresh clone would have (tracked and not ignored), plus the verified tokenizer cache, in `work`."""
+    """The files a fresh clone would have (tracked and not ignored), plus the verified tokenizer cache and the
+    content-keyed memos (scripts/record/memo.py: they change no output, only the time), in `work`."""
     out = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard"], cwd=root,
                          capture_output=True, text=True, check=True).stdout
     for name in out.splitlines():
@@ -178,6 +180,9 @@ def scratch_checkout(root: Path, work: Path) -> Path:
             shutil.copy2(root / name, work / name)
     if (root / ".cache").is_dir():  # verified downloads; the build re-checks their hashes
         shutil.copytree(root / ".cache", work / ".cache", dirs_exist_ok=True)
+    memos = root / memo.MEMO.relative_to(memo.ROOT)
+    if memos.is_dir():
+        shutil.copytree(memos, work / memos.relative_to(root), dirs_exist_ok=True)
     return work
 
 

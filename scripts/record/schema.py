@@ -16,7 +16,7 @@ from pathlib import Path
 
 import jsonschema
 
-from scripts.record import fastcheck
+from scripts.record import fastcheck, memo
 from scripts.record.inputs import MAX_JSON_BYTES, InputError, read_json
 
 SCHEMAS = Path(__file__).resolve().parent / "schemas"
@@ -38,22 +38,18 @@ ALL = (ANCHOR, WORKLOADS, GPUS, CITED, TOKENIZERS, PASSAGES, VENDOR, CLUSTER, BE
        REAL_ENGINE, TECHNIQUES, PREFIX)
 
 
-# Schemas whose exact bytes have passed the metaschema check, one empty file per sha256: checking all fourteen
-# against the metaschema took about 0.5 s of every Snakemake start and every rule's script (issue 61); a schema is
-# checked again only when its bytes change. The folder is a cache: deleting it only costs the next check.
-CHECKED = SCHEMAS.parents[2] / "build" / ".schemas-checked"
+# Schemas whose exact bytes have passed the metaschema check, one empty memo per sha256 (scripts/record/memo.py):
+# checking all fourteen against the metaschema took about 0.5 s of every Snakemake start and every rule's script
+# (issue 61); a schema is checked again only when its bytes change.
+CHECKED = "schemas"
 
 
 def _check_schema_once(text: str, schema: dict) -> None:
-    marker = CHECKED / hashlib.sha256(text.encode("utf-8")).hexdigest()
-    if marker.is_file():
+    name = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    if memo.marked(CHECKED, name):
         return
     jsonschema.Draft202012Validator.check_schema(schema)
-    try:
-        CHECKED.mkdir(parents=True, exist_ok=True)
-        marker.touch()
-    except OSError:  # a read-only checkout: check again next time
-        pass
+    memo.mark(CHECKED, name)
 
 
 @functools.cache
