@@ -57,12 +57,11 @@ def test_committed_data_matches_a_fresh_build(scratch):
 
 def test_make_tests_staleness_check_fails_on_edited_committed_data(scratch):
     """`make test` builds with `build_lock --fail-if-stale --publish`: the build is compared with precomputed/
-    before the publish; a committed file that differs fails it, naming the file, and is not overwritten; the
-    untouched checkout passes."""
+    before the publish; a committed file that differs fails it, naming the file, and is not overwritten. (That the
+    untouched checkout passes the same command is what every `make test` shows first, on the checkout itself: its
+    staleness build; this test ran it on the copy too until issue 61.)"""
     check = [PYTHON, "-m", "scripts.record.build_lock", "--target", "all", "--fail-if-stale", "--publish", "--",
              "--cores", "2", "--quiet", "rules"]
-    ok = subprocess.run(check, cwd=scratch, capture_output=True, text=True, timeout=300)
-    assert ok.returncode == 0, ok.stderr
     target = scratch / "precomputed" / "serving.json"
     original = target.read_bytes()
     edited = original.replace(b'"requests":2000', b'"requests":2001', 1)

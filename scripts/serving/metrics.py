@@ -107,15 +107,15 @@ def peaks(send_s, ttft_s, e2el_s, itls, success=None) -> dict:
     send, ttft, e2el = (np.asarray(x, dtype=float)[ids] for x in (send_s, ttft_s, e2el_s))
     start = float(send.min())
     buckets = int(np.ceil(float((send + e2el).max()) - start)) + 1
-    tokens = np.zeros(buckets)
     concurrent = np.zeros(buckets + 1)
+    token_buckets = []
     for k, i in enumerate(ids):
         times = np.cumsum(np.concatenate(([send[k] + ttft[k]], np.asarray(itls[i], dtype=float))))  # left to right
-        b = np.trunc(times - start).astype(np.int64)  # int(): toward zero, as vLLM's int()
-        b = b[(b >= 0) & (b < buckets)]
-        np.add.at(tokens, b, 1)
+        token_buckets.append(np.trunc(times - start).astype(np.int64))  # int(): toward zero, as vLLM's int()
         concurrent[int(send[k] - start)] += 1
         concurrent[int((send[k] + e2el[k]) - start) + 1] -= 1
+    b = np.concatenate(token_buckets)
+    tokens = np.bincount(b[(b >= 0) & (b < buckets)], minlength=buckets)  # each token counted in its second
     return {"max_output_tokens_per_s": float(np.max(tokens)),
             "max_concurrent_requests": int(np.max(np.cumsum(concurrent)[:buckets]))}
 

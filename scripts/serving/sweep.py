@@ -18,6 +18,7 @@ from scripts.serving.workload import generate
 # The metrics each cell reports over its replications with an interval (the percentiles are the sweep's).
 INTERVAL_METRICS = ("mean_ttft_ms", "mean_tpot_ms", "slo_attainment", "request_goodput", "request_throughput")
 INTERVAL_PERCENTILE_METRICS = ("ttft", "tpot", "e2el")
+INTEGER_COLUMNS = ("prompt_tokens", "output_tokens", "preemptions")  # a request's columns that are counts
 
 
 def workload_seed(settings: dict, workloads: dict, wid: str, replication: int = 0) -> int:
@@ -62,10 +63,12 @@ def requests_table(trace, detailed: bool = False) -> list[dict]:
     requests_columns), with where its time went (engine.PARTS, summing to its E2EL); `detailed` adds every
     inter-token gap (`itl_s`), enough to reproduce the pooled ITL percentiles exactly."""
     r = trace.requests
-    rows = [{"arrival_s": float(r.arrival_s[i]), "first_token_s": float(trace.first_token_s[i]),
-             "finish_s": float(trace.finish_s[i]), "prompt_tokens": int(r.prompt_tokens[i]),
-             "output_tokens": int(r.output_tokens[i]), "preemptions": int(trace.preemptions[i]),
-             **{part: float(trace.breakdown[part][i]) for part in engine.PARTS}} for i in range(len(r))]
+    columns = {"arrival_s": r.arrival_s, "first_token_s": trace.first_token_s, "finish_s": trace.finish_s,
+               "prompt_tokens": r.prompt_tokens, "output_tokens": r.output_tokens, "preemptions": trace.preemptions,
+               **{part: trace.breakdown[part] for part in engine.PARTS}}
+    as_python = {name: (np.asarray(values, dtype=np.int64) if name in INTEGER_COLUMNS else
+                        np.asarray(values, dtype=float)).tolist() for name, values in columns.items()}  # int()/float()
+    rows = [dict(zip(as_python, values, strict=True)) for values in zip(*as_python.values(), strict=True)]
     if trace.cached_tokens is not None:  # prefix caching: the prompt tokens served from the cache, what they saved
         for i, row in enumerate(rows):
             row["cached_tokens"], row["prefill_saved_s"] = int(trace.cached_tokens[i]), float(trace.prefill_saved_s[i])

@@ -27,6 +27,10 @@ import numpy as np
 from scripts.model import roofline as rl
 
 NO_CAP = 1 << 62  # the client's in-flight cap when it has none
+# A pure-decode run of IterationCost's longer than this is priced over numpy arrays (decode_run: the same terms in
+# the same order, a sequential cumsum, the same stop), shorter ones in a Python loop (a numpy call costs about as
+# much as 30 loop steps). Either way every iteration's duration is the same double.
+SCALAR_RUN_MAX = 32
 
 
 class GpuLoop:
@@ -344,24 +348,25 @@ class GpuLoop:
             first = cost.seconds(nd, csum, **laid) * (noise.floor if noise else 1.0) + overhead
             m = min(m, int((event - t) / first) + 2)
         ends, alone = self.ends, self.dec_alone
-        if self.scalar_run:  # IterationCost.seconds(nd, x) of each step, its terms in order
+        if self.scalar_run and m <= SCALAR_RUN_MAX:  # IterationCost.seconds(nd, x) of each step, its terms in order
             kv_cost, attention, bandwidth, peak_flops = cost.kv, cost.attention, cost.bandwidth, cost.peak_flops
             base_bytes, dense_flops = cost.weights_for(nd), cost.dense * nd
             state_bytes = (2 * nd) * cost.state
             acc, start, steps = 0.0, t, m
+            add_end, add_alone = ends.append, alone.append
             for s in range(m):
                 if s and start >= event:
                     steps = s
                     break
                 x = csum + s * nd
-                d = max((base_bytes + x * kv_cost + state_bytes) / bandwidth,
-                        (dense_flops + x * attention) / peak_flops) + overhead
+                u, v = (base_bytes + x * kv_cost + state_bytes) / bandwidth, (dense_flops + x * attention) / peak_flops
+                d = (u if u >= v else v) + overhead  # max(u, v): the same double
                 acc += d
                 start = t + acc
-                ends.append(start)
-                alone.append(d)
+                add_end(start)
+                add_alone(d)
             m = steps
-        else:
+        else:  # a step model's own decode_run, or a long run of IterationCost's: the same terms over numpy arrays
             durations = cost.decode_run(nd, float(csum) + np.arange(m, dtype=np.float64) * nd, **laid)
             if noise:  # measured step-time noise (stepmodel.Noisy): each iteration stretched by its own draw
                 durations = durations * noise.decode(nd, m)
