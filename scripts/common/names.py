@@ -26,6 +26,8 @@ TRY_LABELS: dict[str, str] = {k: v["label"] for k, v in NAMES["try_steps"].items
 LANE_LABELS: dict[str, str] = {lane: v["label"] for lane, v in NAMES["lanes"].items()}
 STEP_KIND_LABELS: dict[str, str] = {k: v["label"] for k, v in NAMES["step_kinds"].items()}
 STEP_KIND_COLORS: dict[str, str] = {k: v["color"] for k, v in NAMES["step_kinds"].items()}
+CHART_VALUES: dict[str, str] = {k: v for k, v in NAMES["chart_values"].items() if k != "description"}
+CHART_WORDS: dict[str, dict] = {k: v for k, v in NAMES["charts"].items() if k != "description"}  # charts.py only
 
 
 def metric_label(metric: str) -> str:
@@ -40,4 +42,4 @@ def metric_label(metric: str) -> str:
 
 def page_names() -> dict:
     """What lesson.js reads (window.C13_DATA.names): the document without its description."""
-    return {k: v for k, v in NAMES.items() if k not in ("schema_version", "description")}
+    return {k: v for k, v in NAMES.items() if k not in ("schema_version", "description", "charts")}

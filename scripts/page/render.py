@@ -470,7 +470,8 @@ def default_chart_data(data: dict) -> dict[str, dict[str, list]]:
     sc, ctx = data["scenario"], data["scenario"]["context_tokens"]["value"]
     rows = [r for r in data["frontier"]["rows"] if r["context"] == ctx and r["fits"]]
     cap = max((r["batch"] for r in rows), default=0)
-    frontier = [{**r, "slo_status": "达标" if r["step_ms"] <= sc["tpot_slo_ms"]["value"] else "超标",
+    met, missed = names.CHART_VALUES["slo_met"], names.CHART_VALUES["slo_missed"]
+    frontier = [{**r, "slo_status": met if r["step_ms"] <= sc["tpot_slo_ms"]["value"] else missed,
                  "is_cap": r["batch"] == cap} for r in rows]
     bars = [{**b, "lane_label": b["lane"], "kind_label": b["kind"]} for b in data["timeline_default"]["bars"]]
     return {"frontier": {"frontier": frontier}, "timeline": {"timeline": bars}}
@@ -488,10 +489,11 @@ def default_load_data(readouts: dict, rates: list[float]) -> dict[str, dict[str,
         for s, label in labels:
             lo, hi = readouts[f"p50_{metric}_ms.{s}"] / 2, readouts[f"p99_{metric}_ms.{s}"]
             curve += [{"schedule": label, "ms": lo, "share": 0.0}, {"schedule": label, "ms": hi, "share": 1.0}]
-            stats += [{"schedule": label, "stat": st, "ms": hi, "share": 0.5} for st in ("平均", "p50", "p90", "p99")]
+            stats += [{"schedule": label, "stat": st, "ms": hi, "share": 0.5}
+                      for st in (names.CHART_VALUES["mean"], "p50", "p90", "p99")]
         out[f"load_{metric}"] = {f"load_{metric}_curve": curve, f"load_{metric}_stats": stats}
     points = [{"ttft_ms": readouts[f"{q}_ttft_ms.whole"], "tpot_ms": readouts[f"{q}_tpot_ms.whole"], "inside": inside}
-              for q, inside in (("p50", "都达标"), ("p99", "未达标"))]
+              for q, inside in (("p50", names.CHART_VALUES["both_met"]), ("p99", names.CHART_VALUES["not_both"]))]
     out["load_scatter"] = {"load_points": points, "load_box": [{"x1": 10, "y1": 10}]}
     return out
 

@@ -8,6 +8,7 @@
   // numpy.percentile, method 'linear', on sorted values: serving-sim.js's (the experiment runs only once it loaded)
   const percentile = (sorted, q) => window.C13Sim.percentile(sorted, q);
   const TAIL_PARTS = Object.keys(DATA.names.tail_parts);  // scripts/common/names.json
+  const CHART_VALUES = DATA.names.chart_values;  // the categories the charts colour (names.json chart_values)
   const STEP_TIMES = ["bound", "realistic"];
   // The experiment runs once both its data and the simulator have loaded (serving-data.js may arrive first).
   const twin = () => window.C13_SERVING && window.C13Sim && window.c13ServingSim && window.C13_SERVING.twin;

@@ -193,12 +193,12 @@
       const mean = sorted.length ? sum2(sorted) / sorted.length : 0;
       let below = 0;
       while (below < sorted.length && sorted[below] <= mean) below++;
-      stats.push({schedule: label, stat: "平均", ms: mean, share: sorted.length ? below / sorted.length : 0});
+      stats.push({schedule: label, stat: CHART_VALUES.mean, ms: mean, share: sorted.length ? below / sorted.length : 0});
       for (const q of [50, 90, 99]) stats.push({schedule: label, stat: `p${q}`, ms: percentile(sorted, q), share: q / 100});
     }
     return {[`load_${metric}_curve`]: curve, [`load_${metric}_stats`]: stats};
   }
-  const insideLabel = (p, s) => (p.ttft_ms <= s.ttft_slo_ms && p.tpot_ms <= s.load_tpot_slo_ms ? "都达标" : "未达标");
+  const insideLabel = (p, s) => (p.ttft_ms <= s.ttft_slo_ms && p.tpot_ms <= s.load_tpot_slo_ms ? CHART_VALUES.both_met : CHART_VALUES.not_both);
   function scatterRows(s, r) {  // one schedule's requests at the chosen rate, and the frame around them
     const unit = twin().quantum_ms, c = r._now[s.scatter], points = [];
     for (let i = 0; c && i < c.ttft.length; i++) {
@@ -253,7 +253,7 @@
     for (let b = 1; b <= cap; b++) {
       const step = decodeStepSeconds(b, c);
       rows.push({batch: b, step_ms: step * 1e3, throughput_tok_s: b / step,
-        slo_status: step * 1e3 <= sloMs ? "达标" : "超标", is_cap: b === cap, is_knee: b === EXPERT_KNEE});
+        slo_status: step * 1e3 <= sloMs ? CHART_VALUES.slo_met : CHART_VALUES.slo_missed, is_cap: b === cap, is_knee: b === EXPERT_KNEE});
     }
     return rows;
   }
