@@ -24,7 +24,17 @@
   // back (it was left at the cap: step ③ at 32K, then back to 4K, stayed at 10 requests).
   let batchWish = state.batch;
 
+  // Writes only what changed: an unchanged text, attribute or hidden flag written again still costs the browser a
+  // style pass over the page (a drag across a target slider moves about 200 readouts, scripts/bench/page_latency.py)
   function setText(el, text) { if (el.textContent !== text) el.textContent = text; }
+  function setAttr(el, name, value) { if (el.getAttribute(name) !== value) el.setAttribute(name, value); }
+  function setHidden(el, hidden) { if (el.hidden !== hidden) el.hidden = hidden; }
+  // The page's elements by selector, found once: no script adds an element these selectors match after load
+  const nodeLists = new Map();
+  function nodes(selector) {
+    if (!nodeLists.has(selector)) nodeLists.set(selector, [...document.querySelectorAll(selector)]);
+    return nodeLists.get(selector);
+  }
 
   let pending = null, attainDrawnAt = 0, attainTimer = 0;
   const CURVE_REDRAW_MS = 150;  // while cells arrive: often enough to watch the curves grow, rarely enough to stay light
@@ -33,16 +43,16 @@
     if (state.gpu && GPUS[state.gpu]) Object.assign(K, GPUS[state.gpu].constants);
     const onDefault = !DEFAULT_GPU || state.gpu === DEFAULT_GPU.id, gpu = GPUS[state.gpu];
     // Words that name the GPU, and numbers that are the GPU's own, follow the switch (their records too)
-    document.querySelectorAll("[data-gpu-label]").forEach((el) => {
+    nodes("[data-gpu-label]").forEach((el) => {
       if (el.dataset.defaultLabel === undefined) el.dataset.defaultLabel = el.textContent;
       setText(el, onDefault || !gpu ? el.dataset.defaultLabel : gpu.label);
     });
-    document.querySelectorAll("[data-gpu-field]").forEach((el) => {
+    nodes("[data-gpu-field]").forEach((el) => {
       if (el.dataset.defaultProv === undefined) el.dataset.defaultProv = el.dataset.prov;
       const rid = onDefault || !gpu ? el.dataset.defaultProv : `gpu.${gpu.id}.${el.dataset.gpuField}`;
-      if (PROV[rid]) { el.dataset.prov = rid; setText(el, PROV[rid].display); }
+      if (PROV[rid]) { if (el.dataset.prov !== rid) el.dataset.prov = rid; setText(el, PROV[rid].display); }
     });
-    document.querySelectorAll("[data-gpu-row]").forEach((row) => row.classList.toggle("chosen", row.dataset.gpuRow === state.gpu));
+    nodes("[data-gpu-row]").forEach((row) => row.classList.toggle("chosen", row.dataset.gpuRow === state.gpu));
     const batchEl = document.querySelector('input[data-param="batch"]');
     const cap = maxBatchByMemory(state.context_tokens);
     if (batchEl) {
@@ -51,52 +61,52 @@
       if (state.batch !== batch) { state.batch = batch; batchEl.value = String(batch); }
     }
     for (const el of sliders) {  // a value can be shown in several places (beside its slider and in the prose)
-      for (const out of document.querySelectorAll(`[data-slider-value="${el.dataset.param}"]`)) {
+      for (const out of nodes(`[data-slider-value="${el.dataset.param}"]`)) {
         setText(out, formatNumber(state[el.dataset.param], out.dataset.format || "int"));
       }
-      el.setAttribute("aria-valuetext", String(state[el.dataset.param]));
+      setAttr(el, "aria-valuetext", String(state[el.dataset.param]));
     }
     const load = loadReadouts(state), r = {...readouts(state), ...tokenReadouts(state), ...techniqueTable(state), ...load,
       ...prefixReadouts(state)};
-    for (const el of document.querySelectorAll("[data-readout]")) {
+    for (const el of nodes("[data-readout]")) {
       const v = r[el.dataset.readout];
       if (v === undefined) continue;  // the under-load readouts before serving-data.js has arrived
       if (v === null) {  // its cells are being simulated (or the settings cannot run: see the note)
-        delete el.dataset.value;
+        if (el.dataset.value !== undefined) delete el.dataset.value;
         setText(el, load._errors && load._errors.length && load._complete ? "—" : "…");
         continue;
       }
-      el.dataset.value = String(v);
+      if (el.dataset.value !== String(v)) el.dataset.value = String(v);
       setText(el, Number.isNaN(v) ? "—" : formatNumber(v, el.dataset.format || "int"));  // NaN: no ratio to a zero
     }
     prefixProvenance(state);
     if (twin()) {  // the experiment's words that depend on its engine settings
       const live = !onBuildSettings(state), step = engineOf(state).step_time;
-      document.querySelectorAll("[data-when-sim-live]").forEach((el) => { el.hidden = !live; });
-      document.querySelectorAll("[data-step-words]").forEach((el) => { el.hidden = el.dataset.stepWords !== step; });
-      document.querySelectorAll("[data-when-sim-error]").forEach((el) => {
-        el.hidden = !(load._errors && load._errors.length);
+      nodes("[data-when-sim-live]").forEach((el) => { setHidden(el, !live); });
+      nodes("[data-step-words]").forEach((el) => { setHidden(el, el.dataset.stepWords !== step); });
+      nodes("[data-when-sim-error]").forEach((el) => {
+        setHidden(el, !(load._errors && load._errors.length));
         const why = el.querySelector("[data-sim-error]");
         if (why) setText(why, (load._errors || []).join(";"));
       });
     }
-    document.querySelectorAll("[data-when-nothing-fits]").forEach((el) => { el.hidden = cap > 0; });
-    document.querySelectorAll("[data-when-slo-unmet]").forEach((el) => { el.hidden = r.max_batch_slo > 0 || cap === 0; });
+    nodes("[data-when-nothing-fits]").forEach((el) => { setHidden(el, cap > 0); });
+    nodes("[data-when-slo-unmet]").forEach((el) => { setHidden(el, r.max_batch_slo > 0 || cap === 0); });
     const zeroGoodput = twin() && shownSchedules(state).some((sch) => r[`goodput_rate.${sch}`] === 0);
-    document.querySelectorAll("[data-when-zero-goodput]").forEach((el) => { el.hidden = !zeroGoodput; });
+    nodes("[data-when-zero-goodput]").forEach((el) => { setHidden(el, !zeroGoodput); });
     const boundedShown = twin() && load._bounded ? shownSchedules(state).filter((sch) => load._bounded.has(sch)) : [];
-    document.querySelectorAll("[data-when-goodput-bounded]").forEach((el) => {
-      el.hidden = !boundedShown.length;
+    nodes("[data-when-goodput-bounded]").forEach((el) => {
+      setHidden(el, !boundedShown.length);
       const who = el.querySelector("[data-bounded-schedules]");
       if (who) setText(who, boundedShown.map((sch) => SCHEDULE_LABELS[sch]).join("、"));
     });
     const pdCell = state.show.disagg && load._now && load._now.disagg;
-    document.querySelectorAll("[data-when-prefill-over]").forEach((el) => { el.hidden = !(pdCell && pdCell.prefill_over); });
+    nodes("[data-when-prefill-over]").forEach((el) => { setHidden(el, !(pdCell && pdCell.prefill_over)); });
     document.dispatchEvent(new CustomEvent("lesson:update", {detail: {state: {...state}, readouts: r}}));
-    document.querySelectorAll("[data-technique-row]").forEach((row) => {
+    nodes("[data-technique-row]").forEach((row) => {
       row.classList.toggle("chosen", row.dataset.techniqueRow === state.technique);
     });
-    document.querySelectorAll("[data-schedule-row]").forEach((row) => { row.hidden = !state.show[row.dataset.scheduleRow]; });
+    nodes("[data-schedule-row]").forEach((row) => { setHidden(row, !state.show[row.dataset.scheduleRow]); });
     // A chart that fails is a console error (the tests read them), never a promise that waits forever
     pending = chartsAfterPaint(r, load).then(() => undefined, (err) => { console.error(err); });
     return pending;
@@ -131,23 +141,24 @@
     const frontierKey = key(["gpu", "context_tokens", "tpot_slo_ms"]) + "|" + r.effective_batch;
     const techniqueKey = key(["gpu", "context_tokens", "technique", "draft_tokens", "acceptance"]);
     if (views.frontier && (frontierKey !== drawn.frontier || techniqueKey !== drawn.frontier_technique)) {
-      const v = views.frontier;
-      if (frontierKey !== drawn.frontier) {
-        v.signal("batch", r.effective_batch).signal("context_tokens", state.context_tokens)
-          .signal("tpot_slo_ms", state.tpot_slo_ms).data("frontier", frontierRows(state.context_tokens, state.tpot_slo_ms));
-      }
-      if (techniqueKey !== drawn.frontier_technique) v.data("frontier_technique", techniqueFrontierRows(state));
+      const v = views.frontier, curve = frontierKey !== drawn.frontier, technique = techniqueKey !== drawn.frontier_technique;
       drawn.frontier = frontierKey;
       drawn.frontier_technique = techniqueKey;
-      jobs.push(v.runAsync());
+      jobs.push(() => {
+        if (curve) {
+          v.signal("batch", r.effective_batch).signal("context_tokens", state.context_tokens)
+            .signal("tpot_slo_ms", state.tpot_slo_ms).data("frontier", frontierRows(state.context_tokens, state.tpot_slo_ms));
+        }
+        if (technique) v.data("frontier_technique", techniqueFrontierRows(state));
+        return v.runAsync();
+      });
     }
     const timelineKey = key(["gpu", "context_tokens", "prompt_tokens", "chunk_tokens"]) + "|" + cachedOf(state);
     if (views.timeline && timelineKey !== drawn.timeline) {
       drawn.timeline = timelineKey;
       const v = views.timeline;
-      v.signal("prompt_tokens", state.prompt_tokens).signal("chunk_tokens", state.chunk_tokens)
-        .data("timeline", lanes(state.context_tokens, state.prompt_tokens, state.chunk_tokens, cachedOf(state)));
-      jobs.push(v.runAsync());
+      jobs.push(() => v.signal("prompt_tokens", state.prompt_tokens).signal("chunk_tokens", state.chunk_tokens)
+        .data("timeline", lanes(state.context_tokens, state.prompt_tokens, state.chunk_tokens, cachedOf(state))).runAsync());
     }
     if (r._curves) {
       // Each view re-runs only when its own inputs moved; data is rebuilt only when the requests it shows
@@ -182,12 +193,24 @@
         }
         if (id === "load_attain") attainDrawnAt = performance.now();
         drawn[id] = viewKey;
-        for (const name of signals) v.signal(name, state[name]);
-        refreshViewData(id, v, dataKey, rows, load);
-        jobs.push(v.runAsync());
+        jobs.push(() => {
+          for (const name of signals) v.signal(name, state[name]);
+          refreshViewData(id, v, dataKey, rows, load);
+          return v.runAsync();
+        });
       }
     }
-    return Promise.all(jobs);
+    return inTurn(jobs);
+  }
+  // The views re-run one per task: an input event that arrives meanwhile waits for one view's run, not for all of
+  // them (a drag across the TTFT target re-runs four: its p95 from event to readouts was 19-21 ms, 12-16 ms without
+  // chart runs; scripts/bench/page_latency.py). Each job reads the state when it runs; a later move's redraw
+  // follows with its own keys.
+  async function inTurn(jobs) {
+    for (let i = 0; i < jobs.length; i++) {
+      if (i) await new Promise((resolve) => setTimeout(resolve, 0));
+      await jobs[i]();
+    }
   }
   // A view's data for the current state: new rows when the requests it shows changed (laid out again only when its
   // series or decades did), else, for the scatter, only the points an SLO move put on the other side re-coloured.
