@@ -4,9 +4,6 @@ headline number. Pure: no I/O.
 """
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import numpy as np
 
 from scripts.common.names import PRESET_LABELS, SCHEDULE_LABELS, STEP_TIME_LABELS, TAIL_PARTS, TRY_LABELS, metric_label
@@ -16,7 +13,8 @@ from scripts.serving.sweep import page_states, per_request_metrics, search_of, w
 
 SCRIPT = "scripts/serving_cells.py"
 # The goodput_<part> records: the replications' mean and the ends of their interval (at the sweep's confidence).
-LABELS = json.loads((Path(__file__).parent / "labels.json").read_text(encoding="utf-8"))  # every record's label
+from scripts.serving.labels import LABELS  # every record's label (labels.json)
+
 INTERVAL_PARTS = LABELS["interval_parts"]
 QUANTUM_MS = 0.1  # per-request TTFT/TPOT stored in whole units of this
 RECORD_METRICS = {"mean_ttft_ms": ("ms", "int"), "p50_ttft_ms": ("ms", "int"), "p90_ttft_ms": ("ms", "int"),

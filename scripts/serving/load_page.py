@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 
 from scripts.common.names import SCHEDULES, TAIL_PARTS
+from scripts.serving.labels import claim
 from scripts.serving.sweep import goodput_search
 
 
@@ -149,21 +150,20 @@ def claims(opening: dict) -> list[dict]:
     w, slo_tpot = opening["workload"], "load.load_tpot_slo_ms"
     tpot, ttft = "load.tight_tpot.goodput_rate", "load.tight_ttft.goodput_rate"
     return [
-        {"id": "load.mean_fine_p99_not", "says": "起始请求率下,整段 prefill 的平均 TPOT 在目标以内,p99 却超出了目标",
-         "all": [["readout.mean_tpot_ms.whole", "<=", slo_tpot], ["readout.p99_tpot_ms.whole", ">", slo_tpot]],
-         "fix": "config/workloads.json page.request_rate"},
-        {"id": "load.chunking_gains", "says": "默认目标下,分块 prefill 的 goodput 高于整段 prefill",
-         "all": [[f"serving.{w}.chunked.goodput_rate", ">", f"serving.{w}.whole.goodput_rate"]],
-         "fix": "config/workloads.json sweep"},
-        {"id": "load.chunking_gains_every_seed", "says": "换种子重跑,分块 prefill 的 goodput 仍高于整段 prefill:"
-         "两者 95% 区间不重叠", "all": [[f"serving.{w}.chunked.goodput_low", ">", f"serving.{w}.whole.goodput_high"]],
-         "fix": "config/workloads.json sweep"},
-        {"id": "load.pd_wins_tight_tpot", "says": "TPOT 目标收紧时,P/D 分离的 goodput 最高",
-         "all": [[f"{tpot}.disagg", ">", f"{tpot}.chunked"], [f"{tpot}.disagg", ">", f"{tpot}.whole"]],
-         "fix": "config/workloads.json page.try.tight_tpot"},
-        {"id": "load.pd_loses_tight_ttft", "says": "TTFT 目标收紧时,P/D 分离的 goodput 最低",
-         "all": [[f"{ttft}.disagg", "<", f"{ttft}.chunked"], [f"{ttft}.disagg", "<", f"{ttft}.whole"]],
-         "fix": "config/workloads.json page.try.tight_ttft"},
+        claim("load.mean_fine_p99_not",
+              [["readout.mean_tpot_ms.whole", "<=", slo_tpot], ["readout.p99_tpot_ms.whole", ">", slo_tpot]],
+              "config/workloads.json page.request_rate"),
+        claim("load.chunking_gains", [[f"serving.{w}.chunked.goodput_rate", ">", f"serving.{w}.whole.goodput_rate"]],
+              "config/workloads.json sweep"),
+        claim("load.chunking_gains_every_seed",
+              [[f"serving.{w}.chunked.goodput_low", ">", f"serving.{w}.whole.goodput_high"]],
+              "config/workloads.json sweep"),
+        claim("load.pd_wins_tight_tpot",
+              [[f"{tpot}.disagg", ">", f"{tpot}.chunked"], [f"{tpot}.disagg", ">", f"{tpot}.whole"]],
+              "config/workloads.json page.try.tight_tpot"),
+        claim("load.pd_loses_tight_ttft",
+              [[f"{ttft}.disagg", "<", f"{ttft}.chunked"], [f"{ttft}.disagg", "<", f"{ttft}.whole"]],
+              "config/workloads.json page.try.tight_ttft"),
     ]
 
 

@@ -22,6 +22,7 @@ from scripts.record.schema import PREFIX, read_input
 from scripts.serving import metrics
 from scripts.serving.config import _check_lengths
 from scripts.serving.engine import simulate
+from scripts.serving.labels import claim
 from scripts.serving.workload import conversation_draws, conversations, shared_system_prompts, system_prompt_draws
 
 CONFIG = "config/prefix.json"
@@ -164,16 +165,13 @@ def claims(doc: dict) -> list[dict]:
                                                                             "token_hit_rate")
         flat += [[here, ">=", [first, 0.97]], [here, "<=", [first, 1.03]]]
     out = [
-        {"id": "prefix.system_prompt_hit_flat", "says": "共享系统提示的命中率在各请求率下几乎一样", "all": flat,
-         "fix": "config/prefix.json workloads.system_prompt"},
-        {"id": "prefix.multi_turn_hit_falls", "says": "多轮对话的命中率随请求率下降",
-         "all": [[rid("multi_turn", rates[-1], "on", "token_hit_rate"), "<",
-                  [rid("multi_turn", rates[0], "on", "token_hit_rate"), 0.97]]],
-         "fix": "config/prefix.json workloads.multi_turn"},
-        {"id": "prefix.cache_never_lowers_goodput", "says": "每一行缓存开时的达标请求/秒都不低于关的时候",
-         "all": [[rid(w, r, "on", "request_goodput"), ">=", rid(w, r, "off", "request_goodput")]
-                 for w in WORKLOADS for r in rates],
-         "fix": "config/prefix.json experiment"},
+        claim("prefix.system_prompt_hit_flat", flat, "config/prefix.json workloads.system_prompt"),
+        claim("prefix.multi_turn_hit_falls", [[rid("multi_turn", rates[-1], "on", "token_hit_rate"), "<",
+                                                [rid("multi_turn", rates[0], "on", "token_hit_rate"), 0.97]]],
+              "config/prefix.json workloads.multi_turn"),
+        claim("prefix.cache_never_lowers_goodput",
+              [[rid(w, r, "on", "request_goodput"), ">=", rid(w, r, "off", "request_goodput")]
+               for w in WORKLOADS for r in rates], "config/prefix.json experiment"),
     ]
     return out
 
@@ -264,16 +262,16 @@ def admission_records(doc: dict, rows: list[dict]) -> dict:
 def admission_claims() -> list[dict]:
     """The lab's sentences: capping the long prompts' share cuts the short requests' TTFT p99; the long prompts pay
     for it (their TTFT p50 grows by more than a tenth) or hardly notice (within a tenth either way)."""
-    return [{"id": "admission.classes_cut_short_p99", "says": "按类别分预算后,短请求的 TTFT p99 降下来了",
-             "all": [["admission.classes.short_ttft_p99_ms", "<", "admission.shared.short_ttft_p99_ms"]],
-             "fix": "config/prefix.json admission"},
-            {"id": "admission.long_pay", "says": "代价是长 prompt 的 TTFT 变长(超过一成)",
-             "all": [["admission.classes.long_ttft_p50_ms", ">", ["admission.shared.long_ttft_p50_ms", 1.1]]],
-             "fix": "config/prefix.json admission"},
-            {"id": "admission.long_about_same", "says": "长 prompt 的 TTFT p50 变化不到一成",
-             "all": [["admission.classes.long_ttft_p50_ms", "<=", ["admission.shared.long_ttft_p50_ms", 1.1]],
-                     ["admission.classes.long_ttft_p50_ms", ">=", ["admission.shared.long_ttft_p50_ms", 0.9]]],
-             "fix": "config/prefix.json admission"}]
+    return [claim("admission.classes_cut_short_p99",
+                  [["admission.classes.short_ttft_p99_ms", "<", "admission.shared.short_ttft_p99_ms"]],
+                  "config/prefix.json admission"),
+            claim("admission.long_pay",
+                  [["admission.classes.long_ttft_p50_ms", ">", ["admission.shared.long_ttft_p50_ms", 1.1]]],
+                  "config/prefix.json admission"),
+            claim("admission.long_about_same",
+                  [["admission.classes.long_ttft_p50_ms", "<=", ["admission.shared.long_ttft_p50_ms", 1.1]],
+                   ["admission.classes.long_ttft_p50_ms", ">=", ["admission.shared.long_ttft_p50_ms", 0.9]]],
+                  "config/prefix.json admission")]
 
 
 # ---- the lab's own runs: the same experiment simulated in the browser at any rate (site/prefix-data.js) ------------
