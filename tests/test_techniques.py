@@ -172,9 +172,9 @@ def python_table(anchor, s: dict) -> dict:
 
 
 @pytest.mark.browser
-@pytest.mark.parametrize("count", [40, pytest.param(200, marks=pytest.mark.exhaustive)])
+@pytest.mark.parametrize("count", [20, pytest.param(200, marks=pytest.mark.exhaustive)])
 def test_the_browser_twin_equals_the_python_on_generated_states(lesson_page, anchor, count):
-    """`count` generated states of one seeded sequence (seed 40): 40 in make test, 200 in make test-all. The page's
+    """`count` generated states of one seeded sequence (seed 40): 20 in make test, 200 in make test-all. The page's
     own function on each state, taken GPU by GPU (the switch sets the page's constants; the other controls are left
     alone: that the page writes this table's values as a reader moves them is tests/test_page_states.py's check, a
     technique in every state and each readout its live value)."""
