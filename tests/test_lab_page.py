@@ -24,8 +24,12 @@ def lab_url():
     return (SITE / "lab.html").as_uri()
 
 
+@pytest.mark.exhaustive
 def test_the_model_in_chromium_is_tinygpt(browser, lab_url):
-    """The parity check of tests/test_lab_model.py, run by the page's own script in Chromium."""
+    """The parity check of tests/test_lab_model.py, run by the page's own script in Chromium (8 s). Guarded in make
+    test by tests/test_lab_model.py::test_the_page_model_is_tinygpt (the same script, built by the same
+    lab_model_script, its WebAssembly kernel included, under Node's V8) and test_every_experiment_runs_at_1280 (the
+    page's model running in Chromium)."""
     page = browser.new_page()
     page.goto(lab_url)
     page.wait_for_function("typeof c13LabModel === 'function'")
