@@ -18,7 +18,7 @@ from scripts.serving.workload import generate
 # The metrics each cell reports over its replications with an interval (the percentiles are the sweep's).
 INTERVAL_METRICS = ("mean_ttft_ms", "mean_tpot_ms", "slo_attainment", "request_goodput", "request_throughput")
 INTERVAL_PERCENTILE_METRICS = ("ttft", "tpot", "e2el")
-INTEGER_COLUMNS = ("prompt_tokens", "output_tokens", "preemptions")  # a request's columns that are counts
+INTEGER_COLUMNS = ("prompt_tokens", "output_tokens", "preemptions", "cached_tokens")  # a request's counts
 
 
 def workload_seed(settings: dict, workloads: dict, wid: str, replication: int = 0) -> int:
@@ -62,16 +62,8 @@ def requests_table(trace, detailed: bool = False) -> list[dict]:
     """One object per request, in arrival order (what `--out` holds; a cell file holds the same as columns:
     requests_columns), with where its time went (engine.PARTS, summing to its E2EL); `detailed` adds every
     inter-token gap (`itl_s`), enough to reproduce the pooled ITL percentiles exactly."""
-    r = trace.requests
-    columns = {"arrival_s": r.arrival_s, "first_token_s": trace.first_token_s, "finish_s": trace.finish_s,
-               "prompt_tokens": r.prompt_tokens, "output_tokens": r.output_tokens, "preemptions": trace.preemptions,
-               **{part: trace.breakdown[part] for part in engine.PARTS}}
-    as_python = {name: (np.asarray(values, dtype=np.int64) if name in INTEGER_COLUMNS else
-                        np.asarray(values, dtype=float)).tolist() for name, values in columns.items()}  # int()/float()
-    rows = [dict(zip(as_python, values, strict=True)) for values in zip(*as_python.values(), strict=True)]
-    if trace.cached_tokens is not None:  # prefix caching: the prompt tokens served from the cache, what they saved
-        for i, row in enumerate(rows):
-            row["cached_tokens"], row["prefill_saved_s"] = int(trace.cached_tokens[i]), float(trace.prefill_saved_s[i])
+    columns = requests_columns(trace)
+    rows = [dict(zip(columns, values, strict=True)) for values in zip(*columns.values(), strict=True)]
     if detailed:
         for i, row in enumerate(rows):
             row["itl_s"] = [float(g) for g in trace.token_gaps(i)]
@@ -79,10 +71,18 @@ def requests_table(trace, detailed: bool = False) -> list[dict]:
 
 
 def requests_columns(trace) -> dict[str, list]:
-    """requests_table as columns (field -> one value per request, in arrival order): what a cell file holds. One
-    object rather than 2,000 makes the sweep's aggregation read its 96 cells 3.5x faster."""
-    rows = requests_table(trace)
-    return {field: [row[field] for row in rows] for field in rows[0]} if rows else {}
+    """requests_table as columns (field -> one value per request, in arrival order; {} without requests): what a
+    cell file holds. One object rather than 2,000 makes the sweep's aggregation read its 96 cells 3.5x faster."""
+    r = trace.requests
+    if not len(r):
+        return {}
+    columns = {"arrival_s": r.arrival_s, "first_token_s": trace.first_token_s, "finish_s": trace.finish_s,
+               "prompt_tokens": r.prompt_tokens, "output_tokens": r.output_tokens, "preemptions": trace.preemptions,
+               **{part: trace.breakdown[part] for part in engine.PARTS}}
+    if trace.cached_tokens is not None:  # prefix caching: the prompt tokens served from the cache, what they saved
+        columns.update(cached_tokens=trace.cached_tokens, prefill_saved_s=trace.prefill_saved_s)
+    return {name: (np.asarray(values, dtype=np.int64) if name in INTEGER_COLUMNS else
+                   np.asarray(values, dtype=float)).tolist() for name, values in columns.items()}  # int()/float()
 
 
 def tail_breakdown(trace, percentile: float = 99.0) -> dict:

@@ -203,9 +203,8 @@
     return inTurn(jobs);
   }
   // The views re-run one per task: an input event that arrives meanwhile waits for one view's run, not for all of
-  // them (a drag across the TTFT target re-runs four: its p95 from event to readouts was 19-21 ms, 12-16 ms without
-  // chart runs; scripts/bench/page_latency.py). Each job reads the state when it runs; a later move's redraw
-  // follows with its own keys.
+  // them (a drag across the TTFT target re-runs several; scripts/bench/page_latency.py times it). Each job reads the
+  // state when it runs; a later move's redraw follows with its own keys.
   async function inTurn(jobs) {
     for (let i = 0; i < jobs.length; i++) {
       if (i) await new Promise((resolve) => setTimeout(resolve, 0));
