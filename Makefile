@@ -80,21 +80,26 @@ test-exhaustive: $(VENV_STAMP) browser-deps  ## only the exhaustive cases (run b
 
 test-all: test test-exhaustive test-cluster  ## make test, then the exhaustive cases, then the one-node Slurm run
 
-test-cluster: $(VENV_STAMP)  ## boot a one-node Slurm, run a reduced sweep and benchmark through it, compare, stop it
+# The Slurm executor plugins live apart (requirements-cluster.txt, installed into .venv/cluster-plugins/) and are on
+# PYTHONPATH for the cluster targets alone: Snakemake imports every executor plugin it finds at each start.
+CLUSTER_PLUGINS := $(CURDIR)/.venv/cluster-plugins
+CLUSTER_STAMP := $(CLUSTER_PLUGINS)/.installed-$(shell sha256sum requirements-cluster.txt | cut -c1-16)
+WITH_SLURM := PYTHONPATH=$(CLUSTER_PLUGINS)
+test-cluster: $(CLUSTER_STAMP)  ## boot a one-node Slurm, run a reduced sweep and benchmark through it, compare, stop it
 	bash .ci/slurm/up.sh || { bash .ci/slurm/down.sh; exit 1; }
-	rc=0; $(PY) -m pytest -m cluster tests/test_cluster.py || rc=$$?; bash .ci/slurm/down.sh; exit $$rc
+	rc=0; $(WITH_SLURM) $(PY) -m pytest -m cluster tests/test_cluster.py || rc=$$?; bash .ci/slurm/down.sh; exit $$rc
 
 # On a cluster: every job through Slurm (profiles/slurm/config.yaml: partition, account, limits), each wait bounded.
 CLUSTER_TIMEOUT ?= 21600
-CLUSTER := timeout --foreground $(CLUSTER_TIMEOUT) $(BUILD_LOCK)
-bench-cluster: $(VENV_STAMP)  ## the benchmark on every partition in config/cluster.yaml, gathered into precomputed/bench/
+CLUSTER := $(WITH_SLURM) timeout --foreground $(CLUSTER_TIMEOUT) $(BUILD_LOCK)
+bench-cluster: $(CLUSTER_STAMP)  ## the benchmark on every partition in config/cluster.yaml, gathered into precomputed/bench/
 	$(CLUSTER) --target bench_cluster -- --profile profiles/slurm
 	$(PY) -m scripts.bench.gather build/bench/*.json --into precomputed/bench
 
-sweep-cluster: $(VENV_STAMP)  ## the serving sweep (and every other rule) as Slurm jobs, then publish like `make site`
+sweep-cluster: $(CLUSTER_STAMP)  ## the serving sweep (and every other rule) as Slurm jobs, then publish like `make site`
 	$(CLUSTER) --target data --publish --data-only -- --profile profiles/slurm
 
-anchors-cluster: $(VENV_STAMP)  ## `make anchors` with every job through Slurm (one DAG), then the audits here
+anchors-cluster: $(CLUSTER_STAMP)  ## `make anchors` with every job through Slurm (one DAG), then the audits here
 	$(CLUSTER) --all-anchors --publish -- --profile profiles/slurm
 	$(AUDIT_ANCHORS)
 
@@ -154,7 +159,14 @@ $(VENV_STAMP): requirements.txt
 	test -x $(PY) || python3.11 -m venv .venv
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -r requirements.txt
+	@# an environment made before requirements-cluster.txt has the Slurm plugins in the venv itself: take them out
+	$(PY) -m pip uninstall --quiet -y snakemake-executor-plugin-slurm snakemake-executor-plugin-slurm-jobstep 2>/dev/null || true
 	rm -f .venv/.installed-*
+	touch $@
+
+$(CLUSTER_STAMP): requirements-cluster.txt $(VENV_STAMP)
+	rm -rf $(CLUSTER_PLUGINS)
+	$(PY) -m pip install --quiet --no-deps --target $(CLUSTER_PLUGINS) -r requirements-cluster.txt
 	touch $@
 
 browser-deps:  ## Debian Chromium and CJK fonts for the browser tests (never `playwright install`)

@@ -96,7 +96,8 @@ def test_workflows_pass_actionlint_and_pin_their_actions():
                    "group: pages", "cancel-in-progress: false", "github-pages"):
         assert needed in pages, needed
     ci = (ROOT / ".github" / "workflows" / "ci.yml").read_text()
-    assert "container: debian:bookworm" in ci and "bash .ci/run" in ci and "hashFiles('requirements.txt')" in ci
+    assert "container: debian:bookworm" in ci and "bash .ci/run" in ci
+    assert "hashFiles('requirements.txt', 'requirements-cluster.txt')" in ci
 
 
 def test_actionlint_catches_a_broken_workflow(tmp_path):
