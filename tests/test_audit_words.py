@@ -70,8 +70,8 @@ def test_a_bad_words_file_is_one_line_naming_the_field(tmp_path):
     (tmp_path / "config").mkdir()
     for bad, field in (({**WORDS, "features": {"linear_attention": {"words": "DeltaNet", "source": "x"}}},
                         "features.linear_attention.words"),
-                       ({**WORDS, "features": {"sliding_window": {"words": ["滑窗"], "source": "x"}}},
-                        "features.sliding_window"),
+                       ({**WORDS, "features": {"state_space": {"words": ["状态空间"], "source": "x"}}},
+                        "features.state_space"),
                        ({k: v for k, v in WORDS.items() if k != "change_words"}, "change_words.value")):
         (tmp_path / "config" / "model_words.json").write_text(json.dumps(bad, ensure_ascii=False), encoding="utf-8")
         with pytest.raises(InputError, match=f"config/model_words.json: field {field}"):

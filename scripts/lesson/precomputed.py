@@ -40,6 +40,13 @@ MOE_CLIENT_CONSTANTS = {
     "moe_expert_params": (rl.moe_expert_params, "param"),
 }
 MOE_MODEL_CONSTANTS = ("num_experts", "num_experts_per_tok")
+# A sliding-window model's (only on its page; the JS reads them when K.window_kv_elements_per_request is set): its
+# fixed-size memory split into the DeltaNet state and the window layers' KV, and what a decode step moves of it.
+WINDOW_CLIENT_CONSTANTS = {
+    "recurrent_state_bytes_per_request": (rl.recurrent_state_bytes_per_request, "B"),
+    "window_kv_elements_per_request": (rl.window_kv_elements_per_request, "element"),
+    "decode_state_bytes": (rl.decode_state_bytes, "B"),
+}
 HARDWARE_CONSTANTS = ("hbm_bandwidth_bytes_per_s", "peak_bf16_flops", "pd_link_bytes_per_s", "runtime_reserve_bytes")
 MODEL_CONSTANTS = ("weight_bytes", "kv_cache_bytes")  # the technique switches replace these per technique
 GPU_FIELDS = ("hbm_bytes", "hbm_bandwidth_bytes_per_s", "peak_bf16_flops")
@@ -133,12 +140,21 @@ def _constants(r: _Records) -> dict:
             constants[name] = doc[section][name]["value"]
     if r.a.num_experts:
         constants.update(_expert_constants(r))
+    if r.a.sliding_window:
+        constants.update({name: d(f"const.{name}", fn, {}, unit, "int", FIELD_LABELS.get(name, name))
+                          for name, (fn, unit) in WINDOW_CLIENT_CONSTANTS.items()})
     d("model.total_params_b", rl.total_params, {}, "B params", "f2", LABELS["model.total_params_b"], 1e-9)
     d("model.params_read_b", rl.params_read_per_step, {}, "B params", "f2", LABELS["model.params_read_b"], 1e-9)
-    d("model.weights_gb", rl.weight_bytes_total, {}, "GB", "f1", LABELS["model.weights_gb"], 1e-9)
+    own_format = r.a.num_experts and rl.expert_bytes_per_param(r.a) != r.a.weight_bytes  # e.g. MXFP4 experts
+    d("model.weights_gb", rl.weight_bytes_total, {}, "GB", "f1",
+      LABELS["model.weights_gb.experts_own_format" if own_format else "model.weights_gb"], 1e-9)
     d("model.kv_bytes_per_token", rl.kv_bytes_per_token, {}, "B", "int", LABELS["model.kv_per_token"])
     d("model.kv_kb_per_token", rl.kv_bytes_per_token, {}, "KiB", "int", LABELS["model.kv_per_token"], 1 / 1024)
-    d("model.state_mb", rl.state_bytes_per_request, {}, "MB", "f1", LABELS["model.state_mb"], 1e-6)
+    d("model.state_mb", rl.state_bytes_per_request, {}, "MB", "f1",
+      LABELS["model.state_mb.window" if r.a.sliding_window else "model.state_mb"], 1e-6)
+    if r.a.sliding_window:
+        d("model.window_layers", rl.window_attention_layers, {}, "layer", "int", LABELS["model.window_layers"])
+        r.field("model", "sliding_window", unit="token", fmt="int", label=LABELS["model.sliding_window"])
     d("model.full_layers", rl.full_attention_layers, {}, "layer", "int", LABELS["model.full_layers"])
     d("model.linear_layers", rl.linear_attention_layers, {}, "layer", "int", LABELS["model.linear_layers"])
     d("hw.free_gb", rl.free_bytes_for_requests, {}, "GB", "f1", LABELS["hw.free_gb"], 1e-9)
@@ -323,6 +339,7 @@ def build(a, doc: dict, cited_doc: dict, gpus_doc: dict, anchor_file: str = "anc
             experts["memory_short_on"] = [g["id"] for g, c in zip(gpus, knee_claims, strict=True) if not c["holds"]]
             technique_claims += knee_claims
     view = {"context": ctx, "cap": int(cap), "table_rows": table_rows, "linear_layers": rl.linear_attention_layers(a),
+            "window_layers": rl.window_attention_layers(a),
             **({"experts": experts} if experts else {}),  # a mixture of experts' frontier view
             "try_slo_all_fit": [by_id[f"slo.{s}ms.max_batch"]["value"] >= cap for s in sc["try_tpot_slo_ms"]["value"]]}
     contexts = powers_of_two(sc["context_tokens"]["min"], sc["context_tokens"]["max"])

@@ -45,6 +45,9 @@ class Anchor:
     # Multi-head latent attention (MLA; 0 = grouped-query attention): the cached latent's width and its RoPE part
     kv_lora_rank: int = 0
     qk_rope_head_dim: int = 0
+    # Sliding-window attention (0 = none): the layers between the full-attention ones attend to their last
+    # `sliding_window` tokens with the full layers' projections (gpt-oss) instead of being Gated DeltaNet layers
+    sliding_window: int = 0
 
     def __hash__(self) -> int:  # computed once: roofline's cached functions hash the anchor on every call
         cached = self.__dict__.get("_hash")
@@ -56,6 +59,6 @@ class Anchor:
 
 def anchor_from(data: dict) -> Anchor:
     """The anchor of a document whose hardware holds its GPU's datasheet (anchor_file.load); the optional fields
-    (experts, MLA) an anchor leaves out keep their defaults."""
+    (experts, MLA, sliding window) an anchor leaves out keep their defaults."""
     flat = {**{k: v["value"] for k, v in data["model"].items()}, **{k: v["value"] for k, v in data["hardware"].items()}}
     return Anchor(**{f.name: flat[f.name] for f in fields(Anchor) if f.name in flat})

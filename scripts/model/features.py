@@ -7,6 +7,7 @@ from scripts.model import roofline as rl
 FEATURES = {
     "linear_attention": lambda a: rl.linear_attention_layers(a) > 0,  # Gated DeltaNet layers (a hybrid model)
     "experts": lambda a: rl.moe_layers(a) > 0,  # routed experts (a mixture of experts)
+    "sliding_window": lambda a: rl.window_attention_layers(a) > 0,  # sliding-window attention layers (gpt-oss)
 }
 
 

@@ -9,6 +9,12 @@ shared experts and the k routed ones); a step reads the experts its tokens touch
 per MoE layer for T tokens routed uniformly at random (expected_experts_touched), so the weight bytes a step reads
 grow with its tokens until every expert is read. Multi-head latent attention caches one latent per token and layer
 (kv_lora_rank + qk_rope_head_dim values). A dense anchor's numbers are unchanged by either.
+
+Sliding-window attention (gpt-oss): the layers between the full-attention ones attend only to their last W tokens,
+so a request holds W tokens' K and V there whatever its context (a fixed size, like the DeltaNet state, priced at
+the window: an upper bound for contexts shorter than W), and a decode step reads it once. Its attention FLOPs
+(4 * heads * head_dim * W per token and window layer) are left out, as the DeltaNet layers' recurrence is: for
+gpt-oss-120b at W = 128 they are 0.4 % of a token's matmul FLOPs.
 """
 from __future__ import annotations
 
@@ -25,8 +31,14 @@ def full_attention_layers(a: Anchor) -> int:
     return a.num_hidden_layers // a.full_attention_interval
 
 
+def window_attention_layers(a: Anchor) -> int:
+    """Sliding-window attention layers: the layers between the full-attention ones when the anchor has a window."""
+    return a.num_hidden_layers - full_attention_layers(a) if a.sliding_window else 0
+
+
 def linear_attention_layers(a: Anchor) -> int:
-    return a.num_hidden_layers - full_attention_layers(a)
+    """Gated DeltaNet layers: the layers between the full-attention ones when the anchor has no window."""
+    return a.num_hidden_layers - full_attention_layers(a) - window_attention_layers(a)
 
 
 def full_attention_projection_params(a: Anchor) -> int:
@@ -117,6 +129,8 @@ def total_params(a: Anchor) -> int:
     per_layer_common = mlp_params(a) + 2 * a.hidden_size  # MLP and two RMSNorms
     layers = (full_attention_layers(a) * (full_attention_layer_params(a) + per_layer_common)
               + linear_attention_layers(a) * (linear_attention_layer_params(a) + per_layer_common))
+    if a.sliding_window:  # a window layer has the full layers' projections
+        layers += window_attention_layers(a) * (full_attention_layer_params(a) + per_layer_common)
     moe = moe_layers(a) * (moe_layer_mlp_params(a) - mlp_params(a))  # their experts in place of the dense MLP
     heads = embedding_params(a) * (1 if a.tie_word_embeddings else 2)
     return layers + moe + heads + a.hidden_size
@@ -172,10 +186,36 @@ def kv_bytes_per_token(a: Anchor) -> int:
     return 2 * full_attention_layers(a) * a.num_key_value_heads * a.head_dim * a.kv_cache_bytes
 
 
-@lru_cache(maxsize=256)  # pure in the (frozen, hashable) anchor; the simulator calls it every iteration
-def state_bytes_per_request(a: Anchor) -> int:
+def recurrent_state_bytes_per_request(a: Anchor) -> int:
+    """The Gated DeltaNet layers' recurrent state of one request: read and written whole by every decode step."""
     return (linear_attention_layers(a) * a.linear_num_value_heads * a.linear_key_head_dim
             * a.linear_value_head_dim * a.recurrent_state_bytes)
+
+
+def window_kv_elements_per_request(a: Anchor) -> int:
+    """K and V of the last `sliding_window` tokens in every window layer: what a request holds there once its
+    context passes the window (a shorter context holds less; priced at the window, an upper bound)."""
+    if not a.sliding_window:
+        return 0
+    return 2 * window_attention_layers(a) * a.num_key_value_heads * a.head_dim * a.sliding_window
+
+
+@lru_cache(maxsize=256)  # pure in the (frozen, hashable) anchor; the simulator calls it every iteration
+def state_bytes_per_request(a: Anchor) -> int:
+    """A request's fixed-size memory beside its per-token KV cache: the DeltaNet state and the window layers' KV."""
+    return recurrent_state_bytes_per_request(a) + window_kv_bytes_per_request(a)
+
+
+def window_kv_bytes_per_request(a: Anchor) -> int:
+    """window_kv_elements_per_request in the cache's format (0 without a window)."""
+    return window_kv_elements_per_request(a) * a.kv_cache_bytes if a.sliding_window else 0
+
+
+@lru_cache(maxsize=256)
+def decode_state_bytes(a: Anchor) -> int:
+    """What a decode step moves of one request's fixed-size memory: the DeltaNet state read and written (twice),
+    the window layers' KV read once (the new token's K and V, like the full layers' own, are not counted)."""
+    return 2 * recurrent_state_bytes_per_request(a) + window_kv_bytes_per_request(a)
 
 
 @lru_cache(maxsize=256)  # pure in the (frozen, hashable) anchor; the simulator calls it every iteration
@@ -185,7 +225,7 @@ def attention_flops_per_token_position(a: Anchor) -> int:
 
 
 def decode_step_bytes(a: Anchor, batch: float, context: float) -> float:
-    return weight_bytes_read(a, batch) + batch * (context * kv_bytes_per_token(a) + 2 * state_bytes_per_request(a))
+    return weight_bytes_read(a, batch) + batch * (context * kv_bytes_per_token(a) + decode_state_bytes(a))
 
 
 def decode_step_flops(a: Anchor, batch: float, context: float) -> float:
@@ -229,7 +269,7 @@ def max_batch_under_slo(a: Anchor, context: float, tpot_slo_s: float) -> int:
     cap = max_batch_by_memory(a, context)
     if a.num_experts:  # the weight bytes grow with the batch: no closed form, but the step still only lengthens
         return _largest_batch_within(a, context, tpot_slo_s, cap)
-    per_req_bytes = context * kv_bytes_per_token(a) + 2 * state_bytes_per_request(a)
+    per_req_bytes = context * kv_bytes_per_token(a) + decode_state_bytes(a)
     by_bytes = (tpot_slo_s * a.hbm_bandwidth_bytes_per_s - weight_bytes_read_per_step(a)) / per_req_bytes
     per_req_flops = 2 * params_read_per_step(a) + context * attention_flops_per_token_position(a)
     by_flops = tpot_slo_s * a.peak_bf16_flops / per_req_flops
@@ -304,12 +344,13 @@ def chunk_kv_tokens_and_pairs(start: float, length: float) -> tuple[float, float
 class IterationCost:
     """One iteration's bytes, FLOPs and seconds on anchor `a` (its constants read once)."""
 
-    __slots__ = ("weights", "kv", "state", "dense", "attention", "bandwidth", "peak_flops", "experts",
+    __slots__ = ("weights", "kv", "state", "window", "dense", "attention", "bandwidth", "peak_flops", "experts",
                  "expert_keep", "expert_bytes")
 
     def __init__(self, a: Anchor):
         self.weights, self.kv = weight_bytes_read_per_step(a), kv_bytes_per_token(a)
-        self.state, self.dense = state_bytes_per_request(a), 2 * active_params_per_token(a)
+        self.state, self.dense = recurrent_state_bytes_per_request(a), 2 * active_params_per_token(a)
+        self.window = window_kv_bytes_per_request(a)  # read once per decode step, 0 without a window
         self.attention = attention_flops_per_token_position(a)
         self.bandwidth, self.peak_flops = a.hbm_bandwidth_bytes_per_s, a.peak_bf16_flops
         # a mixture of experts: E, the chance 1 - k/E that a token skips an expert, and one expert's bytes over
@@ -332,7 +373,7 @@ class IterationCost:
         its request's state, `state_passes` times per chunk (summed in `prefill_state_passes`). Works on numbers or
         numpy arrays alike."""
         return (self.weights_for(decoders + prefill_tokens) + (decode_context_sum + prefill_kv_tokens) * self.kv
-                + (2 * decoders + prefill_state_passes) * self.state)
+                + (2 * decoders + prefill_state_passes) * self.state + (decoders + prefill_state_passes) * self.window)
 
     def flops(self, decoders, decode_context_sum, prefill_tokens, prefill_pairs):
         """Dense matmuls for every token in the step; attention for each query-key pair (a decoder at context C is
@@ -350,7 +391,7 @@ class IterationCost:
             passes += 1 if start == 0 else 2
         # bytes() and flops(), inline: the same terms in the same order
         return max((self.weights_for(decoders + tokens) + (decode_context_sum + kv_tokens) * self.kv
-                    + (2 * decoders + passes) * self.state) / self.bandwidth,
+                    + (2 * decoders + passes) * self.state + (decoders + passes) * self.window) / self.bandwidth,
                    (self.dense * (decoders + tokens) + (decode_context_sum + pairs) * self.attention)
                    / self.peak_flops)
 

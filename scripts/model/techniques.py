@@ -6,7 +6,7 @@ Which "fast" does each technique buy? Each one changes a term of the same cost m
                         convolution and per-head parameters stay bf16: config/techniques.json weights.keep_bf16);
                         with W8A8 FP8 the linear layers' matmuls also run at the GPU's FP8 peak where its
                         datasheet has one (config/gpus.json peak_fp8_flops), weight-only int4 computes in bf16
-  KV-cache quantization bytes per cached K/V element (the DeltaNet state stays fp32)
+  KV-cache quantization bytes per cached K/V element, the window layers' too (the DeltaNet state stays fp32)
   speculative decoding  a verification step carries k + 1 tokens per request through the same roofline; k draft
                         steps each cost `draft_cost` of the target's decode step; each verification yields
                         (1 - a^(k+1)) / (1 - a) tokens (Leviathan, Kalman & Matias 2023, eq. 1); the draft also
@@ -59,6 +59,8 @@ def linear_weight_params(a: Anchor) -> int:
     stays in the model's format); not embeddings, the LM head, norms or the convolution."""
     dense = (rl.full_attention_layers(a) * (rl.full_attention_projection_params(a) + rl.mlp_params(a))
              + rl.linear_attention_layers(a) * (rl.linear_attention_projection_params(a) + rl.mlp_params(a)))
+    if a.sliding_window:  # a window layer has the full layers' projections
+        dense += rl.window_attention_layers(a) * (rl.full_attention_projection_params(a) + rl.mlp_params(a))
     if not a.num_experts:
         return dense
     experts = (a.num_experts + a.num_shared_experts) * rl.expert_params(a)
@@ -91,7 +93,9 @@ class StepModel:
             active_linear = linear - routed + a.num_experts_per_tok * rl.moe_expert_params(a)
         kvb = a.kv_cache_bytes if t.kv_bytes is None else t.kv_bytes
         self.kv = kv_elements_per_token(a) * kvb
-        self.state = rl.state_bytes_per_request(a)
+        # a request's fixed-size memory: the DeltaNet state (its own format) and the window layers' KV (the cache's)
+        recurrent, window = rl.recurrent_state_bytes_per_request(a), rl.window_kv_elements_per_request(a) * kvb
+        self.state, self.decode_state = recurrent + window, 2 * recurrent + window
         fast = t.fp8_compute and gpu.peak_fp8_flops is not None
         self.fast_flops = 2 * active_linear if fast else 0     # per token, at the FP8 peak
         self.slow_flops = 2 * rl.active_params_per_token(a) - self.fast_flops  # per token, at the bf16 peak
@@ -111,7 +115,7 @@ class StepModel:
     def step_seconds(self, batch: float, context: float, tokens: float = 1) -> float:
         """A decode step (or a verification step of `tokens` per request) at `batch` requests of `context`."""
         n = batch * tokens
-        step_bytes = self.weights_for(n) + batch * (context * self.kv + 2 * self.state)
+        step_bytes = self.weights_for(n) + batch * (context * self.kv + self.decode_state)
         compute = n * self.fast_flops / self.peak_fast + \
             (n * self.slow_flops + n * context * self.attention) / self.peak
         return max(step_bytes / self.bandwidth, compute)

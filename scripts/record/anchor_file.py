@@ -129,6 +129,12 @@ def _check_experts(model: dict, fail) -> None:
             fail("model.first_dense_layers.value", "must be fewer than model.num_hidden_layers (a MoE layer stays)")
     if value("qk_rope_head_dim") and not value("kv_lora_rank"):
         fail("model.qk_rope_head_dim.value", "is MLA's RoPE part: it needs model.kv_lora_rank (the latent)")
+    if value("sliding_window") and value("full_attention_interval") < 2:
+        fail("model.sliding_window.value", "names the window of the layers between the full-attention ones, but "
+             "model.full_attention_interval is 1 (every layer is full attention)")
+    if value("sliding_window") and value("kv_lora_rank"):
+        fail("model.sliding_window.value", "is priced with grouped-query attention's K and V: not with MLA "
+             "(model.kv_lora_rank)")
 
 
 def load(path: Path, gpus_path: Path | None = None) -> tuple[Anchor, dict]:

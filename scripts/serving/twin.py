@@ -24,7 +24,14 @@ def model_constants(a: Anchor) -> dict:
             "attention_flops_per_token_position": rl.attention_flops_per_token_position(a),
             "weight_bytes_total": rl.weight_bytes_total(a), "runtime_reserve_bytes": a.runtime_reserve_bytes,
             "pd_link_bytes_per_s": a.pd_link_bytes_per_s, "max_position_embeddings": a.max_position_embeddings,
-            **(expert_constants(a) if a.num_experts else {})}
+            **(expert_constants(a) if a.num_experts else {}), **(window_constants(a) if a.sliding_window else {})}
+
+
+def window_constants(a: Anchor) -> dict:
+    """A sliding-window model's terms of roofline.IterationCost: the DeltaNet state (read and written by a decode
+    step) apart from the window layers' KV (read once); a model without a window goes without them."""
+    cost = rl.iteration_cost(a)
+    return {"recurrent_state_bytes_per_request": cost.state, "window_kv_bytes": cost.window}
 
 
 def expert_constants(a: Anchor) -> dict:

@@ -11,7 +11,10 @@
   const weightBytesRead = (tokens) => (EXPERTS ?
     K.weight_bytes_read_per_step + expertsTouched(tokens) * EXPERT_BYTES : K.weight_bytes_read_per_step);
   const ACTIVE_PARAMS = EXPERTS ? K.active_params_per_token : K.params_read_per_step;
-  const decodeStepBytes = (b, c) => weightBytesRead(b) + b * (c * K.kv_bytes_per_token + 2 * K.state_bytes_per_request);
+  // roofline.decode_state_bytes: a decode step reads and writes the DeltaNet state, reads a window's KV once
+  const WINDOW = K.window_kv_elements_per_request || 0;  // absent without sliding-window layers
+  const DECODE_STATE = WINDOW ? K.decode_state_bytes : 2 * K.state_bytes_per_request;
+  const decodeStepBytes = (b, c) => weightBytesRead(b) + b * (c * K.kv_bytes_per_token + DECODE_STATE);
   const decodeStepFlops = (b, c) => 2 * ACTIVE_PARAMS * b + b * c * K.attention_flops_per_token_position;
   const decodeStepSeconds = (b, c) => stepSeconds(decodeStepBytes(b, c), decodeStepFlops(b, c));
   const bytesPerRequest = (c) => c * K.kv_bytes_per_token + K.state_bytes_per_request;
@@ -20,7 +23,7 @@
     const cap = maxBatchByMemory(c);
     if (EXPERTS) return largestBatchWithin(c, sloS, cap);
     const byBytes = (sloS * K.hbm_bandwidth_bytes_per_s - K.weight_bytes_read_per_step) /
-      (c * K.kv_bytes_per_token + 2 * K.state_bytes_per_request);
+      (c * K.kv_bytes_per_token + DECODE_STATE);
     const byFlops = sloS * K.peak_bf16_flops / (2 * K.params_read_per_step + c * K.attention_flops_per_token_position);
     return Math.max(0, Math.min(cap, Math.floor(Math.min(byBytes, byFlops))));
   }

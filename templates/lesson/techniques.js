@@ -8,7 +8,11 @@
     const fast = !!t.fp8_compute && K.peak_fp8_flops != null;
     const routed = EXPERTS ? K.routed_expert_params : 0;  // a mixture of experts' routed experts (techniques.py)
     const activeLinear = EXPERTS ? linear - routed + K.num_experts_per_tok * K.moe_expert_params : linear;
-    const m = {t, linear, state: K.state_bytes_per_request, attention: K.attention_flops_per_token_position,
+    // a request's fixed-size memory: the DeltaNet state in its own format, the window layers' KV in the cache's
+    const recurrent = WINDOW ? K.recurrent_state_bytes_per_request : K.state_bytes_per_request;
+    const windowKv = WINDOW ? WINDOW * kvb : 0;
+    const m = {t, linear, state: recurrent + windowKv, decodeState: 2 * recurrent + windowKv,
+      attention: K.attention_flops_per_token_position,
       weightsRead: (K.params_read_per_step - linear) * K.weight_bytes + (linear - routed) * wb,
       weightsTotal: (K.total_params - linear) * K.weight_bytes + (linear - routed) * wb,
       kv: K.kv_elements_per_token * kvb, fastFlops: fast ? 2 * activeLinear : 0,
@@ -26,7 +30,7 @@
   // StepModel.weights_for: the routed experts a step's tokens touch besides what every step reads
   const techWeights = (m, tokens) => (EXPERTS ? m.weightsRead + expertsTouched(tokens) * m.expertBytes : m.weightsRead);
   function techStep(m, b, c, tokens = 1) {
-    const n = b * tokens, bytes = techWeights(m, n) + b * (c * m.kv + 2 * m.state);
+    const n = b * tokens, bytes = techWeights(m, n) + b * (c * m.kv + m.decodeState);
     const compute = n * m.fastFlops / m.peakFast + (n * m.slowFlops + n * c * m.attention) / m.peak;
     return Math.max(bytes / m.bandwidth, compute);
   }

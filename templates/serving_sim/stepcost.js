@@ -4,14 +4,16 @@
   // max_position_embeddings (a mixture of experts: active_params_per_token, num_experts, expert_keep, expert_bytes,
   // twin.expert_constants); gpu: hbm_bytes, hbm_bandwidth_bytes_per_s, peak_bf16_flops, name.
   function iterationCost(m, bandwidth, peakFlops) {
-    const weights = m.weight_bytes_read_per_step, kv = m.kv_bytes_per_token, state = m.state_bytes_per_request;
+    // a decode step reads and writes the DeltaNet state, reads the window layers' KV once (twin.window_constants)
+    const window = m.window_kv_bytes || 0, kv = m.kv_bytes_per_token, weights = m.weight_bytes_read_per_step;
+    const state = window ? m.recurrent_state_bytes_per_request : m.state_bytes_per_request;
     const experts = m.num_experts || 0, keep = m.expert_keep, expertBytes = m.expert_bytes;
     const dense = 2 * (experts ? m.active_params_per_token : m.params_read_per_step);
     const attention = m.attention_flops_per_token_position;
     // IterationCost.weights_for: the experts a step's tokens touch, E (1 - (1 - k/E)^tokens) per MoE layer
     const weightsFor = (tokens) => experts ? weights + experts * (1.0 - keep ** tokens) * expertBytes : weights;
     const bytes = (dec, dcs, pkv, passes, ptokens) => weightsFor(dec + ptokens) + (dcs + pkv) * kv +
-      (2 * dec + passes) * state;
+      (2 * dec + passes) * state + (dec + passes) * window;
     const flops = (dec, dcs, ptokens, pairs) => dense * (dec + ptokens) + (dcs + pairs) * attention;
     return {
       seconds(dec, dcs, chunks) {  // chunks: [[start, length], ...], one per request
@@ -41,7 +43,7 @@
         }
       },
       prefill(prompt) {  // roofline.prefill_seconds
-        const b = weightsFor(prompt) + prompt * kv + state;
+        const b = weightsFor(prompt) + prompt * kv + (state + window);  // state_bytes_per_request: both parts
         const f = dense * prompt + prompt * prompt / 2 * attention;
         return Math.max(b / bandwidth, f / peakFlops);
       },

@@ -351,7 +351,7 @@ class GpuLoop:
         if self.scalar_run and m <= SCALAR_RUN_MAX:  # IterationCost.seconds(nd, x) of each step, its terms in order
             kv_cost, attention, bandwidth, peak_flops = cost.kv, cost.attention, cost.bandwidth, cost.peak_flops
             base_bytes, dense_flops = cost.weights_for(nd), cost.dense * nd
-            state_bytes = (2 * nd) * cost.state
+            state_bytes, window_bytes = (2 * nd) * cost.state, nd * cost.window
             acc, start, steps = 0.0, t, m
             add_end, add_alone = ends.append, alone.append
             for s in range(m):
@@ -359,7 +359,8 @@ class GpuLoop:
                     steps = s
                     break
                 x = csum + s * nd
-                u, v = (base_bytes + x * kv_cost + state_bytes) / bandwidth, (dense_flops + x * attention) / peak_flops
+                u = (base_bytes + x * kv_cost + state_bytes + window_bytes) / bandwidth
+                v = (dense_flops + x * attention) / peak_flops
                 d = (u if u >= v else v) + overhead  # max(u, v): the same double
                 acc += d
                 start = t + acc
@@ -401,8 +402,8 @@ class GpuLoop:
         self.ends.append(t)
         if decoders:  # an iteration that gives every running decode a token; its decode-only time:
             if self.scalar_run:  # IterationCost.seconds(decoders, ctx_sum), inline as above
-                alone = max((cost.weights_for(decoders) + ctx_sum * cost.kv + (2 * decoders) * cost.state)
-                            / cost.bandwidth,
+                alone = max((cost.weights_for(decoders) + ctx_sum * cost.kv + (2 * decoders) * cost.state
+                             + decoders * cost.window) / cost.bandwidth,
                             (cost.dense * decoders + ctx_sum * cost.attention) / cost.peak_flops)
             else:
                 alone = cost.seconds(decoders, ctx_sum, **laid)
