@@ -144,3 +144,47 @@ def test_the_browser_simulator_equals_the_python_with_a_window(oss, tmp_path):
 
     fx = compare_simulator_twins(oss[0], tmp_path, configurations=8)
     assert fx["model"]["window_kv_bytes"] == 4_718_592 and fx["model"]["recurrent_state_bytes_per_request"] == 0
+
+
+@pytest.mark.browser
+def test_the_gpt_oss_lesson_page_reads_true_and_computes_its_own_numbers(oss, browser, tmp_path):
+    """A mixture-of-experts anchor's page in make test's time (issue 64: one MoE anchor in the fast tier): gpt-oss's
+    lesson data (the precomputed rule's own code) rendered into the lesson page, the simulator's data staying the
+    default's (the anchor built end to end, every page audited, is tests/test_anchors.py's make-test-all case). Every
+    number on it resolves to its record and each derived record recomputes from the anchor file; the words check
+    finds nothing (expert and window text, no DeltaNet); in Chromium its readouts equal the Python on the anchors'
+    grid of states."""
+    import scripts.gen_c13_precomputed as rule
+    from scripts.audit.report import check_derived, check_numbers
+    from scripts.audit.words import check_words
+    from scripts.page.render import DATA_SCRIPT, read_page_records
+    from scripts.page.scan import page_text
+    from scripts.page.site import render
+    from tests.browser import open_page
+    from tests.test_anchors import ANCHOR_GRID, check_grid
+    from tests.test_record_reliability3 import Named, render_inputs, templates_copy
+
+    rule.main(Named(anchor=str(GPT_OSS), cited=str(ROOT / "config" / "cited.json"),
+                    gpus=str(ROOT / "config" / "gpus.json"), techniques=str(ROOT / "config" / "techniques.json"),
+                    workloads=str(ROOT / "config" / "workloads.json")), Named(json=str(tmp_path / "oss.json")))
+    inp, out = render_inputs(templates_copy(tmp_path), tmp_path)
+    inp["data"] = str(tmp_path / "oss.json")
+    render(inp, out)
+    page = tmp_path / "site" / "index.html"
+    html = page.read_text(encoding="utf-8")
+    records = json.loads((tmp_path / "oss.json").read_text(encoding="utf-8"))["provenance"]
+    defaults = {}  # the default's token counts, benchmark and simulations, as the page shows them
+    for name in ("tokenizer_counts.json", "bench_medians.json", "serving.json", "serve_real.json"):
+        defaults.update(json.loads((ROOT / "precomputed" / name).read_text(encoding="utf-8"))["provenance"])
+    script = (tmp_path / "site" / DATA_SCRIPT).read_text(encoding="utf-8")
+    every = {**defaults, **records, **read_page_records(script)}  # and the page's own (its reading time)
+    assert check_numbers(html, every) == []
+    lesson = {rid: rec for rid, rec in every.items() if rid in records or rec["kind"] != "derived"}
+    assert check_derived(lesson, ROOT, GPT_OSS)[0] == []  # the lesson's derived records, from the anchor file
+    assert check_words([page], oss[0], "gpt-oss-120b", ROOT) == []
+    text = page_text(html)
+    assert "滑动窗口" in text and "专家拐点" in text and "DeltaNet" not in text and "gpt-oss-120b" in text
+    shown, watch = open_page(browser, page.as_uri())
+    check_grid(shown, oss[0], ANCHOR_GRID)
+    assert watch.errors == []
+    shown.close()
