@@ -19,6 +19,7 @@ from scripts.record.inputs import InputError
 from scripts.record.provenance import cited, cited_record, field_paths, from_anchor, from_formula, ratio
 
 LABELS = json.loads((Path(__file__).parent / "labels.json").read_text(encoding="utf-8"))  # the records' labels
+CLAIM_WORDS = LABELS["claims"]  # what each claim of the page says, by claim id ({fields} filled here)
 
 # Constants the browser's math needs, each one formula over the anchor (no constant is typed twice).
 CLIENT_CONSTANTS = {
@@ -231,7 +232,7 @@ def expert_gpu_claims(gpus: list[dict]) -> list[dict]:
     memory cap there, techniques_page's record, against moe.knee_batch). Settled, not stopping the build: the
     experts' paragraph names the GPUs where it holds and where not."""
     return [{"id": f"moe.{g['id']}.memory_reaches_knee",
-             "says": f"{g['label']}:默认上下文下,显存放得下专家拐点的 batch",
+             "says": CLAIM_WORDS["moe.memory_reaches_knee"].format(gpu=g["label"]),
              "all": [[f"technique.{g['id']}.baseline.max_batch", ">=", "moe.knee_batch"]],
              "fix": "anchors/<anchor>.json scenario.context_tokens or scenario.expert_knee_percent"} for g in gpus]
 
@@ -241,7 +242,7 @@ def expert_claims(experts: dict | None) -> list[dict]:
     request than before it (the weight bytes stop growing; only the KV reads do)."""
     if not experts or not experts["flattens"]:
         return []
-    return [{"id": "moe.knee_flattens", "says": "过了专家拐点,每多一个请求,一步变长得比拐点之前少",
+    return [{"id": "moe.knee_flattens", "says": CLAIM_WORDS["moe.knee_flattens"],
              "all": [["moe.after_knee.ms_per_request", "<", "moe.before_knee.ms_per_request"]],
              "fix": "anchors/<anchor>.json scenario.expert_knee_percent (or model.expert_routing)"}]
 
@@ -365,17 +366,17 @@ def worded_claims(sc: dict) -> list[dict]:
     """Sentences the page words by their outcome (settled, never stopping the build; the audit re-checks them)."""
     longest = sc["prompt_tokens"]["max"]
     return [
-        {"id": "timeline.scenario_fits", "says": "默认设置下,老用户加上新 prompt 放得进留给 KV 与状态的显存",
+        {"id": "timeline.scenario_fits", "says": CLAIM_WORDS["timeline.scenario_fits"],
          "all": [["timeline.scenario_gb", "<=", "hw.free_gb"]], "fix": "anchor-model.json scenario"},
         {"id": "timeline.longest_pd_ttft_beats_whole",
-         "says": f"prompt 为 {longest} token 时,P/D 分离的新请求 TTFT 短于整段 prefill",
+         "says": CLAIM_WORDS["timeline.longest_pd_ttft_beats_whole"].format(longest=longest),
          "all": [[f"timeline.p{longest}.disagg_ttft_s", "<", f"timeline.p{longest}.whole_ttft_s"]],
          "fix": "anchor-model.json scenario.prompt_tokens.max"},
-        {"id": "timeline.prompt_grows", "says": "新 prompt 的默认长度短于滑块的上限(「拉到最长」有得拉)",
+        {"id": "timeline.prompt_grows", "says": CLAIM_WORDS["timeline.prompt_grows"],
          "all": [["scenario.prompt_tokens", "<", "scenario.prompt_tokens.max"]],
          "fix": "anchor-model.json scenario.prompt_tokens"},
         {"id": "timeline.prefix_cache_saves",
-         "says": f"prompt 为 {longest} token、前缀已缓存时,新请求 TTFT 不到整段 prefill 的一半",
+         "says": CLAIM_WORDS["timeline.prefix_cache_saves"].format(longest=longest),
          "all": [[f"timeline.p{longest}.prefix_hit_ttft_s", "<", [f"timeline.p{longest}.whole_ttft_s", 0.5]]],
          "fix": "anchor-model.json scenario.prompt_tokens.max (a context that holds a long cached prefix)"},
     ]
@@ -388,30 +389,31 @@ def anchor_claims(sc: dict, ctx: int, cap: int, chunk: int) -> list[dict]:
     long_ctx, big_chunk = sc["try_context_tokens"]["value"][0], sc["try_chunk_tokens"]["value"][0]
     a = "anchor-model.json "
     return [
-        {"id": "anchor.room_for_a_batch", "says": "默认上下文下,显存放得下至少两个请求(一位新来者加至少一位老用户)",
+        {"id": "anchor.room_for_a_batch", "says": CLAIM_WORDS["anchor.room_for_a_batch"],
          "all": [[f"mem.cap.c{ctx}", ">=", 2]], "fix": a + "scenario.context_tokens (or hardware.gpu: more memory)"},
-        {"id": "anchor.table_starts_at_one", "says": "表和开头的对比都从 batch 1 算起",
+        {"id": "anchor.table_starts_at_one", "says": CLAIM_WORDS["anchor.table_starts_at_one"],
          "all": [["scenario.table_batches.0", "==", 1]], "fix": a + "scenario.table_batches[0]"},
-        {"id": "anchor.batching_raises_throughput", "says": "batch 从 1 开到显存上限,整机吞吐上涨,每个用户的 TPOT 变长",
+        {"id": "anchor.batching_raises_throughput", "says": CLAIM_WORDS["anchor.batching_raises_throughput"],
          "all": [["frontier.gain_1_to_cap", ">", 1],
                  [f"frontier.c{ctx}.b{cap}.step_ms", ">", f"frontier.c{ctx}.b1.step_ms"]],
          "fix": a + "scenario.context_tokens"},
-        {"id": "anchor.tight_slo_binds", "says": f"TPOT 目标为 {s0} ms 时,达标的 batch 少于显存上限但至少一个",
+        {"id": "anchor.tight_slo_binds", "says": CLAIM_WORDS["anchor.tight_slo_binds"].format(slo=s0),
          "all": [[f"slo.{s0}ms.max_batch", "<", f"mem.cap.c{ctx}"], [f"slo.{s0}ms.max_batch", ">=", 1]],
          "fix": a + "scenario.try_tpot_slo_ms[0]"},
-        {"id": "anchor.loose_slo_is_looser", "says": "第二个 TPOT 目标比第一个宽",
+        {"id": "anchor.loose_slo_is_looser", "says": CLAIM_WORDS["anchor.loose_slo_is_looser"],
          "all": [["scenario.try_tpot_slo_ms.1", ">", "scenario.try_tpot_slo_ms.0"]],
          "fix": a + "scenario.try_tpot_slo_ms"},
-        {"id": "anchor.long_context_costs", "says": "上下文拉长后,显存装下的请求变少,同一目标下的吞吐下降",
+        {"id": "anchor.long_context_costs", "says": CLAIM_WORDS["anchor.long_context_costs"],
          "all": [[f"mem.cap.c{long_ctx}", "<", f"mem.cap.c{ctx}"],
                  [f"slo.default.c{long_ctx}.throughput_tok_s", "<", "readout.throughput_at_slo_tok_s"]],
          "fix": a + "scenario.try_context_tokens"},
-        {"id": "timeline.chunking_shortens_the_longest_step", "says": "分块后,老用户最长的一步短于整段 prefill 的停顿",
+        {"id": "timeline.chunking_shortens_the_longest_step",
+         "says": CLAIM_WORDS["timeline.chunking_shortens_the_longest_step"],
          "all": [[f"timeline.chunk{chunk}.max_step_ms", "<", ["timeline.whole_stall_s", 1000]]],
          "fix": a + "scenario.chunk_tokens"},
-        {"id": "timeline.chunking_costs_ttft", "says": "分块的代价是新请求的 TTFT 变长",
+        {"id": "timeline.chunking_costs_ttft", "says": CLAIM_WORDS["timeline.chunking_costs_ttft"],
          "all": [[f"timeline.chunk{chunk}.ttft_s", ">", "timeline.whole_stall_s"]], "fix": a + "scenario.chunk_tokens"},
-        {"id": "timeline.bigger_chunk_tradeoff", "says": "块更大时,老用户的最长一步变长,新请求的 TTFT 变短",
+        {"id": "timeline.bigger_chunk_tradeoff", "says": CLAIM_WORDS["timeline.bigger_chunk_tradeoff"],
          "all": [[f"timeline.chunk{big_chunk}.max_step_ms", ">", f"timeline.chunk{chunk}.max_step_ms"],
                  [f"timeline.chunk{big_chunk}.ttft_s", "<", f"timeline.chunk{chunk}.ttft_s"]],
          "fix": a + "scenario.try_chunk_tokens"},

@@ -4,39 +4,41 @@ claims its sentences are worded by, settled on every GPU of the switch (scripts/
 """
 from __future__ import annotations
 
+import json
 import math
+from pathlib import Path
 
+from scripts.model import roofline as rl
 from scripts.model import techniques as tq
 from scripts.model.features import features
 from scripts.record.provenance import assumed, cited_record, from_formula
 
 TECHNIQUES = "config/techniques.json"
+# The words of the switch's records and claims (scripts/lesson/labels.json "techniques"), by id.
+WORDS = json.loads((Path(__file__).parent / "labels.json").read_text(encoding="utf-8"))["techniques"]
 # The switch, in the page's order: the baseline first (paged KV, bf16 weights and KV, no speculation).
 ORDER = ("baseline", "weights_fp8", "weights_int4", "kv_fp8", "speculative", "reserved")
-NAMES = {"ttft_s": ("s", "f2", "长 prompt 的 TTFT"), "tpot_b1_ms": ("ms", "f1", "batch 1 的 TPOT"),
-         "max_batch": ("request", "int", "显存放得下的请求数"),
-         "slo_batch": ("request", "int", "守住 TPOT 目标的最大 batch"),
-         "slo_throughput_tok_s": ("tok/s", "int", "守住 TPOT 目标时的整机吞吐"),
-         "slo_per_user_tok_s": ("tok/s", "int", "守住 TPOT 目标时每个用户的速度"),
-         "cap_throughput_tok_s": ("tok/s", "int", "显存上限 batch 时的整机吞吐")}
+NAMES = {"ttft_s": ("s", "f2"), "tpot_b1_ms": ("ms", "f1"), "max_batch": ("request", "int"),
+         "slo_batch": ("request", "int"), "slo_throughput_tok_s": ("tok/s", "int"),
+         "slo_per_user_tok_s": ("tok/s", "int"), "cap_throughput_tok_s": ("tok/s", "int")}
 # What each claim compares, per GPU at the default state: (technique, readout, op, technique, readout).
 CLAIMS = {
-    "weights_move_frontier": ("权重量化(FP8 与 INT4)让 batch 1 的 TPOT 变短、显存放得下更多请求、守住目标的吞吐更高",
+    "weights_move_frontier": (WORDS["claims"]["weights_move_frontier"],
                               [(t, n, op, "baseline", n) for t in ("weights_fp8", "weights_int4")
                                for n, op in (("tpot_b1_ms", "<"), ("max_batch", ">"), ("slo_throughput_tok_s", ">"))]),
-    "fp8_prefills_int4_decodes": ("FP8(W8A8)的长 prompt TTFT 短于 INT4,INT4 的 batch 1 TPOT 短于 FP8",
+    "fp8_prefills_int4_decodes": (WORDS["claims"]["fp8_prefills_int4_decodes"],
                                   [("weights_fp8", "ttft_s", "<", "weights_int4", "ttft_s"),
                                    ("weights_int4", "tpot_b1_ms", "<", "weights_fp8", "tpot_b1_ms")]),
-    "kv_fp8_fits_more": ("KV cache FP8 让显存放得下更多请求,单用户的 TPOT 不变长",
+    "kv_fp8_fits_more": (WORDS["claims"]["kv_fp8_fits_more"],
                          [("kv_fp8", "max_batch", ">", "baseline", "max_batch"),
                           ("kv_fp8", "tpot_b1_ms", "<=", "baseline", "tpot_b1_ms")]),
-    "spec_helps_lone_user": ("投机解码让 batch 1 的 TPOT 变短",
+    "spec_helps_lone_user": (WORDS["claims"]["spec_helps_lone_user"],
                              [("speculative", "tpot_b1_ms", "<", "baseline", "tpot_b1_ms")]),
-    "spec_helps_full_machine": ("投机解码在显存上限的 batch 下整机吞吐仍高于不投机",
+    "spec_helps_full_machine": (WORDS["claims"]["spec_helps_full_machine"],
                                 [("speculative", "cap_throughput_tok_s", ">", "baseline", "cap_throughput_tok_s")]),
-    "spec_costs_ttft": ("投机解码的长 prompt TTFT 长于不投机(草稿也要 prefill)",
+    "spec_costs_ttft": (WORDS["claims"]["spec_costs_ttft"],
                         [("speculative", "ttft_s", ">", "baseline", "ttft_s")]),
-    "paging_reaches_further": ("不分页时显存放得下的请求少于分页",
+    "paging_reaches_further": (WORDS["claims"]["paging_reaches_further"],
                                [("reserved", "max_batch", "<", "baseline", "max_batch")]),
 }
 
@@ -64,8 +66,12 @@ def settings(doc: dict, reserve: int) -> dict[str, dict]:
     }
 
 
-def labels(doc: dict) -> dict[str, str]:
-    return {"baseline": "基线(bf16、分页 KV)", "weights_fp8": doc["weights"]["fp8"]["label"],
+def labels(doc: dict, a) -> dict[str, str]:
+    """Each technique's name on the page; the baseline names the model's own format where its experts ship
+    narrower than bf16 (gpt-oss's MXFP4)."""
+    own = a.num_experts and rl.expert_bytes_per_param(a) != a.weight_bytes
+    return {"baseline": WORDS["baseline_own_format" if own else "baseline"],
+            "weights_fp8": doc["weights"]["fp8"]["label"],
             "weights_int4": doc["weights"]["int4"]["label"], "kv_fp8": doc["kv"]["fp8"]["label"],
             "speculative": doc["speculative"]["label"], "reserved": doc["reserved"]["label"]}
 
@@ -78,7 +84,8 @@ def gpu_args(choice: dict) -> dict:
 
 def setting_records(doc: dict, reserve: int, workloads_file: str = "config/workloads.json") -> list[dict]:
     """The settings the page names, each cited or assumed as config/techniques.json says."""
-    def one(rid, label, entry, field, unit, fmt, key="value"):
+    def one(rid, entry, field, unit, fmt, key="value", label=None):
+        label = label or WORDS["settings"][rid]
         if "source" in entry:
             return cited_record(rid, label, entry[key], unit, fmt, work=entry["source"],
                                 version=f"as recorded in {TECHNIQUES}", locator=f"{TECHNIQUES} {field}",
@@ -87,21 +94,20 @@ def setting_records(doc: dict, reserve: int, workloads_file: str = "config/workl
 
     w, s = doc["weights"], doc["speculative"]
     wid = doc["reserved"]["reserve_from_workload"]["value"]
-    out = [one("technique.fp8.bytes_per_weight", "FP8 权重每个参数的字节", w["fp8"]["bytes_per_weight"],
-               "weights.fp8.bytes_per_weight", "B", "f1"),
-           one("technique.int4.bytes_per_weight", "INT4 权重每个参数的字节(含分组缩放)",
-               w["int4"]["bytes_per_weight"], "weights.int4.bytes_per_weight", "B", "f2"),
-           one("technique.kv_fp8.bytes_per_element", "FP8 KV cache 每个元素的字节",
-               doc["kv"]["fp8"]["bytes_per_element"], "kv.fp8.bytes_per_element", "B", "f1"),
-           one("technique.draft_cost_pct", "草稿一步的时间(占目标 decode 一步的百分比)",
-               {**s["draft_cost"], "value": s["draft_cost"]["value"] * 100}, "speculative.draft_cost", "%", "int")]
-    for name, label in (("draft_tokens", "每次验证的草稿长度 k"), ("acceptance", "每个草稿 token 的接受率 α")):
-        fmt = "int" if name == "draft_tokens" else "f2"
-        out += [one(f"technique.{name}", label, s[name], f"speculative.{name}", "token" if fmt == "int" else "",
-                    fmt)] + [one(f"technique.{name}.{k}", f"{label}的{'下限' if k == 'min' else '上限'}", s[name],
-                                 f"speculative.{name}.{k}", "token" if fmt == "int" else "", fmt, key=k)
-                             for k in ("min", "max")]
-    out.append(cited_record("technique.reserve_tokens", "不分页时每个请求预留的 token(最长 prompt + 最长输出)", reserve,
+    out = [one("technique.fp8.bytes_per_weight", w["fp8"]["bytes_per_weight"], "weights.fp8.bytes_per_weight", "B",
+               "f1"),
+           one("technique.int4.bytes_per_weight", w["int4"]["bytes_per_weight"], "weights.int4.bytes_per_weight", "B",
+               "f2"),
+           one("technique.kv_fp8.bytes_per_element", doc["kv"]["fp8"]["bytes_per_element"], "kv.fp8.bytes_per_element",
+               "B", "f1"),
+           one("technique.draft_cost_pct", {**s["draft_cost"], "value": s["draft_cost"]["value"] * 100},
+               "speculative.draft_cost", "%", "int")]
+    for name in ("draft_tokens", "acceptance"):
+        fmt, label = ("int" if name == "draft_tokens" else "f2"), WORDS["settings"][f"technique.{name}"]
+        out += [one(f"technique.{name}", s[name], f"speculative.{name}", "token" if fmt == "int" else "", fmt)] + [
+            one(f"technique.{name}.{k}", s[name], f"speculative.{name}.{k}", "token" if fmt == "int" else "", fmt,
+                key=k, label=WORDS["bound"][k].format(label=label)) for k in ("min", "max")]
+    out.append(cited_record("technique.reserve_tokens", WORDS["settings"]["technique.reserve_tokens"], reserve,
                             "token", "int", work=doc["reserved"]["reserve_from_workload"]["source"],
                             version=f"as recorded in {workloads_file}",
                             locator=f"{workloads_file} workloads.{wid}.prompt_tokens.max + output_tokens.max",
@@ -126,17 +132,17 @@ def build(a, paths: dict, doc: dict, workloads: dict, gpus: list[dict], state: d
     args = {"context": state["context"], "prompt": state["prompt"], "tpot_slo_ms": state["tpot_slo_ms"]}
 
     def rec(rid, fn_args, name, label):
-        unit, fmt, _ = NAMES[name]
+        unit, fmt = NAMES[name]
         records.append(from_formula(a, paths, rid, tq.readouts, fn_args, unit=unit, fmt=fmt, label=label, key=name))
 
-    names = labels(doc)
+    names = labels(doc, a)
     for tid in ORDER:  # the live table's default state: each cell's record, and its change over the baseline
-        for name, (_, _, label) in NAMES.items():
+        for name, label in WORDS["readouts"].items():
             cell = {"technique": techs[tid], "gpu": gpu_args(default), **args}
             rec(f"readout.technique.{tid}.{name}", cell, name, f"{names[tid]}:{label}")
             ratio = from_formula(a, paths, f"readout.technique.{tid}.{name}_vs_base", tq.change,
                                  {**cell, "baseline": techs["baseline"], "name": name}, unit="×", fmt="f2",
-                                 label=f"{names[tid]}:{label}(相对基线)")
+                                 label=WORDS["relative"].format(technique=names[tid], readout=label))
             if tid != "baseline" and not math.isnan(ratio["value"]):  # no ratio to a zero: the page shows a dash
                 records.append(ratio)
     claims = []
@@ -145,13 +151,13 @@ def build(a, paths: dict, doc: dict, workloads: dict, gpus: list[dict], state: d
         for tid in ORDER:
             for name in used:
                 rec(f"technique.{g['id']}.{tid}.{name}", {"technique": techs[tid], "gpu": gpu_args(g), **args}, name,
-                    f"{g['label']}、{names[tid]}:{NAMES[name][2]}")
+                    f"{g['label']}、{names[tid]}:{WORDS['readouts'][name]}")
         for cid, (says, comparisons) in CLAIMS.items():
             claims.append({"id": f"technique.{g['id']}.{cid}", "says": f"{g['label']}:{says}",
                            "all": [[f"technique.{g['id']}.{t1}.{n1}", op, f"technique.{g['id']}.{t2}.{n2}"]
                                    for t1, n1, op, t2, n2 in comparisons],
                            "fix": f"{TECHNIQUES} (or config/gpus.json gpus.{g['id']})"})
-    page = {"order": list(ORDER), "labels": labels(doc), "settings": techs, "readouts": list(NAMES),
+    page = {"order": list(ORDER), "labels": labels(doc, a), "settings": techs, "readouts": list(NAMES),
             "claims": list(CLAIMS), "gpus": [g["id"] for g in gpus], "keep_bf16": kept_in_bf16(a, doc),
             "without_fp8": [g["id"] for g in gpus if g["constants"].get("peak_fp8_flops") is None],
             "sliders": {k: {f: doc["speculative"][k][f] for f in ("value", "min", "max", "step")
