@@ -22,20 +22,22 @@ from scripts.record.schema import PREFIX, read_input
 from scripts.serving import metrics
 from scripts.serving.config import _check_lengths
 from scripts.serving.engine import simulate
-from scripts.serving.labels import claim
+from scripts.serving.labels import LABELS, claim
 from scripts.serving.workload import conversation_draws, conversations, shared_system_prompts, system_prompt_draws
 
 CONFIG = "config/prefix.json"
+WORDS = LABELS["prefix"]  # the prefix and admission records' labels (scripts/serving/labels.json)
 SCRIPT = "scripts/serving_prefix.py"
 WORKLOADS = ("system_prompt", "multi_turn")
 CACHE = {"off": False, "on": True}
-METRICS = (  # metric, label, unit, display format, whether it has a record with the cache off (shares in percent)
-    ("token_hit_rate", "prompt token 由缓存提供的比例", "%", "int", False),
-    ("ttft_p50_ms", "TTFT p50", "ms", "int", True),
-    ("ttft_p99_ms", "TTFT p99", "ms", "int", True),
-    ("request_goodput", "每秒满足两项 SLO 的请求数", "req/s", "f2", True),
-    ("saved_prefill_ms", "命中省下的 prefill 时间(每请求平均)", "ms", "int", False),
-    ("late_turns", "在上一轮回答出来之前就发出的轮次", "request", "int", False),
+METRICS = (  # metric, unit, display format, whether it has a record with the cache off (shares in percent; the
+    # labels: labels.json prefix.metrics)
+    ("token_hit_rate", "%", "int", False),
+    ("ttft_p50_ms", "ms", "int", True),
+    ("ttft_p99_ms", "ms", "int", True),
+    ("request_goodput", "req/s", "f2", True),
+    ("saved_prefill_ms", "ms", "int", False),
+    ("late_turns", "request", "int", False),
 )  # the numbers the lab shows (the rows keep the rest: request hit rate, TPOT p50, attainment): the page's data
 # carries every record it shows, so one it does not show would only cost bytes
 PERCENT = {"token_hit_rate", "request_hit_rate", "slo_attainment"}
@@ -123,26 +125,30 @@ def records(doc: dict, rows: list[dict], slo_ms: dict, slo_assumption: str) -> d
     e, out = doc["experiment"], {}
     for rate in e["rates"]["value"]:
         rid = f"prefix.rate.r{rate:g}"
-        out[rid] = pv.assumed(rid, "前缀缓存实验的请求率", rate, "req/s", "f1" if rate != int(rate) else "int",
+        out[rid] = pv.assumed(rid, WORDS["records"]["prefix.rate"], rate, "req/s", "f1" if rate != int(rate) else "int",
                               assumption=e["rates"]["assumption"], field="experiment.rates")
-    out["prefix.requests"] = pv.assumed("prefix.requests", "前缀缓存实验每次运行的请求数", e["requests"]["value"],
+    out["prefix.requests"] = pv.assumed("prefix.requests", WORDS["records"]["prefix.requests"], e["requests"]["value"],
                                         "request", "int", assumption=e["requests"]["assumption"],
                                         field="experiment.requests")
-    for key, label in (("ttft", "前缀缓存实验的 TTFT 目标"), ("tpot", "前缀缓存实验的 TPOT 目标")):
+    for key in ("ttft", "tpot"):
         rid = f"prefix.slo.{key}_ms"
+        label = WORDS["records"][rid]
         out[rid] = pv.assumed(rid, label, slo_ms[key], "ms", "int", assumption=slo_assumption,
                               field=f"config/workloads.json sweep.slo_ms.{key}")
     schedule = e["schedule"]["value"]
     for row in rows:
         wid, cache = row["workload"], row["cache"]
         label = doc["workloads"][wid]["label"]
-        for metric, what, unit, fmt, when_off in METRICS:
+        for metric, unit, fmt, when_off in METRICS:
+            what = WORDS["metrics"][metric]
             if cache == "off" and not when_off:
                 continue
             value = row[metric] * 100 if metric in PERCENT else row[metric]
             rid = record_id(wid, row["rate"], cache, metric)
-            state, engine_name = ("开", schedule + "+apc") if cache == "on" else ("关", schedule)
-            out[rid] = pv.simulated(rid, f"{label} · {row['rate']:g} req/s · 前缀缓存{state} · {what}", value, unit,
+            engine_name = schedule + "+apc" if cache == "on" else schedule
+            shown = WORDS["cell"].format(workload=label, rate=f"{row['rate']:g}", state=WORDS["cache"][cache],
+                                         metric=what)
+            out[rid] = pv.simulated(rid, shown, value, unit,
                                     fmt, workload=f"prefix:{wid}", schedule=engine_name,
                                     seed=e["seed"]["value"], requests=e["requests"]["value"], metric=metric,
                                     script=SCRIPT, rate_per_gpu=row["rate"], slo_ms=slo_ms)
@@ -184,11 +190,11 @@ def settle(claims_list: list[dict], records_: dict) -> list[dict]:
 
 # ---- admission by request class: a burst of long prompts among chat requests (config/prefix.json admission) ------
 ADMISSION = ("shared", "classes")  # one shared token budget; the long prompts' share capped (schedulers.py)
-ADMISSION_METRICS = (  # metric, label, unit, display format
-    ("short_ttft_p50_ms", "短请求的 TTFT p50", "ms", "int"),
-    ("short_ttft_p99_ms", "短请求的 TTFT p99", "ms", "int"),
-    ("short_ttft_max_ms", "短请求的 TTFT 最大值", "ms", "int"),
-    ("long_ttft_p50_ms", "长 prompt 的 TTFT p50", "ms", "int"),
+ADMISSION_METRICS = (  # metric, unit, display format (labels: labels.json prefix.admission_metrics)
+    ("short_ttft_p50_ms", "ms", "int"),
+    ("short_ttft_p99_ms", "ms", "int"),
+    ("short_ttft_max_ms", "ms", "int"),
+    ("long_ttft_p50_ms", "ms", "int"),
 )
 
 
@@ -234,24 +240,24 @@ def admission_records(doc: dict, rows: list[dict]) -> dict:
     assumed one per setting the table is labelled with."""
     adm, e, out = doc["admission"], doc["experiment"], {}
     schedule = e["schedule"]["value"]
-    for key, label, unit in (("threshold", "长 prompt 的门槛", "token"),
-                             ("long_tokens", "长 prompt 每轮最多占的预算", "token"),
-                             ("rate", "短请求(聊天)的请求率", "req/s")):
+    for key, unit in (("threshold", "token"), ("long_tokens", "token"), ("rate", "req/s")):
         rid = f"admission.{key}"
+        label = WORDS["records"][rid]
         out[rid] = pv.assumed(rid, label, adm[key]["value"], unit, "int" if float(adm[key]["value"]).is_integer()
                               else "f1", assumption=adm[key]["assumption"], field=f"admission.{key}")
-    for key, label in (("count", "同时到达的长 prompt 数"), ("prompt_tokens", "每个长 prompt 的 token 数"),
-                       ("at_s", "长 prompt 到达的时刻")):
+    for key in ("count", "prompt_tokens", "at_s"):
         rid = f"admission.burst.{key}"
+        label = WORDS["records"][rid]
         out[rid] = pv.assumed(rid, label, adm["burst"]["value"][key], "s" if key == "at_s" else "token"
                               if key == "prompt_tokens" else "request", "int", assumption=adm["burst"]["assumption"],
                               field=f"admission.burst.value.{key}")
     for row in rows:
         budgeting = row["budgeting"]
-        for metric, what, unit, fmt in ADMISSION_METRICS:
+        for metric, unit, fmt in ADMISSION_METRICS:
+            what = WORDS["admission_metrics"][metric]
             rid = f"admission.{budgeting}.{metric}"
-            words = "按类别分预算" if budgeting == "classes" else "共用一份预算"
-            out[rid] = pv.simulated(rid, f"长 prompt 突发 · {words} · {what}", row[metric], unit, fmt,
+            shown = WORDS["admission_cell"].format(budgeting=WORDS["budgeting"][budgeting], metric=what)
+            out[rid] = pv.simulated(rid, shown, row[metric], unit, fmt,
                                     workload=f"admission:{adm['background']['value']}",
                                     schedule=schedule + ("+classes" if budgeting == "classes" else ""),
                                     seed=e["seed"]["value"], requests=e["requests"]["value"], metric=metric,
@@ -329,11 +335,12 @@ def build(anchor_path, workloads_path, config_path) -> dict:
         anchor_doc = load_anchor(Path(anchor_path))[1]
         recs["admission.model_context"] = pv.from_anchor(Path(anchor_path).as_posix(), anchor_doc, "model",
                                                          "max_position_embeddings", unit="token", fmt="int",
-                                                         label="模型的上下文长度", rid="admission.model_context")
+                                                         label=WORDS["records"]["admission.model_context"],
+                                                         rid="admission.model_context")
     page = page_experiment(anchor, doc, settings["slo_ms"], settings["gpu_name"])
     # the lab slider's opening rate, shown with two decimals as the slider shows every rate it reaches
     recs["prefix.opening.rate"] = pv.assumed(
-        "prefix.opening.rate", "前缀缓存实验滑块的初始请求率", page["opening"]["rate"], "req/s", "f2",
+        "prefix.opening.rate", WORDS["records"]["prefix.opening.rate"], page["opening"]["rate"], "req/s", "f2",
         assumption=doc["experiment"]["rates"]["assumption"], field="experiment.rates (the table's second rate)")
     return {"config": CONFIG, "schedule": doc["experiment"]["schedule"]["value"], "slo_ms": settings["slo_ms"],
             "workloads": {w: doc["workloads"][w]["label"] for w in WORKLOADS},
