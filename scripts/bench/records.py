@@ -3,6 +3,7 @@ and per-position traces the page shows, one provenance record per number; and ch
 
 import datetime as dt
 import hashlib
+import json
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +13,8 @@ from scripts.record import schema
 from scripts.record.inputs import InputError, check_values, read_json, read_text
 
 SCHEMA_VERSION = 2
+# the records' labels (labels.json beside this file; words only, the code fills the {fields})
+WORDS = json.loads((Path(__file__).parent / "labels.json").read_text(encoding="utf-8"))
 
 
 def check_record(rec: object, name: str) -> dict:
@@ -151,15 +154,15 @@ def merge(paths: list[Path]) -> dict:
             for tag, r in (("kv", kv), ("nokv", full)):
                 iqr = (f"IQR {r['q1_s'] * 1e3:.1f}–{r['q3_s'] * 1e3:.1f} ms "
                        f"({iqr_pct(r):.1f}% of the median), range {r['min_s'] * 1e3:.1f}–{r['max_s'] * 1e3:.1f} ms")
-                mode = "有" if tag == "kv" else "无"
+                mode = WORDS["cache"][tag]
                 prov[f"{base}.{tag}.median_ms"] = measured(
                     f"{base}.{tag}.median_ms", r["median_s"] * 1e3, "ms", "int",
-                    f"生成 {n} 个 token({mode} KV cache)的中位时间", m, file, digest, r["runs"], iqr)
+                    WORDS["median_ms"].format(n=n, cache=mode), m, file, digest, r["runs"], iqr)
                 prov[f"{base}.{tag}.iqr_pct"] = measured(
                     f"{base}.{tag}.iqr_pct", iqr_pct(r), "%", "f1",
-                    f"生成 {n} 个 token({mode} KV cache):四分位距占中位数的百分比", m, file, digest, r["runs"], iqr)
+                    WORDS["iqr_pct"].format(n=n, cache=mode), m, file, digest, r["runs"], iqr)
             prov[f"{base}.newtokens"] = measured(f"{base}.newtokens", n, "token", "int",
-                                                 "这一行生成的新 token 数(基准设置)", m, file, digest, kv["runs"], "—")
+                                                 WORDS["newtokens"], m, file, digest, kv["runs"], "—")
             paired = paired_ratio(kv, full)
             ratio = paired["median"] if paired else full["median_s"] / kv["median_s"]
             if paired:
@@ -168,33 +171,32 @@ def merge(paths: list[Path]) -> dict:
                 for end in ("low", "high"):
                     prov[f"{base}.ratio_{end}"] = measured(
                         f"{base}.ratio_{end}", paired[end], "×", "f2",
-                        f"生成 {n} 个 token:成对比值中位数的 95% 区间{'下' if end == 'low' else '上'}端", m, file,
+                        WORDS["ratio_end"].format(n=n, end=WORDS["end"][end]), m, file,
                         digest, kv["runs"], spread)
             else:
                 spread = f"{full['min_s'] / kv['max_s']:.2f}–{full['max_s'] / kv['min_s']:.2f}×"
             prov[f"{base}.ratio"] = measured(
                 f"{base}.ratio", ratio, "×", "f2",
-                f"生成 {n} 个 token:无 cache ÷ 有 cache({'成对比值的中位数' if paired else '中位数之比'})", m, file,
+                WORDS["ratio"].format(n=n, how=WORDS["ratio_of"]["paired" if paired else "medians"]), m, file,
                 digest, kv["runs"], spread)
             rows.append({"new_tokens": n, "kv_median_s": kv["median_s"], "nokv_median_s": full["median_s"],
                          "kv_iqr_pct": iqr_pct(kv), "nokv_iqr_pct": iqr_pct(full), "paired": paired,
                          "ratio": ratio, "kv_tok_s": n / kv["median_s"], "nokv_tok_s": n / full["median_s"]})
         if rows and rows[0]["paired"]:
             prov[f"bench.{m['id']}.interval_pct"] = pv.assumed(
-                f"bench.{m['id']}.interval_pct", "成对比值区间的置信水平", 95, "%", "int",
-                assumption=f"双侧百分位 bootstrap 区间:对各对比值有放回地重抽样 {BOOTSTRAP_RESAMPLES} 次,"
-                           f"取中位数的 2.5% 与 97.5% 分位(种子 {BOOTSTRAP_SEED},scripts/bench/records.py)")
+                f"bench.{m['id']}.interval_pct", WORDS["interval_pct"], 95, "%", "int",
+                assumption=WORDS["interval_assumption"].format(resamples=BOOTSTRAP_RESAMPLES, seed=BOOTSTRAP_SEED))
         ratios = [r["ratio"] for r in rows]
         for key, value in (("ratio_min", min(ratios)), ("ratio_max", max(ratios))):
             prov[f"bench.{m['id']}.{key}"] = measured(f"bench.{m['id']}.{key}", value, "×", "f2",
-                                                      f"各长度中 cache 加速比的{'最小' if 'min' in key else '最大'}值",
+                                                      WORDS["ratio_extreme"][key],
                                                       m, file, digest, kv["runs"], "over every new_tokens setting")
         prov[f"bench.{m['id']}.params"] = pv.derived(
-            f"bench.{m['id']}.params", "小模型参数量", rec["model"]["params"], "param", "int",
+            f"bench.{m['id']}.params", WORDS["params"], rec["model"]["params"], "param", "int",
             derivation=pv.Derivation.TINYGPT, formula="scripts.bench.tinygpt:param_count",
             inputs=[f"{file} model.shape"], script="scripts/bench/kv_cache.py", args=rec["model"]["shape"], scale=1.0)
-        prov[f"bench.{m['id']}.runs"] = measured(f"bench.{m['id']}.runs", kv["runs"], "次", "int", "每个设置的计时次数",
-                                                 m, file, digest, kv["runs"], "—")
+        prov[f"bench.{m['id']}.runs"] = measured(f"bench.{m['id']}.runs", kv["runs"], WORDS["runs_unit"], "int",
+                                                 WORDS["runs"], m, file, digest, kv["runs"], "—")
         machines.append({"id": m["id"], "machine": m, "model": rec["model"], "file": file, "sha256": digest,
                          "rows": rows, "per_step": rec["per_step"]})
     return {"schema_version": SCHEMA_VERSION, "machines": machines, "provenance": prov}
