@@ -20,10 +20,12 @@ build fails when the lesson overruns its frame (config/course.json `reading`). W
 minutes = prose / rate + experiments x minutes_per_experiment + run / 60."""
 from __future__ import annotations
 
+import json
 import math
 import re
 from dataclasses import dataclass
 from html.parser import HTMLParser
+from pathlib import Path
 
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 SKIP_TAGS = {"script", "style", "pre", "footer", "select", "table", "template"}
@@ -133,6 +135,7 @@ def header_minutes(prose: float, rate_chars_per_minute: float, experiment_count:
 
 PAGES = {"lesson": "index.html", "lab": "lab.html", "validation": "validation.html"}  # page id -> its file in site/
 SCRIPT = "scripts/page/reading.py"
+WORDS = json.loads((Path(__file__).parent / "labels.json").read_text(encoding="utf-8"))  # the records' labels
 COURSE = "config/course.json"
 
 
@@ -147,19 +150,14 @@ def config_records(reading: dict, commands: list[dict]) -> dict[str, dict]:
                                 field=field)
         return assumed(rid, label, entry["value"], unit, fmt, assumption=entry["assumption"], field=field)
 
-    out = {
-        "page.reading.frame_minutes": one("page.reading.frame_minutes", "这一课的时长框架", reading["frame_minutes"],
-                                          "min", "int", "reading.frame_minutes"),
-        "page.reading.rate": one("page.reading.rate", "中文阅读速度(字/分钟)", reading["rate_chars_per_minute"],
-                                 "char/min", "int", "reading.rate_chars_per_minute"),
-        "page.reading.minutes_per_experiment": one("page.reading.minutes_per_experiment", "每个页内实验的时间",
-                                                   reading["minutes_per_experiment"], "min", "f1",
-                                                   "reading.minutes_per_experiment"),
-    }
+    out = {rid: one(rid, WORDS[rid], reading[key], unit, fmt, f"reading.{key}")
+           for rid, key, unit, fmt in (("page.reading.frame_minutes", "frame_minutes", "min", "int"),
+                                       ("page.reading.rate", "rate_chars_per_minute", "char/min", "int"),
+                                       ("page.reading.minutes_per_experiment", "minutes_per_experiment", "min", "f1"))}
     for i, c in enumerate(commands):
         rid = f"lab.command.{c['id']}.minutes"
-        out[rid] = one(rid, f"{c['command'].split(' --')[0]} 大约要多久", c["minutes"], "min", "int",
-                       f"lab_commands[{i}].minutes")
+        label = WORDS["lab.command.minutes"].format(command=c["command"].split(" --")[0])
+        out[rid] = one(rid, label, c["minutes"], "min", "int", f"lab_commands[{i}].minutes")
     return out
 
 
@@ -173,21 +171,22 @@ def page_records(pages: dict[str, str], settings: dict[str, dict]) -> dict[str, 
         c, file = count(html), PAGES[page]
         pre = f"page.{page}"
         out[f"{pre}.prose_chars"] = derived(
-            f"{pre}.prose_chars", f"{file} 的正文字数(不含空白与表格)", c.prose, "char", "int",
+            f"{pre}.prose_chars", WORDS["page.prose_chars"].format(file=file), c.prose, "char", "int",
             derivation=Derivation.PAGE, formula="scripts.page.reading:prose_characters", inputs=[f"site/{file}"],
             script=SCRIPT)
         out[f"{pre}.experiments"] = derived(
-            f"{pre}.experiments", f"{file} 的页内实验个数", c.experiments, "个", "int", derivation=Derivation.PAGE,
+            f"{pre}.experiments", WORDS["page.experiments"].format(file=file), c.experiments, WORDS["experiments_unit"],
+            "int", derivation=Derivation.PAGE,
             formula="scripts.page.reading:experiments", inputs=[f"site/{file}"], script=SCRIPT)
         out[f"{pre}.run_seconds"] = derived(
-            f"{pre}.run_seconds", f"{file} 的实验在读者设备上最多运行的秒数", c.run_seconds, "s", "int",
+            f"{pre}.run_seconds", WORDS["page.run_seconds"].format(file=file), c.run_seconds, "s", "int",
             derivation=Derivation.PAGE, formula="scripts.page.reading:run_seconds", inputs=[f"site/{file}"],
             script=SCRIPT)
         inputs = [f"{pre}.prose_chars", "page.reading.rate", f"{pre}.experiments",
                   "page.reading.minutes_per_experiment", f"{pre}.run_seconds"]
         value = header_minutes(*(({**out, **settings})[i]["value"] for i in inputs))
         out[f"{pre}.minutes"] = derived(
-            f"{pre}.minutes", f"{file} 的阅读与实验时间(向上取整)", value, "min", "int",
+            f"{pre}.minutes", WORDS["page.minutes"].format(file=file), value, "min", "int",
             derivation=Derivation.RECORDS, formula="scripts.page.reading:header_minutes", inputs=inputs,
             script=SCRIPT)
     return out
