@@ -11,6 +11,7 @@ from scripts.bench.shape import DEFAULT
 from scripts.record.inputs import InputError
 
 MODEL_SOURCE = "lab_model.js"
+WORDS = json.loads((Path(__file__).parent / "labels.json").read_text(encoding="utf-8"))["lab"]  # record labels
 KERNEL_SOURCE = "lab_kernel.wat"
 PLACEHOLDER = "@KERNEL_BASE64@"
 MODEL_PLACEHOLDER = "__MODEL__"
@@ -132,7 +133,7 @@ def lab_records(doc: dict, settings: dict) -> dict[str, dict]:
     from scripts.record.provenance import Derivation, assumed, cited_record, derived
 
     out = {"lab.model.params": derived(
-        "lab.model.params", "实验课浏览器里的小模型参数量", param_total(), "param", "int",
+        "lab.model.params", WORDS["lab.model.params"], param_total(), "param", "int",
         derivation=Derivation.TINYGPT, formula="scripts.bench.tinygpt:param_count",
         inputs=["scripts/bench/shape.py Shape"], script="scripts/page/lab.py", args=DEFAULT.as_dict(), scale=1.0)}
     for group in GROUPS:
@@ -141,7 +142,7 @@ def lab_records(doc: dict, settings: dict) -> dict[str, dict]:
                 continue
             rid, entry, field = f"lab.{group}.{key}", doc[group][key], f"{group}.{key}"
             fmt = "int" if float(value).is_integer() else "f1"
-            label = f"实验课设置 {field}"
+            label = WORDS["setting"].format(field=field)
             if "source" in entry:
                 out[rid] = cited_record(rid, label, value, "", fmt, work=entry["source"], field=field,
                                         version=f"as recorded in {LAB_CONFIG}", locator=f"{LAB_CONFIG} {field}",

@@ -10,6 +10,7 @@ from scripts.record.schema import read_input
 from scripts.tokens.files import CONVERTED, cached_file, load_config, load_tokenizer, sha256_file
 
 SCRIPT = "scripts/tokenizer_counts.py"
+WORDS = read_json(Path(__file__).parent / "labels.json")  # the records' labels (words only; the code fills {fields})
 CHARS_PASSAGE = "zh"  # the tok/s -> chars/s slider converts at the Chinese paragraph's chars per token
 
 
@@ -59,11 +60,12 @@ def count(cfg_path: Path, passages_path: Path, proof_path: Path | None = None) -
         text = p["text"]
         src = f"{passages_path.as_posix()} passages.{pid}.text"
         n_anchor = len(toks[anchor_tid].encode(text, add_special_tokens=False).ids)
-        prov[f"tokens.{pid}.chars"] = record(f"tokens.{pid}.chars", len(text), "字符", "int", f"{p['title']} 的字符数",
+        prov[f"tokens.{pid}.chars"] = record(f"tokens.{pid}.chars", len(text), WORDS["chars_unit"], "int",
+                                             WORDS["chars"].format(passage=p["title"]),
                                              [src], "builtins:len", pv.Derivation.PASSAGE)
         prov[f"tokens.{pid}.utf8_bytes"] = record(f"tokens.{pid}.utf8_bytes", len(text.encode()), "B", "int",
-                                                  f"{p['title']} 的 UTF-8 字节数", [src], "str.encode:utf-8",
-                                                  pv.Derivation.PASSAGE)
+                                                  WORDS["utf8_bytes"].format(passage=p["title"]), [src],
+                                                  "str.encode:utf-8", pv.Derivation.PASSAGE)
         for tid, tok in toks.items():
             n = len(tok.encode(text, add_special_tokens=False).ids)
             rows.append({"passage_id": pid, "tokenizer_id": tid, "chars": len(text), "utf8_bytes": len(text.encode()),
@@ -71,27 +73,30 @@ def count(cfg_path: Path, passages_path: Path, proof_path: Path | None = None) -
             files = [f"{cached_file(tid, inner).as_posix()} sha256:{digest}"
                      for inner, digest in cfg["tokenizers"][tid]["files"].items()]
             base = f"tokens.{pid}.{tid}"
-            label = f"{p['title']} · {cfg['tokenizers'][tid]['label']}"
-            prov[f"{base}.tokens"] = record(f"{base}.tokens", n, "token", "int", f"{label} 的 token 数", [src, *files],
+            names = {"passage": p["title"], "tokenizer": cfg["tokenizers"][tid]["label"]}
+            prov[f"{base}.tokens"] = record(f"{base}.tokens", n, "token", "int", WORDS["tokens"].format(**names),
+                                            [src, *files],
                                             derivation=pv.Derivation.TOKENIZER)
             prov[f"{base}.chars_per_token"] = record(f"{base}.chars_per_token", chars_per_token(len(text), n),
-                                                     "字符/token", "f2", f"{label} 每个 token 的字符数",
+                                                     WORDS["chars_per_token_unit"], "f2",
+                                                     WORDS["chars_per_token"].format(**names),
                                                      [f"tokens.{pid}.chars", f"{base}.tokens"],
                                                      "scripts.tokens.counts:chars_per_token")
             prov[f"{base}.ratio_to_anchor"] = record(
-                f"{base}.ratio_to_anchor", ratio(n, n_anchor), "×", "f2", f"{label} 的 token 数 ÷ {reference} 词表",
+                f"{base}.ratio_to_anchor", ratio(n, n_anchor), "×", "f2",
+                WORDS["ratio_to_anchor"].format(**names, reference=reference),
                 [f"{base}.tokens", f"tokens.{pid}.{anchor_tid}.tokens"], "scripts.tokens.counts:ratio")
     slider = doc["tok_s_slider"]
     for key in ("value", "min", "max"):
         rid = "tokens.slider.tok_s" + ("" if key == "value" else f".{key}")
-        prov[rid] = pv.assumed(rid, f"token/s 滑块 {key}", slider[key], "token/s", "int",
+        prov[rid] = pv.assumed(rid, WORDS["slider"].format(key=key), slider[key], "token/s", "int",
                                assumption=slider.get("source", "slider setting"))
     for tid in toks:
         n = next(r["tokens"] for r in rows if r["passage_id"] == CHARS_PASSAGE and r["tokenizer_id"] == tid)
         value = chars_per_second(slider["value"], len(passages[CHARS_PASSAGE]["text"]), n)
         rid = f"readout.chars_per_s.{tid}"
-        prov[rid] = record(rid, value, "字/秒", "int",
-                           f"{cfg['tokenizers'][tid]['label']}:token/s 折算成字/秒(默认滑块)",
+        prov[rid] = record(rid, value, WORDS["chars_per_s_unit"], "int",
+                           WORDS["chars_per_s"].format(tokenizer=cfg["tokenizers"][tid]["label"]),
                            ["tokens.slider.tok_s", f"tokens.{CHARS_PASSAGE}.chars",
                             f"tokens.{CHARS_PASSAGE}.{tid}.tokens"],
                            "scripts.tokens.counts:chars_per_second")
