@@ -86,20 +86,11 @@ def test_the_llama2_lesson_page_passes_the_words_check(tmp_path):
     the prompt is already at its longest, the Kimi sentence says the context cannot hold such a prefix."""
     import re
 
-    import scripts.gen_c13_precomputed as rule
     from scripts.audit.words import check_words
     from scripts.page.scan import page_text
-    from scripts.page.site import render
-    from tests.test_record_reliability3 import Named, render_inputs, templates_copy
+    from tests.test_record_reliability3 import render_anchor_lesson
 
-    anchor = ROOT / "anchors" / "llama-2-7b-a100.json"
-    rule.main(Named(anchor=str(anchor), cited=str(ROOT / "config" / "cited.json"),
-                    gpus=str(ROOT / "config" / "gpus.json"), techniques=str(ROOT / "config" / "techniques.json"),
-                    workloads=str(ROOT / "config" / "workloads.json")), Named(json=str(tmp_path / "llama.json")))
-    inp, out = render_inputs(templates_copy(tmp_path), tmp_path)
-    inp["data"] = str(tmp_path / "llama.json")
-    render(inp, out)
-    page = tmp_path / "site" / "index.html"
+    page = render_anchor_lesson(ROOT / "anchors" / "llama-2-7b-a100.json", tmp_path)
     assert check_words([page], LLAMA, "Llama-2-7B", ROOT) == []
     text = page_text(page.read_text(encoding="utf-8"))
     assert "DeltaNet" not in text and "(锚点)" not in text and "锚点词表" not in text

@@ -247,11 +247,16 @@ console.log(JSON.stringify(states.map(s => {
 @pytest.fixture(scope="module")
 def moe_page_data(moe):
     """What the MoE anchor's page ships (precomputed.build): its constants, GPU switch and technique settings."""
+    return page_data(moe, "anchors/qwen3-30b-a3b-h100.json")
+
+
+def page_data(loaded: tuple, anchor_file: str) -> dict:
+    """precomputed.build for a loaded (anchor, document) pair and the committed config files."""
     from scripts.lesson.precomputed import build
 
-    a, doc = moe
+    a, doc = loaded
     read = lambda name: json.loads((ROOT / "config" / name).read_text(encoding="utf-8"))  # noqa: E731
-    return build(a, copy.deepcopy(doc), read("cited.json"), read("gpus.json"), "anchors/qwen3-30b-a3b-h100.json",
+    return build(a, copy.deepcopy(doc), read("cited.json"), read("gpus.json"), anchor_file,
                  read("techniques.json"), read("workloads.json"))
 
 

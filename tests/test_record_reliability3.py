@@ -187,6 +187,23 @@ def render_inputs(templates: Path, out: Path) -> tuple[Named, Named]:
     return inp, Named(html=str(site / "index.html"), sim_script=str(site / "serving-sim.js"))
 
 
+def render_anchor_lesson(anchor: Path, tmp_path: Path) -> Path:
+    """An anchor's lesson data (the precomputed rule's own code) rendered into the lesson page under tmp_path, the
+    simulator's, tokenizers' and benchmark's data staying the default's; returns the page (its data is
+    tmp_path/lesson.json)."""
+    import scripts.gen_c13_precomputed as rule
+    from scripts.page.site import render
+
+    config = ROOT / "config"
+    rule.main(Named(anchor=str(anchor), cited=str(config / "cited.json"), gpus=str(config / "gpus.json"),
+                    techniques=str(config / "techniques.json"), workloads=str(config / "workloads.json")),
+              Named(json=str(tmp_path / "lesson.json")))
+    inp, out = render_inputs(templates_copy(tmp_path), tmp_path)
+    inp["data"] = str(tmp_path / "lesson.json")
+    render(inp, out)
+    return tmp_path / "site" / "index.html"
+
+
 def templates_copy(tmp_path: Path) -> Path:
     t = tmp_path / "templates"
     shutil.copytree(ROOT / "templates", t)

@@ -2,7 +2,6 @@
 cases; the serving simulator's step cost, the technique switches and every browser twin on that anchor
 (anchors/gpt-oss-120b-h100.json). Its page end to end (built, audited, its readouts in Chromium) is
 tests/test_anchors.py's, in `make test-all`; the cases here, in `make test`, guard its math and its page data."""
-import copy
 import json
 from dataclasses import replace
 
@@ -109,12 +108,9 @@ def test_an_impossible_window_is_refused_in_one_line_naming_the_field(change, fi
 @pytest.fixture(scope="module")
 def oss_page_data(oss):
     """What the gpt-oss page ships (precomputed.build): its constants, GPU switch and technique settings."""
-    from scripts.lesson.precomputed import build
+    from tests.test_moe import page_data
 
-    a, doc = oss
-    read = lambda name: json.loads((ROOT / "config" / name).read_text(encoding="utf-8"))  # noqa: E731
-    return build(a, copy.deepcopy(doc), read("cited.json"), read("gpus.json"), "anchors/gpt-oss-120b-h100.json",
-                 read("techniques.json"), read("workloads.json"))
+    return page_data(oss, "anchors/gpt-oss-120b-h100.json")
 
 
 def test_the_page_records_the_window_and_words_its_kv_for_it(oss_page_data):
@@ -154,25 +150,17 @@ def test_the_gpt_oss_lesson_page_reads_true_and_computes_its_own_numbers(oss, br
     number on it resolves to its record and each derived record recomputes from the anchor file; the words check
     finds nothing (expert and window text, no DeltaNet); in Chromium its readouts equal the Python on the anchors'
     grid of states."""
-    import scripts.gen_c13_precomputed as rule
     from scripts.audit.report import check_derived, check_numbers
     from scripts.audit.words import check_words
     from scripts.page.render import DATA_SCRIPT, read_page_records
     from scripts.page.scan import page_text
-    from scripts.page.site import render
     from tests.browser import open_page
     from tests.test_anchors import ANCHOR_GRID, check_grid
-    from tests.test_record_reliability3 import Named, render_inputs, templates_copy
+    from tests.test_record_reliability3 import render_anchor_lesson
 
-    rule.main(Named(anchor=str(GPT_OSS), cited=str(ROOT / "config" / "cited.json"),
-                    gpus=str(ROOT / "config" / "gpus.json"), techniques=str(ROOT / "config" / "techniques.json"),
-                    workloads=str(ROOT / "config" / "workloads.json")), Named(json=str(tmp_path / "oss.json")))
-    inp, out = render_inputs(templates_copy(tmp_path), tmp_path)
-    inp["data"] = str(tmp_path / "oss.json")
-    render(inp, out)
-    page = tmp_path / "site" / "index.html"
+    page = render_anchor_lesson(GPT_OSS, tmp_path)
     html = page.read_text(encoding="utf-8")
-    records = json.loads((tmp_path / "oss.json").read_text(encoding="utf-8"))["provenance"]
+    records = json.loads((tmp_path / "lesson.json").read_text(encoding="utf-8"))["provenance"]
     defaults = {}  # the default's token counts, benchmark and simulations, as the page shows them
     for name in ("tokenizer_counts.json", "bench_medians.json", "serving.json", "serve_real.json"):
         defaults.update(json.loads((ROOT / "precomputed" / name).read_text(encoding="utf-8"))["provenance"])

@@ -146,9 +146,8 @@ def _constants(r: _Records) -> dict:
                           for name, (fn, unit) in WINDOW_CLIENT_CONSTANTS.items()})
     d("model.total_params_b", rl.total_params, {}, "B params", "f2", LABELS["model.total_params_b"], 1e-9)
     d("model.params_read_b", rl.params_read_per_step, {}, "B params", "f2", LABELS["model.params_read_b"], 1e-9)
-    own_format = r.a.num_experts and rl.expert_bytes_per_param(r.a) != r.a.weight_bytes  # e.g. MXFP4 experts
     d("model.weights_gb", rl.weight_bytes_total, {}, "GB", "f1",
-      LABELS["model.weights_gb.experts_own_format" if own_format else "model.weights_gb"], 1e-9)
+      LABELS["model.weights_gb.experts_own_format" if rl.experts_in_own_format(r.a) else "model.weights_gb"], 1e-9)
     d("model.kv_bytes_per_token", rl.kv_bytes_per_token, {}, "B", "int", LABELS["model.kv_per_token"])
     d("model.kv_kb_per_token", rl.kv_bytes_per_token, {}, "KiB", "int", LABELS["model.kv_per_token"], 1 / 1024)
     d("model.state_mb", rl.state_bytes_per_request, {}, "MB", "f1",

@@ -69,8 +69,7 @@ def settings(doc: dict, reserve: int) -> dict[str, dict]:
 def labels(doc: dict, a) -> dict[str, str]:
     """Each technique's name on the page; the baseline names the model's own format where its experts ship
     narrower than bf16 (gpt-oss's MXFP4)."""
-    own = a.num_experts and rl.expert_bytes_per_param(a) != a.weight_bytes
-    return {"baseline": WORDS["baseline_own_format" if own else "baseline"],
+    return {"baseline": WORDS["baseline_own_format" if rl.experts_in_own_format(a) else "baseline"],
             "weights_fp8": doc["weights"]["fp8"]["label"],
             "weights_int4": doc["weights"]["int4"]["label"], "kv_fp8": doc["kv"]["fp8"]["label"],
             "speculative": doc["speculative"]["label"], "reserved": doc["reserved"]["label"]}

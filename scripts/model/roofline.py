@@ -155,6 +155,12 @@ def active_params_per_token(a: Anchor) -> int:
     return params_read_per_step(a) - routed + moe_layers(a) * a.num_experts_per_tok * expert_params(a)
 
 
+def experts_in_own_format(a: Anchor) -> bool:
+    """Whether a mixture's experts ship in a format of their own (e.g. gpt-oss's MXFP4), not the model's weight_bytes:
+    what the page's weight and baseline labels then name."""
+    return bool(a.num_experts) and expert_bytes_per_param(a) != a.weight_bytes
+
+
 def weight_bytes_total(a: Anchor) -> int:
     routed = routed_expert_params(a)
     return (total_params(a) - routed) * a.weight_bytes + routed * expert_bytes_per_param(a)
@@ -200,15 +206,16 @@ def window_kv_elements_per_request(a: Anchor) -> int:
     return 2 * window_attention_layers(a) * a.num_key_value_heads * a.head_dim * a.sliding_window
 
 
+def window_kv_bytes_per_request(a: Anchor) -> int:
+    """window_kv_elements_per_request in the cache's format (0 without a window: the cache's format is then no input
+    of a request's fixed-size memory, so its provenance does not name it)."""
+    return window_kv_elements_per_request(a) * a.kv_cache_bytes if a.sliding_window else 0
+
+
 @lru_cache(maxsize=256)  # pure in the (frozen, hashable) anchor; the simulator calls it every iteration
 def state_bytes_per_request(a: Anchor) -> int:
     """A request's fixed-size memory beside its per-token KV cache: the DeltaNet state and the window layers' KV."""
     return recurrent_state_bytes_per_request(a) + window_kv_bytes_per_request(a)
-
-
-def window_kv_bytes_per_request(a: Anchor) -> int:
-    """window_kv_elements_per_request in the cache's format (0 without a window)."""
-    return window_kv_elements_per_request(a) * a.kv_cache_bytes if a.sliding_window else 0
 
 
 @lru_cache(maxsize=256)
