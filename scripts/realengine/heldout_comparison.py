@@ -339,7 +339,7 @@ def compare(calibration_paths: list[Path], result_paths: list[Path], anchor, set
     calibrations' records and load runs (precomputed/serve/calibration/, precomputed/serve-archive/*/calibration/),
     each predicting the same cells again."""
     seeds = settings.get("held_out_noise_seeds", 0)
-    engines = []
+    engines, others = [], fitted_calibrations(other_calibrations, settings)  # fitted once, used by every session
     loads = sorted(p for p in calibration_paths if is_load_calibration(p))
     for cpath in sorted((p for p in calibration_paths if not is_load_calibration(p)),
                         key=lambda p: session_key(Path(p).parent.parent.name)):
@@ -368,8 +368,7 @@ def compare(calibration_paths: list[Path], result_paths: list[Path], anchor, set
                                "held_out": summary(cells, settings["goals"]),
                                "held_out_noisy": summary(cells, settings["goals"], "noisy")
                                if seeds and quality.get("noise") else None}}
-        entry["other_calibrations"] = other_predictions(other_calibrations, cal, taken_at(runs), docs, anchor,
-                                                        settings)
+        entry["other_calibrations"] = other_predictions(others, cal, taken_at(runs), docs, anchor, settings)
         engines.append(entry)
     return {"schema_version": 1, "definitions": "scripts/realengine/heldout_comparison.py, scripts/realengine/"
             "predict.py, scripts/serving/metrics.py",
@@ -484,27 +483,38 @@ def hours_between(start: str, end: str) -> float:
     return (datetime.strptime(end, fmt) - datetime.strptime(start, fmt)).total_seconds() / 3600
 
 
-def other_predictions(paths: list[Path], cal: dict, taken: str, docs: list[tuple[str, dict]], anchor,
-                      settings: dict) -> list[dict]:
-    """The same cells predicted (noiseless) from every other committed calibration of the same engine and machine
-    kind, each fitted on the load runs in its own folder; `when`: "day" for a calibration taken on another date than
-    this session's, "hour" for one taken the same date (`hours_apart`: from this session's calibration, signed),
-    with both calibrations' lone decode step and every cell's speed probes: the drift beside the error. Sorted by
-    when they were taken."""
+def fitted_calibrations(paths: list[Path], settings: dict) -> list[dict]:
+    """Each calibration record among `paths` that has load runs beside it: the record (`path`, `record`), its runs
+    (`fitted_on`), when they were taken (`taken`) and the step model fitted on them (`step`, `quality`)."""
     out = []
-    probes = [d["speed_check"][k] for _, d in docs if d.get("speed_check") for k in ("before_itl_ms", "after_itl_ms")]
     for cpath in (p for p in paths if not is_load_calibration(p)):
-        other = read_calibration(cpath)
-        if other["engine"]["id"] != cal["engine"]["id"] or other["machine"]["id"] != cal["machine"]["id"]:
-            continue
+        record = read_calibration(cpath)
         mine = calibration_runs([p for p in paths if is_load_calibration(p) and Path(p).parent == Path(cpath).parent],
-                                other)
+                                record)
         if not mine:
             continue
         runs = [(p, results.load_result(p)) for p in mine]
-        step, quality = calibrate.fit(other["calibration"], [d for _, d in runs], settings)
+        step, quality = calibrate.fit(record["calibration"], [d for _, d in runs], settings)
+        out.append({"path": cpath, "record": record, "fitted_on": mine, "taken": taken_at(runs), "step": step,
+                    "quality": quality})
+    return out
+
+
+def other_predictions(others: list[dict], cal: dict, taken: str, docs: list[tuple[str, dict]], anchor,
+                      settings: dict) -> list[dict]:
+    """The same cells predicted (noiseless) from every other committed calibration of the same engine and machine
+    kind (`others`: fitted_calibrations, each fitted on the load runs in its own folder); `when`: "day" for a
+    calibration taken on another date than this session's, "hour" for one taken the same date (`hours_apart`: from
+    this session's calibration, signed), with both calibrations' lone decode step and every cell's speed probes: the
+    drift beside the error. Sorted by when they were taken."""
+    out = []
+    probes = [d["speed_check"][k] for _, d in docs if d.get("speed_check") for k in ("before_itl_ms", "after_itl_ms")]
+    for fitted in others:
+        cpath, other, mine, when = fitted["path"], fitted["record"], fitted["fitted_on"], fitted["taken"]
+        if other["engine"]["id"] != cal["engine"]["id"] or other["machine"]["id"] != cal["machine"]["id"]:
+            continue
+        step, quality = fitted["step"], fitted["quality"]
         cells = [predicted_cell(p, d, step, quality, other, anchor, settings, 0, detail=False) for p, d in docs]
-        when = taken_at(runs)
         ratio = calibrate.lone_step_ms(cal["calibration"]) / calibrate.lone_step_ms(other["calibration"])
         out.append({"calibration": Path(cpath).as_posix(), "date": other["machine"].get("date"), "taken": when,
                     "when": "hour" if other["machine"].get("date") == cal["machine"].get("date") else "day",
