@@ -14,6 +14,7 @@ prediction against the runs' mean, the run-to-run spread (the floor no model can
 issue's goals."""
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -40,12 +41,49 @@ def median_abs_error(errors: list[dict], keys) -> float | None:
     return float(np.median(vals)) if vals else None
 
 
+@dataclasses.dataclass(frozen=True)
+class FamilyErrors:
+    """The goals' three figures over a family of cells' errors (predict.cell_errors): the median |error| of the
+    central metrics and of the tail metrics, and the largest |attainment error|; None over no cell."""
+    central_median_abs_error: float | None
+    tail_median_abs_error: float | None
+    attainment_max_abs_error: float | None
+
+    @classmethod
+    def of(cls, errors: list[dict]) -> FamilyErrors:
+        return cls(median_abs_error(errors, predict.CENTRAL), median_abs_error(errors, predict.TAIL),
+                   max((abs(e["slo_attainment"]) for e in errors), default=None))
+
+    def as_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
 def error_figures(errors: list[dict]) -> dict:
-    """The goals' three figures over some cells' errors: central and tail median |error|, the largest attainment
-    error."""
-    return {"central_median_abs_error": median_abs_error(errors, predict.CENTRAL),
-            "tail_median_abs_error": median_abs_error(errors, predict.TAIL),
-            "attainment_max_abs_error": max((abs(e["slo_attainment"]) for e in errors), default=None)}
+    """FamilyErrors.of(errors) as the comparison files hold it."""
+    return FamilyErrors.of(errors).as_dict()
+
+
+@dataclasses.dataclass(frozen=True)
+class CellGroups:
+    """A comparison's cells as its goals count them: `below` (open-loop cells below saturation whose engine kept its
+    speed: the cells every goal is judged on), `saturated` (open-loop, at or past saturation), `closed_loops` (a
+    client with a concurrency cap), and `speed_moved` (cells left out because a speed check moved past the bound)."""
+    cells: int
+    below: list
+    saturated: list
+    closed_loops: list
+    speed_moved: int
+
+
+def summarize(cells: list[dict], error=lambda c: c["error"]) -> tuple[CellGroups, FamilyErrors]:
+    """The one grouping and the one error summary the three comparisons share (load halves, prefix reuse, held-out
+    sessions): the cells grouped, and FamilyErrors over the `below` group (`error`: a cell's error dict)."""
+    usable = [c for c in cells if not c.get("speed_moved")]
+    open_loop = [c for c in usable if not c.get("concurrency")]
+    groups = CellGroups(len(cells), [c for c in open_loop if not c["saturated"]],
+                        [c for c in open_loop if c["saturated"]], [c for c in usable if c.get("concurrency")],
+                        len(cells) - len(usable))
+    return groups, FamilyErrors.of([error(c) for c in groups.below])
 
 
 def is_load_calibration(path: Path) -> bool:
@@ -191,17 +229,19 @@ def compare(calibration_paths: list[Path], result_paths: list[Path], anchor, set
 
 
 def summary(rows: list[dict], goals: dict) -> dict:
-    """The error figures over the cells below saturation whose engine kept its speed (a cell with a run whose
-    speed check moved past the bound is counted in `speed_moved` and left out, as saturated ones are)."""
-    below = [r for r in rows if not r["saturated"] and not r.get("speed_moved")]
+    """The error figures (summarize) over the cells below saturation whose engine kept its speed (a cell with a
+    run whose speed check moved past the bound is counted in `speed_moved` and left out, as saturated ones are);
+    the attainment error here is the largest over every cell, the saturated ones too (their attainment is the
+    number a reader of this comparison is warned about)."""
+    groups, errors = summarize(rows)
+    below = groups.below
 
     def med(keys, cells):
         return median_abs_error([c["error"] for c in cells], keys)
 
-    out = {"cells": len(rows), "below_saturation": len(below),
-           "speed_moved": sum(bool(r.get("speed_moved")) for r in rows),
-           "central_median_abs_error": med(predict.CENTRAL, below),
-           "tail_median_abs_error": med(predict.TAIL, below),
+    out = {"cells": groups.cells, "below_saturation": len(below), "speed_moved": groups.speed_moved,
+           "central_median_abs_error": errors.central_median_abs_error,
+           "tail_median_abs_error": errors.tail_median_abs_error,
            "attainment_max_abs_error": max((abs(c["error"]["slo_attainment"]) for c in rows), default=None),
            "per_metric_median_abs_error": {k: med([k], below) for k in predict.COMPARED},
            "per_metric_median_spread": {k: float(np.median([c["spread"][k] for c in below if c["spread"]]))

@@ -44,6 +44,7 @@ from scripts.realengine.comparison import (
     mean_metrics,
     median_abs_error,
     session_runs,
+    summarize,
     within_goal,
 )
 from scripts.realengine.settings import read_calibration
@@ -290,14 +291,10 @@ def summary(cells: list[dict], goals: dict, variant: str = "") -> dict:
     def med(keys, group):
         return median_abs_error([err(c) for c in group], keys)
 
-    usable = [c for c in cells if not c.get("speed_moved")]
-    poisson = [c for c in usable if not c["concurrency"]]
-    below = [c for c in poisson if not c["saturated"]]
-    above = [c for c in poisson if c["saturated"]]
-    loops = [c for c in usable if c["concurrency"]]
-    out = {"cells": len(cells), "speed_moved": len(cells) - len(usable), "below_saturation": len(below),
-           "saturated": len(above), "closed_loops": len(loops),
-           **error_figures([err(c) for c in below]),
+    groups, errors = summarize(cells, err)
+    above, loops, usable = groups.saturated, groups.closed_loops, [c for c in cells if not c.get("speed_moved")]
+    out = {"cells": groups.cells, "speed_moved": groups.speed_moved, "below_saturation": len(groups.below),
+           "saturated": len(above), "closed_loops": len(loops), **errors.as_dict(),
            "saturated_central_median_abs_error": med(predict.CENTRAL, above),
            "saturated_tail_median_abs_error": med(predict.TAIL, above),
            "ks_median": {k: float(np.median([ks(c)[k] for c in usable])) if usable else None

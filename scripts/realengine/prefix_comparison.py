@@ -12,10 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-
 from scripts.realengine import calibrate, predict
-from scripts.realengine.comparison import is_load_calibration, session_runs
+from scripts.realengine.comparison import is_load_calibration, median_abs_error, session_runs, summarize
 from scripts.record.inputs import InputError
 from scripts.serving import results
 
@@ -80,11 +78,13 @@ def compare(calibration_paths: list[Path], result_paths: list[Path], anchor, set
 
 
 def summary(cells: list[dict], goals: dict) -> dict:
-    below = [c for c in cells if not c["saturated"] and not c.get("speed_moved")]  # as comparison.summary
+    """comparison.summarize's figures over the cells below saturation, the saturated cells' central error apart,
+    and how often the engine's reuse of a cached prefix agreed with the simulator's, per workload too."""
+    groups, errors = summarize(cells)
+    below = groups.below
 
     def med(keys, group):
-        vals = [abs(c["error"][k]) for c in group for k in keys]
-        return float(np.median(vals)) if vals else None
+        return median_abs_error([c["error"] for c in group], keys)
 
     def pooled(group):
         n = sum(c["reuse"]["requests"] for c in group)
@@ -97,8 +97,8 @@ def summary(cells: list[dict], goals: dict) -> dict:
            "reuse_differ": sum(c["reuse"]["requests"] - c["reuse"]["equal"] for c in cells),
            "reuse_differ_all_slots_busy": sum(c["reuse"]["differ_all_slots_busy"] for c in cells),
            "reuse_differ_previous_turn": sum(c["reuse"]["differ_previous_turn_running"] for c in cells),
-           "central_median_abs_error": med(predict.CENTRAL, below),
-           "tail_median_abs_error": med(predict.TAIL, below),
+           "central_median_abs_error": errors.central_median_abs_error,
+           "tail_median_abs_error": errors.tail_median_abs_error,
            "central_median_abs_error_saturated": med(predict.CENTRAL, [c for c in cells if c["saturated"]]),
            "per_workload": {w: {"central_median_abs_error": med(predict.CENTRAL, [c for c in below
                                                                                  if c["workload"] == w]),
