@@ -215,13 +215,16 @@ def test_engine_controls_through_real_events_give_the_python_engines_numbers(pag
     assert pg.locator("[data-when-sim-live]").first.is_hidden()
 
 
-@pytest.mark.parametrize("width", [1280, pytest.param(390, marks=pytest.mark.exhaustive)])
+@pytest.mark.exhaustive
+@pytest.mark.parametrize("width", [1280, 390])
 def test_screenshots(browser, width):
     """The section as opened, then on two GPUs with two chunk budgets (test artifacts load-<gpu>-c<budget>-<width>.png):
-    each state's numbers differ from the others', every readout filled in, nothing wider than the screen. make test
-    takes 1280 px; at 390 px the experiment box wider than the screen is caught in make test by
-    test_page_browser.py::test_nothing_is_wider_than_its_box_or_it_says_it_scrolls[index-390] (it scrolls #exp-load
-    into view and measures every .experiment)."""
+    each state's numbers differ from the others', every readout filled in, nothing wider than the screen. make
+    test-all's (6.7 s of make test at 1280 px). Guarded in make test by
+    test_engine_controls_through_real_events_give_the_python_engines_numbers (the MI300X and a 2,048-token budget
+    through their own controls: every schedule's readouts the Python engine's) and by
+    test_page_browser.py::test_nothing_is_wider_than_its_box_or_it_says_it_scrolls[index-1280] and [index-390] (they
+    scroll #exp-load into view and measure every .experiment, at 1280 px on the MI300X too)."""
     ARTIFACTS.mkdir(exist_ok=True)
     pg, watch = open_page(browser, (SITE / "index.html").as_uri(), width=width)
     pg.locator("#load").screenshot(path=str(ARTIFACTS / f"load-{width}.png"))
