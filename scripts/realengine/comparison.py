@@ -67,12 +67,17 @@ def error_figures(errors: list[dict]) -> dict:
 class CellGroups:
     """A comparison's cells as its goals count them: `below` (open-loop cells below saturation whose engine kept its
     speed: the cells every goal is judged on), `saturated` (open-loop, at or past saturation), `closed_loops` (a
-    client with a concurrency cap), and `speed_moved` (cells left out because a speed check moved past the bound)."""
+    client with a concurrency cap); `usable`, the three together in the cells' order, and `speed_moved`, the cells
+    left out because a speed check moved past the bound."""
     cells: int
+    usable: list
     below: list
     saturated: list
     closed_loops: list
-    speed_moved: int
+
+    @property
+    def speed_moved(self) -> int:
+        return self.cells - len(self.usable)
 
 
 def summarize(cells: list[dict], error=lambda c: c["error"]) -> tuple[CellGroups, FamilyErrors]:
@@ -80,9 +85,8 @@ def summarize(cells: list[dict], error=lambda c: c["error"]) -> tuple[CellGroups
     sessions): the cells grouped, and FamilyErrors over the `below` group (`error`: a cell's error dict)."""
     usable = [c for c in cells if not c.get("speed_moved")]
     open_loop = [c for c in usable if not c.get("concurrency")]
-    groups = CellGroups(len(cells), [c for c in open_loop if not c["saturated"]],
-                        [c for c in open_loop if c["saturated"]], [c for c in usable if c.get("concurrency")],
-                        len(cells) - len(usable))
+    groups = CellGroups(len(cells), usable, [c for c in open_loop if not c["saturated"]],
+                        [c for c in open_loop if c["saturated"]], [c for c in usable if c.get("concurrency")])
     return groups, FamilyErrors.of([error(c) for c in groups.below])
 
 

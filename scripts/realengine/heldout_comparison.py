@@ -292,7 +292,7 @@ def summary(cells: list[dict], goals: dict, variant: str = "") -> dict:
         return median_abs_error([err(c) for c in group], keys)
 
     groups, errors = summarize(cells, err)
-    above, loops, usable = groups.saturated, groups.closed_loops, [c for c in cells if not c.get("speed_moved")]
+    above, loops, usable = groups.saturated, groups.closed_loops, groups.usable
     out = {"cells": groups.cells, "speed_moved": groups.speed_moved, "below_saturation": len(groups.below),
            "saturated": len(above), "closed_loops": len(loops), **errors.as_dict(),
            "saturated_central_median_abs_error": med(predict.CENTRAL, above),
