@@ -222,6 +222,41 @@ def test_a_claim_made_false_by_an_edited_record_fails(copy):
     assert any(p.startswith("claim load.pd_wins_tight_tpot") for p in problems["claims"])
 
 
+def test_a_real_engine_goal_moved_without_a_rebuild_fails_its_claim(copy):
+    """The validation page words "达到/没达到 … 的目标" by claims in serve_real.json (issue 60): a goal record edited
+    in place (the page still says the error meets it) is a failed claim, naming the claim and the numbers."""
+    path = copy / "precomputed" / "serve_real.json"
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    said = next(c for c in doc["claims"] if c["id"].endswith(".held.meets.central") and c["holds"])
+    goal = said["all"][0][2]
+    figure = doc["provenance"][said["all"][0][0]]["value"]
+    doc["provenance"][goal].update(value=figure / 2, display=f"{figure / 2:.0f}")
+    path.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
+    problems = failures(run(copy))["claims"]
+    assert any(p.startswith(f"claim {said['id']}") and "is false" in p and goal in p for p in problems)
+
+
+def test_a_real_engine_claim_recorded_the_other_way_fails(copy):
+    """A claim the page words as not holding (an error over its goal) fails the audit once it holds."""
+    path = copy / "precomputed" / "serve_real.json"
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    unmet = next(c for c in doc["claims"] if not c["holds"])
+    doc["provenance"][unmet["all"][0][2]].update(value=1e6)  # the goal, now far above the error
+    path.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
+    assert any(p.startswith(f"claim {unmet['id']}") and "now holds" in p for p in failures(run(copy))["claims"])
+
+
+@pytest.mark.parametrize("a, op, b, holds", [
+    (7 / 120 - 1 / 120, "<=", 0.05, True),  # 0.05000000000000001: a ratio of counts that meets its bound
+    (0.05 + 1e-6, "<=", 0.05, False), (5.000000000000001, "<=", 5.0, True), (5.0001, "<=", 5.0, False),
+    (94.99999999999999, ">=", 95.0, True), (94.9, ">=", 95.0, False), (5.0, "<", 5.0, False),
+    (5.000000000000001, ">", 5.0, True), (3.0, "!=", 3.0, False)])
+def test_a_claims_at_most_and_at_least_hold_up_to_rounding_only(a, op, b, holds):
+    from scripts.record.claims import compare
+
+    assert compare(a, op, b) is holds
+
+
 def test_hand_edited_simulator_fails(copy):
     path = copy / "site" / "serving-sim.js"
     path.write_text(path.read_text(encoding="utf-8").replace("const NO_CAP = 2 ** 62;", "const NO_CAP = 2 ** 61;"),

@@ -243,11 +243,17 @@ def template_problem(exc: Exception) -> TemplateProblem:
     return TemplateProblem(f"{place}: {what}")
 
 
-def claim_outcomes(data: dict, serving: dict | None, prefix: dict | None = None) -> dict[str, bool]:
-    """Claim id -> whether it holds, over precomputed.json's, serving.json's and prefix.json's claims: what the
-    template words each sentence by (a claim the build checks, rather than settles, always holds)."""
-    claims = data.get("claims", []) + ((serving or {}).get("claims") or []) + ((prefix or {}).get("claims") or [])
-    return {c["id"]: c.get("holds", True) for c in claims}
+def claim_outcomes(*docs: dict | None) -> dict[str, bool]:
+    """Claim id -> whether it holds, over the claims of each data file given (precomputed.json, serving.json,
+    prefix.json, the measured records of serve_real.json): what the templates word each sentence by (a claim the
+    build checks, rather than settles, always holds). A claim id given twice is a build error."""
+    outcomes: dict[str, bool] = {}
+    for doc in docs:
+        for c in (doc or {}).get("claims") or []:
+            if c["id"] in outcomes:
+                raise TemplateProblem(f"precomputed/: claim {c['id']!r} is made by two data files")
+            outcomes[c["id"]] = c.get("holds", True)
+    return outcomes
 
 
 MAP_GENERATIONS = 11  # the evolution map's entries (templates/index.html.j2; course.schema.json map.value)
@@ -367,7 +373,7 @@ def _render(data: dict, tokens: dict | None, bench: dict | None, questions_md: s
     settings = {**reading.config_records(course_section(course, "reading"), commands),
                 **lab.lab_records(lab_doc, lab_conf)}
     context = dict(
-        d=data, P=prov, **page_helpers(prov, course), holds=claim_outcomes(data, serving, prefix),
+        d=data, P=prov, **page_helpers(prov, course), holds=claim_outcomes(data, serving, prefix, bench),
         course_map=(course or {}).get("map", {}).get("value") or [None] * MAP_GENERATIONS,
         tokens=tokens, tok=tokenizer_roles(tokens, data["anchor"]["name"]), bench=bench, serving=serving,
         prefix=prefix, lab_commands=commands,

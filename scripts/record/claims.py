@@ -5,7 +5,9 @@ the numbers it read and the input field to change.
 
 A claim: {"id", "says" (the sentence, in the page's words), "all": [[lhs, op, rhs], ...], "fix": field}, where
 lhs and rhs are record ids, [record id, factor] or plain numbers and op is one of < <= > >= == !=. It holds when
-every comparison does."""
+every comparison does. "At most" and "at least" (<=, >=) hold up to ROUNDING of the bound: a figure made of ratios
+of counts lands a few units of the last place past a bound it meets exactly (7/120 - 1/120 is 0.05000000000000001),
+and the page says "within the goal" of it."""
 from __future__ import annotations
 
 import operator
@@ -13,6 +15,17 @@ import operator
 from scripts.record.inputs import InputError
 
 OPS = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge, "==": operator.eq, "!=": operator.ne}
+ROUNDING = 1e-9  # relative to the bound (at least 1): doubles' noise, far below any figure's shown precision
+
+
+def compare(a: float, op: str, b: float) -> bool:
+    """`a op b`, with <= and >= holding up to ROUNDING of b."""
+    slack = ROUNDING * max(1.0, abs(b))
+    if op == "<=":
+        return a <= b + slack
+    if op == ">=":
+        return a >= b - slack
+    return OPS[op](a, b)
 
 
 def _value(term, records: dict) -> float:
@@ -34,7 +47,7 @@ def evaluate(claim: dict, records: dict) -> tuple[bool, dict[str, float]]:
             rid = t[0] if isinstance(t, list) else t
             if isinstance(rid, str):
                 used[rid] = float(records[rid]["value"])
-        holds = holds and OPS[op](a, b)
+        holds = holds and compare(a, op, b)
     return holds, used
 
 

@@ -19,14 +19,18 @@ __all__ = ["HELD_SHOWN", "SHOWN", "heldout_page_block", "page_block", "prefix_pa
 def real_engine(serve_comparison: Path, serve_prefix_comparison: Path, serve_heldout_comparison: Path) -> dict:
     """serve_real.json (rule serve_records): the real engine's runs beside the simulator's predictions
     (`serve_real`), its prefix-reuse runs (`serve_real_prefix`) and its held-out cells (`serve_real_heldout`), with
-    every record the pages show of them."""
+    every record the pages show of them, and the claims their sentences turn on (`claims`, settled)."""
+    from scripts.record.claims import settle
     from scripts.record.inputs import read_json
 
     out: dict = {"schema_version": 1, "provenance": {}}
+    claims: list[dict] = []
     for key, block, path in (("serve_real", page_block, serve_comparison),
                              ("serve_real_prefix", prefix_page_block, serve_prefix_comparison),
                              ("serve_real_heldout", heldout_page_block, serve_heldout_comparison)):
         made = block(read_json(path))
         out[key] = made["engines"]
         out["provenance"].update(made["provenance"])
+        claims += made["claims"]
+    out["claims"] = settle(claims, out["provenance"])  # the pages word each sentence by its outcome (audit: claims)
     return out

@@ -14,6 +14,7 @@ from scripts.realengine.records.words import (
     WORDS,
     WORKLOAD_LABELS,
     Records,
+    goal_claims,
 )
 
 
@@ -175,14 +176,16 @@ def _separate_moved(e: dict) -> str | None:
 
 
 def page_block(comparison: dict) -> dict:
-    """{"engines": [...], "provenance": {...}}; empty when nothing was measured."""
-    engines, prov = [], {}
+    """{"engines": [...], "provenance": {...}, "claims": [...]}; empty when nothing was measured. The claims:
+    whether each summary error is within its goal (words.goal_claims)."""
+    engines, prov, claims = [], {}, []
     for e in comparison.get("engines", []):
         r = Records(e, prov)
         rows = _cells(r, e)
         _summary(r, e)
         _calibration(r, e)
         _settings(r, e, comparison["goals"])
+        claims += goal_claims(prov, f"real.{r.mid}.summary", f"real.{r.mid}")
         engines.append({"id": r.mid, "machine": e["machine"], "worst": e["summary"].get("worst_central"),
                         "layout": bool(r.layout),
                         "worst_attainment": e["summary"].get("worst_attainment"), "engine": e["engine"],
@@ -192,4 +195,4 @@ def page_block(comparison: dict) -> dict:
                         "speed_check_bound": e.get("speed_check_bound"),
                         "workloads": [w for w in WORKLOAD_LABELS if any(x["workload"] == w for x in rows)],
                         "workload_labels": WORKLOAD_LABELS})
-    return {"engines": engines, "provenance": prov}
+    return {"engines": engines, "provenance": prov, "claims": claims}

@@ -4,7 +4,16 @@ realpfx.<machine>.summary.*."""
 from __future__ import annotations
 
 from scripts.common.display import exact_format
-from scripts.realengine.records.words import FITS, PREFIX_SHOWN, UNITS, WORDS, Records, goal_source
+from scripts.realengine.records.words import (
+    FITS,
+    PREFIX_SHOWN,
+    UNITS,
+    WORDS,
+    Records,
+    claim,
+    goal_claims,
+    goal_source,
+)
 from scripts.record import provenance as pv
 
 PREFIX_LABELS = {k: tuple(v) for k, v in WORDS["prefix_workloads"].items()}  # workload -> (name, what is sent)
@@ -73,14 +82,18 @@ def _prefix_summary(r: _PrefixRecords, s: dict, goals: dict) -> None:
 
 def prefix_page_block(comparison: dict) -> dict:
     """{"engines": [...], "provenance": {...}} for the prefix-reuse runs; record ids
-    realpfx.<machine>.<workload>.r<rate>.<metric>.{measured,predicted}, realpfx.<machine>.summary.*."""
-    engines, prov = [], {}
+    realpfx.<machine>.<workload>.r<rate>.<metric>.{measured,predicted}, realpfx.<machine>.summary.*; claims
+    realpfx.<machine>.summary.meets.{reuse,central}."""
+    engines, prov, claims = [], {}, []
     for e in comparison.get("engines", []):
         r = _PrefixRecords(e, prov)
         rows = [_prefix_cell(r, c) for c in e["cells"]]
         _prefix_summary(r, e["summary"], comparison["goals"])
+        base = f"realpfx.{r.mid}"
+        claims += claim(prov, f"{base}.summary.meets.reuse", "reaches_goal", f"{base}.summary.reuse_equal_share", ">=",
+                        f"{base}.goal.reuse") + goal_claims(prov, f"{base}.summary", base, ("central",))
         s = e["summary"]  # the requests whose reuse differs for neither reason the page names
         rest = s["reuse_differ"] - s["reuse_differ_all_slots_busy"] - s["reuse_differ_previous_turn"]
         engines.append({"id": r.mid, "rows": rows, "summary": s, "machine": e["machine"],
                         "calibration": e["calibration"], "fitted_on": e["fitted_on"], "reuse_differ_rest": rest})
-    return {"engines": engines, "provenance": prov}
+    return {"engines": engines, "provenance": prov, "claims": claims}

@@ -138,7 +138,5 @@ def repeat_block(r1: HeldOutRecords, e1: dict, comparison: dict, prov: dict) -> 
     noisy = any(x.get("noisy") for e in by_session.values() for x in e["cells"])
     rows = [_repeat_row(recs, rep, c, noisy, comparison, data) for c in rep["cells"]]
     _repeat_summary(r1, rep, (HELD_NOISY if noisy else HELD_PREDICTION) + FITS["repeat"], data)
-    spread = rep["summary"]["spread"]["attainment_max"]  # the measurements' own spread against the goal
     return {"sessions": rep["sessions"], "rows": rows, "summary": rep["summary"],
-            "dates": [by_session[t]["machine"].get("date") for t in rep["sessions"]],
-            "spread_over_attainment_goal": spread is not None and spread > comparison["goals"]["attainment_abs_error"]}
+            "dates": [by_session[t]["machine"].get("date") for t in rep["sessions"]]}
