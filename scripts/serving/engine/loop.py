@@ -34,19 +34,19 @@ SCALAR_RUN_MAX = 32
 
 
 class GpuLoop:
-    """One GPU serving a request stream: `scheduler` (schedulers.py), `kv` (kv.py), `step` (stepcost.py: its `cost`
-    and `overhead_s`). `max_concurrency`: the client sends a request only while fewer are in flight (vllm bench
-    serve's semaphore). `release_delay` (with `max_concurrency`; per request, seconds): the client's turnaround, a
-    request whose slot a finish freed reaches the server that long after the finish, never before an earlier one
-    (a closed-loop client: the next send waits on its own bookkeeping; none: at the finish itself). `progress`:
-    called with the count of requests each time some finish (a long run's reporter, scripts/serving/progress.py; it
-    may raise to stop the run)."""
+    """One GPU serving a request stream: `scheduler` (schedulers.py), `kv` (kv.py), `step` (stepcost.py: its `cost`,
+    `overhead_s` and, per run, its `pricing(kv)`). `max_concurrency`: the client sends a request only while fewer
+    are in flight (vllm bench serve's semaphore). `release_delay` (with `max_concurrency`; per request, seconds): the
+    client's turnaround, a request whose slot a finish freed reaches the server that long after the finish, never
+    before an earlier one (a closed-loop client: the next send waits on its own bookkeeping; none: at the finish
+    itself). `progress`: called with the count of requests each time some finish (a long run's reporter,
+    scripts/serving/progress.py; it may raise to stop the run)."""
     # attribute reads are much of the loop's overhead: slots make them cheaper
-    __slots__ = ("admit_seq", "admitted", "arrival", "base_sum", "cap", "ctx_base", "dec_alone", "dec_ids", "layout",
+    __slots__ = ("admit_seq", "admitted", "arrival", "base_sum", "cap", "ctx_base", "dec_alone", "dec_ids",
                  "decode_tokens", "done_prefill", "end_at", "ends", "finished", "first_pending", "joining", "kv",
                  "link_free", "min_end", "n", "n_iters", "no_decode", "nxt", "out", "output", "pd_decode", "peak",
-                 "pending_first", "pf_len", "preempted_at", "prefilling", "progress", "prompt", "queue", "release",
-                 "resume", "scalar_run",
+                 "pending_first", "pf_len", "preempted_at", "prefilling", "pricing", "progress", "prompt", "queue",
+                 "release", "resume", "scalar_run",
                  "scheduler", "seq", "slot_free_at", "step", "t", "transfer_s", "transfers")
 
     def __init__(self, step, scheduler, kv, max_concurrency: int | None = None, progress=None, release_delay=None):
@@ -118,10 +118,8 @@ class GpuLoop:
         self.ends, self.dec_alone = [], []  # every iteration's end; each decode-carrying one's time without prompts
         self.no_decode = []  # the iterations that gave no running decode a token (none ran, or prefill-only ones)
         self.n_iters = 0
-        self.scalar_run = isinstance(self.step.cost, rl.IterationCost)  # its terms inline, else its own methods
-        # a step model that prices the ubatches the server's slots make (stepmodel.split_equal), on a KV manager
-        # that knows each request's slot (kv.py reserved+slots): the loop passes the slots
-        self.layout = getattr(self.step.cost, "prices_layout", False) and hasattr(self.kv, "slot_of")
+        self.scalar_run = isinstance(self.step.cost, rl.IterationCost)  # its terms inline, else the pricing's
+        self.pricing = self.step.pricing(self.kv)  # what a run of iterations costs (stepcost.py: noise, slots)
 
     # ---- one boundary: send, make room, admit, land transfers ---------------------------------------------------
     def _send(self):
@@ -342,10 +340,8 @@ class GpuLoop:
             m = self.kv.steps_that_fit(k)
         nd, cost, overhead = len(self.dec_ids), self.step.cost, self.step.overhead_s
         csum = self.base_sum + nd * self.n_iters
-        noise = self.step.noise
-        laid = {"slots": self._slots(self.dec_ids)} if self.layout else {}  # the decoders' slots, when priced
         if event < np.inf:  # iterations only lengthen as contexts grow: the event falls within this many
-            first = cost.seconds(nd, csum, **laid) * (noise.floor if noise else 1.0) + overhead
+            first = self.pricing.shortest(nd, csum, self.dec_ids) + overhead
             m = min(m, int((event - t) / first) + 2)
         ends, alone = self.ends, self.dec_alone
         if self.scalar_run and m <= SCALAR_RUN_MAX:  # IterationCost.seconds(nd, x) of each step, its terms in order
@@ -368,9 +364,7 @@ class GpuLoop:
                 add_alone(d)
             m = steps
         else:  # a step model's own decode_run, or a long run of IterationCost's: the same terms over numpy arrays
-            durations = cost.decode_run(nd, float(csum) + np.arange(m, dtype=np.float64) * nd, **laid)
-            if noise:  # measured step-time noise (stepmodel.Noisy): each iteration stretched by its own draw
-                durations = durations * noise.decode(nd, m)
+            durations = self.pricing.decode_run(nd, float(csum) + np.arange(m, dtype=np.float64) * nd, self.dec_ids)
             durations = durations + overhead
             run_ends = t + np.cumsum(durations)
             if event < np.inf:
@@ -392,11 +386,11 @@ class GpuLoop:
         chunks = scheduler.prefill_chunks(self.prefilling, self.pf_len, self.done_prefill, len(self.dec_ids))
         decoders = len(self.dec_ids) if scheduler.decodes_with_prefill else 0
         ctx_sum = self.base_sum + decoders * self.n_iters if decoders else 0.0
-        laid = {"slots": self._slots(self.dec_ids[:decoders])} if self.layout else {}  # when priced (_decode_run)
-        chunk_slots = {"chunk_slots": self._slots([i for i, _, _ in chunks])} if self.layout else {}
-        d = cost.seconds(decoders, ctx_sum, [(s, ln) for _, s, ln in chunks], **laid, **chunk_slots)
-        factor = self.step.noise.prompt() if self.step.noise else None  # measured step-time noise (stepmodel.Noisy)
-        d = (d * factor if factor is not None else d) + overhead
+        if self.scalar_run:
+            d, alone = cost.seconds(decoders, ctx_sum, [(s, ln) for _, s, ln in chunks]), None
+        else:  # the decoders' time alone too (stretched as the iteration was)
+            d, alone = self.pricing.iteration(decoders, ctx_sum, chunks, self.dec_ids[:decoders])
+        d = d + overhead
         self.t += d
         t = self.t
         self.ends.append(t)
@@ -405,9 +399,6 @@ class GpuLoop:
                 alone = max((cost.weights_for(decoders) + ctx_sum * cost.kv + (2 * decoders) * cost.state
                              + decoders * cost.window) / cost.bandwidth,
                             (cost.dense * decoders + ctx_sum * cost.attention) / cost.peak_flops)
-            else:
-                alone = cost.seconds(decoders, ctx_sum, **laid)
-                alone = alone * factor if factor is not None else alone  # stretched as the iteration was
             self.dec_alone.append(alone + overhead)
             self.n_iters += 1
             if self.pd_decode:
@@ -418,10 +409,6 @@ class GpuLoop:
             self._prefilled(i, s + ln, d)
         if self.joining:
             self._join_batch()
-
-    def _slots(self, ids) -> list[int]:
-        slot_of = self.kv.slot_of
-        return [slot_of[i].id for i in ids]
 
     def _prefilled(self, i, done, d):
         """Request i's chunk ran in an iteration of `d` seconds: its prompt is done up to `done`; a finished prompt
