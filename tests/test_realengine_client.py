@@ -292,3 +292,23 @@ def test_the_comparisons_choices_are_checked_config_fields(field, value, says):
         config["comparison"][field]["value"] = value
     with pytest.raises(InputError, match=re.escape(says)):
         comparison_settings(config)
+
+
+def test_a_cells_errors_are_relative_but_the_attainments_and_a_family_summarizes_them():
+    """predict.CellErrors: relative errors per metric, the attainment's absolute, a metric the client did not give
+    None; as a comparison file holds it (every metric, COMPARED's order) and read back; FamilyErrors over two cells."""
+    from scripts.realengine.comparison import FamilyErrors
+    from scripts.realengine.predict import COMPARED, CellErrors
+
+    measured = {**dict.fromkeys(COMPARED, 100.0), "p99_itl_ms": None, "slo_attainment": 0.90}
+    over = CellErrors.of(measured, {**dict.fromkeys(COMPARED, 110.0), "slo_attainment": 0.85})
+    under = CellErrors.of(measured, {**dict.fromkeys(COMPARED, 70.0), "slo_attainment": 0.97})
+    assert over.median_ttft_ms == pytest.approx(0.10) and under.mean_tpot_ms == pytest.approx(-0.30)
+    assert over.p99_itl_ms is None and over.slo_attainment == pytest.approx(-0.05)
+    assert list(over.as_dict()) == list(COMPARED) and CellErrors.read(over.as_dict()) == over
+    family = FamilyErrors.of([over, under])
+    assert family.central_median_abs_error == pytest.approx(0.20)  # three 0.10s and three 0.30s
+    assert family.tail_median_abs_error == pytest.approx(0.20)  # p99 ITL left out: three of each again
+    assert family.attainment_max_abs_error == pytest.approx(0.07)
+    assert FamilyErrors.of([]).as_dict() == dict.fromkeys(
+        ("central_median_abs_error", "tail_median_abs_error", "attainment_max_abs_error"))

@@ -43,24 +43,27 @@ def median_abs_error(errors: list[dict], keys) -> float | None:
 
 @dataclasses.dataclass(frozen=True)
 class FamilyErrors:
-    """The goals' three figures over a family of cells' errors (predict.cell_errors): the median |error| of the
+    """The goals' three figures over a family of cells' errors (predict.CellErrors): the median |error| of the
     central metrics and of the tail metrics, and the largest |attainment error|; None over no cell."""
     central_median_abs_error: float | None
     tail_median_abs_error: float | None
     attainment_max_abs_error: float | None
 
     @classmethod
-    def of(cls, errors: list[dict]) -> FamilyErrors:
-        return cls(median_abs_error(errors, predict.CENTRAL), median_abs_error(errors, predict.TAIL),
-                   max((abs(e["slo_attainment"]) for e in errors), default=None))
+    def of(cls, errors: list[predict.CellErrors]) -> FamilyErrors:
+        def median(keys):
+            vals = [v for e in errors for v in e.abs_values(keys)]
+            return float(np.median(vals)) if vals else None
+        return cls(median(predict.CENTRAL), median(predict.TAIL),
+                   max((abs(e.slo_attainment) for e in errors), default=None))
 
     def as_dict(self) -> dict:
         return dataclasses.asdict(self)
 
 
 def error_figures(errors: list[dict]) -> dict:
-    """FamilyErrors.of(errors) as the comparison files hold it."""
-    return FamilyErrors.of(errors).as_dict()
+    """FamilyErrors over errors as the comparison files hold them (predict.cell_errors), as those files hold it."""
+    return FamilyErrors.of([predict.CellErrors.read(e) for e in errors]).as_dict()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,12 +85,13 @@ class CellGroups:
 
 def summarize(cells: list[dict], error=lambda c: c["error"]) -> tuple[CellGroups, FamilyErrors]:
     """The one grouping and the one error summary the three comparisons share (load halves, prefix reuse, held-out
-    sessions): the cells grouped, and FamilyErrors over the `below` group (`error`: a cell's error dict)."""
+    sessions): the cells grouped, and FamilyErrors over the `below` group (`error`: a cell's errors as the
+    comparison files hold them, predict.cell_errors)."""
     usable = [c for c in cells if not c.get("speed_moved")]
     open_loop = [c for c in usable if not c.get("concurrency")]
     groups = CellGroups(len(cells), usable, [c for c in open_loop if not c["saturated"]],
                         [c for c in open_loop if c["saturated"]], [c for c in usable if c.get("concurrency")])
-    return groups, FamilyErrors.of([error(c) for c in groups.below])
+    return groups, FamilyErrors.of([predict.CellErrors.read(error(c)) for c in groups.below])
 
 
 def is_load_calibration(path: Path) -> bool:

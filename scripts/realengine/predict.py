@@ -277,13 +277,45 @@ def relative_error(predicted: float, measured: float) -> float:
     return (predicted - measured) / measured if measured else float("nan")
 
 
+@dataclasses.dataclass(frozen=True)
+class CellErrors:
+    """A cell's prediction errors, metric by metric (COMPARED, in its order): relative, (predicted - measured) /
+    measured, but the attainment's, which is absolute (predicted - measured shares); None where the measurement
+    does not give the metric (a client that kept no per-token times: no ITL)."""
+    median_ttft_ms: float | None
+    p90_ttft_ms: float | None
+    p99_ttft_ms: float | None
+    mean_tpot_ms: float | None
+    p99_tpot_ms: float | None
+    median_itl_ms: float | None
+    p99_itl_ms: float | None
+    median_e2el_ms: float | None
+    p99_e2el_ms: float | None
+    request_throughput: float | None
+    slo_attainment: float
+
+    @classmethod
+    def of(cls, measured: dict, predicted: dict) -> CellErrors:
+        m, p = measured, predicted
+        return cls(**{k: None if m[k] is None else relative_error(p[k], m[k]) for k in COMPARED
+                      if k != "slo_attainment"}, slo_attainment=p["slo_attainment"] - m["slo_attainment"])
+
+    @classmethod
+    def read(cls, held: dict) -> CellErrors:
+        """As a comparison file holds them (as_dict)."""
+        return cls(**{k: held[k] for k in COMPARED})
+
+    def as_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    def abs_values(self, keys) -> list[float]:
+        """|error| of each of `keys` the measurement gave."""
+        return [abs(v) for v in (getattr(self, k) for k in keys) if v is not None]
+
+
 def cell_errors(cell: dict) -> dict:
-    """Relative error per metric (attainment: absolute); None where the measurement does not give the metric (a
-    client that kept no per-token times: no ITL)."""
-    m, p = cell["measured"], cell["predicted"]
-    out = {k: None if m[k] is None else relative_error(p[k], m[k]) for k in COMPARED if k != "slo_attainment"}
-    out["slo_attainment"] = p["slo_attainment"] - m["slo_attainment"]  # absolute
-    return out
+    """CellErrors of a cell (its `measured` and `predicted` metrics), as the comparison files hold them."""
+    return CellErrors.of(cell["measured"], cell["predicted"]).as_dict()
 
 
 def run_spread(runs: list[dict]) -> dict:
