@@ -32,8 +32,8 @@ rule anchors:  # every anchor's data and page in one DAG (`make anchors`)
 include: "rules/data.smk"  # precomputed: the anchor's derived numbers and their provenance; shared_data
 include: "rules/tokenizers.smk"  # fetch_tokenizer, convert_qwen35, verify_qwen35, tokenizer_counts
 include: "rules/bench.smk"  # bench_medians; bench_partition and bench_cluster (`make bench-cluster`)
-include: "rules/serving.smk"  # simulated: serving_cells, serving_goodput, serving_engines, serving_sweep,
-#   serving_prefix; measured on a real engine: serve_results, serve_comparison, serve_prefix_comparison,
-#   serve_heldout_comparison, serve_records
+include: "rules/simulated.smk"  # simulate_cells, simulate_goodput, simulate_engines, simulate_sweep, simulate_prefix
+include: "rules/measured.smk"  # on a real engine: measured_results, measured_vs_simulated_load, measured_records,
+#   measured_vs_simulated_prefix, measured_vs_simulated_heldout
 include: "rules/record.smk"  # manifest
 include: "rules/page.smk"  # fetch_vendor, render_site

@@ -28,7 +28,7 @@ rule shared_data:
     output:
         json=f"{PRE}/{{name}}.json",
     wildcard_constraints:
-        name="tokenizer_counts|qwen35_conversion_proof|bench_medians|serve_real|serve_results|serve_comparison|serve_prefix_comparison|serve_heldout_comparison",
+        name="tokenizer_counts|qwen35_conversion_proof|bench_medians|measured_records|measured_results|measured_vs_simulated_load|measured_vs_simulated_prefix|measured_vs_simulated_heldout",
     log:
         "build/logs/{anchor}/shared_data.{name}.log",
     localrule: True

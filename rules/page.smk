@@ -24,7 +24,7 @@ rule render_site:
         data=f"{PRE}/precomputed.json",
         tokens=f"{PRE}/tokenizer_counts.json",
         bench=f"{PRE}/bench_medians.json",
-        real=f"{PRE}/serve_real.json",  # the real engine's records (rule serve_records), read beside the benchmark's
+        real=f"{PRE}/measured_records.json",  # the real engine's records (rule measured_records), read beside the benchmark's
         questions="questions/C13-L5.md",
         course="config/course.json",
         lab="config/lab.json",

@@ -223,9 +223,9 @@ def test_a_claim_made_false_by_an_edited_record_fails(copy):
 
 
 def test_a_real_engine_goal_moved_without_a_rebuild_fails_its_claim(copy):
-    """The validation page words "达到/没达到 … 的目标" by claims in serve_real.json (issue 60): a goal record edited
-    in place (the page still says the error meets it) is a failed claim, naming the claim and the numbers."""
-    path = copy / "precomputed" / "serve_real.json"
+    """The validation page words "达到/没达到 … 的目标" by claims in measured_records.json (issue 60): a goal record
+    edited in place (the page still says the error meets it) is a failed claim, naming the claim and the numbers."""
+    path = copy / "precomputed" / "measured_records.json"
     doc = json.loads(path.read_text(encoding="utf-8"))
     said = next(c for c in doc["claims"] if c["id"].endswith(".held.meets.central") and c["holds"])
     goal = said["all"][0][2]
@@ -238,7 +238,7 @@ def test_a_real_engine_goal_moved_without_a_rebuild_fails_its_claim(copy):
 
 def test_a_real_engine_claim_recorded_the_other_way_fails(copy):
     """A claim the page words as not holding (an error over its goal) fails the audit once it holds."""
-    path = copy / "precomputed" / "serve_real.json"
+    path = copy / "precomputed" / "measured_records.json"
     doc = json.loads(path.read_text(encoding="utf-8"))
     unmet = next(c for c in doc["claims"] if not c["holds"])
     doc["provenance"][unmet["all"][0][2]].update(value=1e6)  # the goal, now far above the error

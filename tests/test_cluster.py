@@ -91,13 +91,13 @@ def test_a_failing_job_fails_the_run_with_its_log_path(runs, tmp_path):
     """A job whose script raises (planted in a fresh copy: the sweep's own inputs cannot make a cell fail) fails
     the run, and the run names the job's Slurm log."""
     work = scratch_copy(tmp_path)
-    script = work / "scripts" / "serving_cells.py"
+    script = work / "scripts" / "simulate_cells.py"
     script.write_text(script.read_text(encoding="utf-8") + "\nraise SystemExit('planted failure')\n",
                       encoding="utf-8")
     run = snakemake(work, *SLURM, "--", "build/default/serving/cells/chat/whole/r2.json", timeout=300)
     assert run.returncode != 0
     text = run.stdout + run.stderr
-    logs = re.findall(r"\S*slurm_logs/rule_serving_cells/\S+\.log", text)
+    logs = re.findall(r"\S*slurm_logs/rule_simulate_cells/\S+\.log", text)
     assert logs, text[-3000:]
     assert any((work / path.split(str(work) + "/")[-1]).exists() or
                __import__("pathlib").Path(path).exists() for path in logs)

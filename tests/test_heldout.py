@@ -516,7 +516,7 @@ def test_a_closed_loop_with_its_slots_unknown_is_predicted_from_both_layouts(com
         low, high = sorted(band[n][key] for n in ("adjacent", "apart"))
         m = loop["measured"][key]
         assert band["measured"][key] == ("below" if m < low else "above" if m > high else "within")
-    committed = read_json(ROOT / "precomputed" / "serve_heldout_comparison.json")
+    committed = read_json(ROOT / "precomputed" / "measured_vs_simulated_heldout.json")
     for e in committed["engines"]:
         for c in (c for c in e["cells"] if c["concurrency"]):
             known = "slot_order_at_start" in read_json(ROOT / c["file"])
@@ -530,7 +530,7 @@ def test_the_committed_closed_loops_floor_is_its_measurements_own_spread():
     """Across the committed sessions whose server had its slots ordered and kept its speed, the closed loop's
     measured attainment spans more than twice the 10-point goal (2026-12-05: 25-49 %), so no single prediction can
     be within the goal in every one of them; the sessions are in the order of their numbers."""
-    committed = read_json(ROOT / "precomputed" / "serve_heldout_comparison.json")
+    committed = read_json(ROOT / "precomputed" / "measured_vs_simulated_heldout.json")
     names = [e["session"] for e in committed["engines"]]
     assert names == sorted(names, key=lambda n: int(n.split("-")[1]))
     (rep,) = committed["repeats"]

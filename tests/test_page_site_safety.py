@@ -44,7 +44,7 @@ def test_planted_script_in_json_renders_as_text(tmp_path, browser):
     tokens["passages"]["zh"] = "<script>window.__pwned = 1</script><img src=x onerror=window.__pwned=2>"
     tokens["passage_titles"]["zh"] = "<b>标题</b>"
     questions = "## <script>window.__pwned = 3</script>\n\n回答 <i>x</i>"
-    measured = measured_records(load("bench_medians.json"), load("serve_real.json"))  # as the render rule reads them
+    measured = measured_records(load("bench_medians.json"), load("measured_records.json"))  # as the render reads them
     out, html = render_to(tmp_path, load("precomputed.json"), tokens, measured, questions)
     assert "&lt;script&gt;window.__pwned = 1&lt;/script&gt;" in html
     page, watch = open_page(browser, out.as_uri())

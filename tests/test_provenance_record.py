@@ -9,7 +9,7 @@ from scripts.record import provenance as pv
 from scripts.record.provenance import Derivation, Kind, Record, RecordError
 from tests.conftest import ROOT
 
-RECORD_FILES = ("precomputed", "serving", "tokenizer_counts", "bench_medians", "serve_real")
+RECORD_FILES = ("precomputed", "serving", "tokenizer_counts", "bench_medians", "measured_records")
 
 
 def committed_records() -> dict:

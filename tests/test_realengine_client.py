@@ -212,7 +212,7 @@ def test_committed_comparison_reads_as_page_records():
     from scripts.realengine.records import SHOWN, page_block
     from tests.conftest import ROOT
 
-    path = ROOT / "precomputed" / "serve_comparison.json"
+    path = ROOT / "precomputed" / "measured_vs_simulated_load.json"
     comparison = json.loads(path.read_text(encoding="utf-8"))
     if not comparison["engines"]:
         pytest.skip("no real-engine measurement committed")
@@ -232,22 +232,22 @@ def test_committed_comparison_reads_as_page_records():
 
 
 def test_the_pages_goal_sentences_agree_with_the_comparisons_verdicts():
-    """Each "达到/没达到 … 的目标" on the validation page turns on a claim in serve_real.json, settled over its records
-    (the error in percent against the goal in percent); each must agree with the comparison's own verdict
+    """Each "达到/没达到 … 的目标" on the validation page turns on a claim in measured_records.json, settled over its
+    records (the error in percent against the goal in percent); each must agree with the comparison's own verdict
     (comparison.goals_met, over fractions), the two computed apart."""
     from tests.conftest import ROOT
 
     def read(name):
         return json.loads((ROOT / "precomputed" / name).read_text(encoding="utf-8"))
 
-    holds = {c["id"]: c["holds"] for c in read("serve_real.json")["claims"]}
+    holds = {c["id"]: c["holds"] for c in read("measured_records.json")["claims"]}
     verdicts = {}
-    for e in read("serve_comparison.json")["engines"]:
+    for e in read("measured_vs_simulated_load.json")["engines"]:
         verdicts.update({f"real.{e['machine']['id']}.summary.meets.{k}": v for k, v in e["summary"]["meets"].items()})
-    for e in read("serve_prefix_comparison.json")["engines"]:
+    for e in read("measured_vs_simulated_prefix.json")["engines"]:
         verdicts.update({f"realpfx.{e['machine']['id']}.summary.meets.{k}": v
                          for k, v in e["summary"]["meets"].items()})
-    held = read("serve_heldout_comparison.json")
+    held = read("measured_vs_simulated_heldout.json")
     for e in held["engines"]:
         if e["session"] == "session-1":
             for tag, key in (("held", "held_out"), ("noisy", "held_out_noisy")):

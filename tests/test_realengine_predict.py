@@ -1,7 +1,7 @@
 """The prediction command (python -m scripts.realengine.predict): one committed run predicted with a step model fitted
-on the other half's runs gives exactly the cross-prediction rule serve_comparison committed for it (the command and
-the rule share predict.compare_cell), the table names every compared metric, --out writes the same numbers, and bad
-calls are refused in one line naming what is wrong."""
+on the other half's runs gives exactly the cross-prediction rule measured_vs_simulated_load committed for it (the
+command and the rule share predict.compare_cell), the table names every compared metric, --out writes the same
+numbers, and bad calls are refused in one line naming what is wrong."""
 import json
 import subprocess
 import sys
@@ -22,7 +22,7 @@ def predict(*args):
 
 @pytest.fixture(scope="module")
 def committed():
-    doc = json.loads((ROOT / "precomputed" / "serve_comparison.json").read_text(encoding="utf-8"))
+    doc = json.loads((ROOT / "precomputed" / "measured_vs_simulated_load.json").read_text(encoding="utf-8"))
     return doc["engines"][0]
 
 

@@ -106,12 +106,12 @@ def stop_group(work, proc, sig, seconds=60):
 KILLS = [
     ("fetch_tokenizer", signal.SIGKILL), ("convert_qwen35", signal.SIGTERM), ("verify_qwen35", signal.SIGKILL),
     ("precomputed", signal.SIGKILL), ("tokenizer_counts", signal.SIGINT), ("bench_medians", signal.SIGKILL),
-    ("serving_cells", signal.SIGTERM), ("serving_goodput", signal.SIGKILL), ("serving_sweep", signal.SIGKILL),
-    ("serve_results", signal.SIGTERM), ("manifest", signal.SIGTERM), ("manifest", signal.SIGINT),
+    ("simulate_cells", signal.SIGTERM), ("simulate_goodput", signal.SIGKILL), ("simulate_sweep", signal.SIGKILL),
+    ("measured_results", signal.SIGTERM), ("manifest", signal.SIGTERM), ("manifest", signal.SIGINT),
     ("render_site", signal.SIGKILL), ("render_site", signal.SIGINT)]
 # `make test`'s case is the data rule whose heal is cheapest, the manifest, stopped by Ctrl-C: its heal re-runs it alone
 # (10 s in all, against 25 s for tokenizer_counts, whose heal re-runs the data and the render behind it, and 13 s to
-# 142 s for a serving_cells job, whose heal re-runs the goodput searches and engine comparisons behind it). The other
+# 142 s for a simulate_cells job, whose heal re-runs the goodput searches and engine comparisons behind it). The other
 # rules' cases guard no other mechanism: the wrapper's signal handling and publish-after-complete are the same for
 # every rule; SIGKILL of a rule is also `make test`'s, in the dead-lock case below.
 IN_MAKE_TEST = {("manifest", signal.SIGINT)}
@@ -131,9 +131,9 @@ def test_a_build_stopped_in_any_rule_loses_nothing_and_the_next_one_heals(kit, r
 
 def test_a_second_build_is_told_who_is_building(kit):
     work, _ = kit
-    first = start(work, "all", "--forcerun", "serving_cells", "--cores", "1")
+    first = start(work, "all", "--forcerun", "simulate_cells", "--cores", "1")
     try:
-        wait_for(first, "rule serving_cells:")
+        wait_for(first, "rule simulate_cells:")
         second = subprocess.run([*LOCKED, "all"], cwd=work, capture_output=True, text=True, timeout=60)
         assert second.returncode == 75
         assert "another build is running" in second.stderr and f"PID {first.pid}" in second.stderr

@@ -178,7 +178,7 @@ class Named(dict):
 def render_inputs(templates: Path, out: Path) -> tuple[Named, Named]:
     pre = ROOT / "precomputed"
     inp = Named(data=str(pre / "precomputed.json"), tokens=str(pre / "tokenizer_counts.json"),
-                bench=str(pre / "bench_medians.json"), real=str(pre / "serve_real.json"),
+                bench=str(pre / "bench_medians.json"), real=str(pre / "measured_records.json"),
                 questions=str(ROOT / "questions" / "C13-L5.md"),
                 course=str(ROOT / "config" / "course.json"), runtime=str(ROOT / ".cache" / "vendor" / "vega.min.js"),
                 vendor=str(ROOT / "config" / "vendor.json"), serving=str(pre / "serving.json"))

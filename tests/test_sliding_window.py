@@ -162,7 +162,7 @@ def test_the_gpt_oss_lesson_page_reads_true_and_computes_its_own_numbers(oss, br
     html = page.read_text(encoding="utf-8")
     records = json.loads((tmp_path / "lesson.json").read_text(encoding="utf-8"))["provenance"]
     defaults = {}  # the default's token counts, benchmark and simulations, as the page shows them
-    for name in ("tokenizer_counts.json", "bench_medians.json", "serving.json", "serve_real.json"):
+    for name in ("tokenizer_counts.json", "bench_medians.json", "serving.json", "measured_records.json"):
         defaults.update(json.loads((ROOT / "precomputed" / name).read_text(encoding="utf-8"))["provenance"])
     script = (tmp_path / "site" / DATA_SCRIPT).read_text(encoding="utf-8")
     every = {**defaults, **records, **read_page_records(script)}  # and the page's own (its reading time)

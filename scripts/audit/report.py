@@ -50,8 +50,8 @@ def load_records(data: Path, site: Path | None = None) -> dict:
     from scripts.page.render import DATA_SCRIPT, read_page_records
 
     records = {}
-    for name in ("precomputed.json", "tokenizer_counts.json", "bench_medians.json", "serve_real.json", "serving.json",
-                 "prefix.json"):
+    for name in ("precomputed.json", "tokenizer_counts.json", "bench_medians.json", "measured_records.json",
+                 "serving.json", "prefix.json"):
         path = data / name
         if path.exists():
             records.update(json.loads(path.read_text(encoding="utf-8")).get("provenance", {}))
@@ -464,8 +464,8 @@ def check_embedded(site: Path, data: Path) -> list[str]:
     if not found:
         return [f"{path}: no window.C13_DATA line"]
     docs = {name: json.loads((data / f"{name}.json").read_text(encoding="utf-8")) if (data / f"{name}.json").exists()
-            else None for name in ("precomputed", "tokenizer_counts", "bench_medians", "serve_real", "prefix")}
-    docs["bench_medians"] = measured_records(docs["bench_medians"], docs.pop("serve_real"))  # as the render reads
+            else None for name in ("precomputed", "tokenizer_counts", "bench_medians", "measured_records", "prefix")}
+    docs["bench_medians"] = measured_records(docs["bench_medians"], docs.pop("measured_records"))  # as the render reads
     lesson = site / "index.html"
     lab_only = lab_only_ids(docs["bench_medians"], lesson.read_text(encoding="utf-8") if lesson.exists() else "")
     expected = str(json_for_script(page_data(docs["precomputed"], docs["tokenizer_counts"], docs["bench_medians"],
@@ -474,8 +474,8 @@ def check_embedded(site: Path, data: Path) -> list[str]:
     lab = site / LAB_SCRIPT  # the measured records only the lab shows, split off by the lesson page's numbers
     if (site / "lab.html").exists() and (not lab.exists() or lab.read_text(encoding="utf-8") != lab_script(
             docs["bench_medians"], lab_only)):
-        problems.append(f"{lab}: differs from the records of precomputed/bench_medians.json and serve_real.json the "
-                        "lesson page does not show (edited by hand?)")
+        problems.append(f"{lab}: differs from the records of precomputed/bench_medians.json and measured_records.json "
+                        "the lesson page does not show (edited by hand?)")
     serving_path = data / "serving.json"
     if serving_path.exists():
         problems += check_serving_data(site, json.loads(serving_path.read_text(encoding="utf-8")))

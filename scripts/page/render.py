@@ -110,7 +110,7 @@ def prefix_script(prefix: dict) -> str:
 
 def measured_records(bench: dict | None, real: dict | None) -> dict | None:
     """What the pages call `bench`: the KV-cache benchmark's medians (bench_medians.json) with the real engine's
-    records (serve_real.json, rule serve_records) beside them, the benchmark's first."""
+    records (measured_records.json, rule measured_records) beside them, the benchmark's first."""
     if bench is None and real is None:
         return None
     b, r = bench or {}, real or {}
@@ -119,7 +119,7 @@ def measured_records(bench: dict | None, real: dict | None) -> dict | None:
 
 
 def lab_only_ids(bench: dict | None, lesson_html: str) -> frozenset[str]:
-    """The measured records (bench_medians.json and serve_real.json: the KV-cache benchmark and the real engine)
+    """The measured records (bench_medians.json and measured_records.json: the KV-cache benchmark and the real engine)
     that the lesson page does not show: they travel in lab-data.js, which only the lab page loads, so the lesson
     page does not carry the lab's tables (page weight: scripts/bench/page_latency.py)."""
     from scripts.page.scan import page_numbers
@@ -245,7 +245,7 @@ def template_problem(exc: Exception) -> TemplateProblem:
 
 def claim_outcomes(*docs: dict | None) -> dict[str, bool]:
     """Claim id -> whether it holds, over the claims of each data file given (precomputed.json, serving.json,
-    prefix.json, the measured records of serve_real.json): what the templates word each sentence by (a claim the
+    prefix.json, the measured records of measured_records.json): what the templates word each sentence by (a claim the
     build checks, rather than settles, always holds). A claim id given twice is a build error."""
     outcomes: dict[str, bool] = {}
     for doc in docs:

@@ -1,4 +1,4 @@
-"""Measured load runs beside the simulator's prediction (precomputed/serve_comparison.json).
+"""Measured load runs beside the simulator's prediction (precomputed/measured_vs_simulated_load.json).
 
 Calibrate on one half, predict the other: for each workload the measured rates are split alternately into two
 halves (rates 1, 3, 5 of the sorted six, and 2, 4, 6); the step model (scripts/realengine/stepmodel.py) is fitted on

@@ -1,4 +1,4 @@
-"""The held-out cells beside the simulator's prediction (precomputed/serve_heldout_comparison.json, issue 43).
+"""The held-out cells beside the simulator's prediction (precomputed/measured_vs_simulated_heldout.json, issue 43).
 
 Held out by design (heldout.py): the cells were sent by another client (aiperf) with shapes the fitted workloads
 never had, and the step model is fitted only on the calibration load runs of the same session

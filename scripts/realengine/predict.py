@@ -16,8 +16,8 @@ fitted from a calibration record (by default on the calibration load runs beside
 prints measured, predicted and the error per metric (JSON with --out). Before it trusts the calibration it checks
 the run's own speed against it (speed.py, `checked_prediction`): past comparison.speed_check_bound it exits 3 with
 both numbers, unless told `--rescale` (the step model's decode times scaled to the run) or `--force`; a Poisson
-run whose distributions are past comparison.ks_flag_above is flagged. The serve_comparison rule predicts every run
-through the same `compare_cell`."""
+run whose distributions are past comparison.ks_flag_above is flagged. The measured_vs_simulated_load rule predicts
+every run through the same `compare_cell`."""
 from __future__ import annotations
 
 import dataclasses

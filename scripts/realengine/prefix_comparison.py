@@ -1,4 +1,5 @@
-"""The real engine's prefix-reuse runs beside the simulator's prediction (precomputed/serve_prefix_comparison.json).
+"""The real engine's prefix-reuse runs beside the simulator's prediction
+(precomputed/measured_vs_simulated_prefix.json).
 
 Held out by design: the step model is fitted only on the calibration load runs of the same session
 (precomputed/serve-prefix/calibration/: the `short` and `long_mix` workloads, random prompts that share nothing, at

@@ -11,7 +11,7 @@ from scripts.record import provenance as pv
 from scripts.record.claims import settle as settle_claims
 from scripts.serving.sweep import page_states, per_request_metrics, search_of, workload_seed
 
-SCRIPT = "scripts/serving_cells.py"
+SCRIPT = "scripts/simulate_cells.py"
 # The goodput_<part> records: the replications' mean and the ends of their interval (at the sweep's confidence).
 from scripts.serving.labels import LABELS  # every record's label (labels.json)
 
@@ -85,7 +85,7 @@ def aggregate(anchor_doc: dict, workloads_doc: dict, settings: dict, cells: list
                                                        schedule=SCHEDULE_LABELS[schedule],
                                                        target=f"{settings['attainment_target']:g}"),
                               base, "distserve_goodput",
-                              "scripts/serving_goodput.py", interval=over_seeds)
+                              "scripts/simulate_goodput.py", interval=over_seeds)
         for part, word in INTERVAL_PARTS.items():  # the page states the replications' mean and interval too
             pid = f"serving.{wid}.{schedule}.goodput_{part}"
             prov[pid] = simulated(pid, reps["interval"][part], "req/s per GPU", "f2",
@@ -93,7 +93,7 @@ def aggregate(anchor_doc: dict, workloads_doc: dict, settings: dict, cells: list
                                       workload=workloads[wid]["label"], schedule=SCHEDULE_LABELS[schedule],
                                       replications=settings["replications"],
                                       part=word.format(confidence=settings["confidence"] * 100)), base,
-                                  f"distserve_goodput_{part}", "scripts/serving_goodput.py", interval=over_seeds)
+                                  f"distserve_goodput_{part}", "scripts/simulate_goodput.py", interval=over_seeds)
     for wid, by_schedule in goodput.items():
         if "whole" in by_schedule and by_schedule["whole"]["rate_per_gpu"] > 0:
             for schedule in by_schedule:
@@ -102,7 +102,7 @@ def aggregate(anchor_doc: dict, workloads_doc: dict, settings: dict, cells: list
                                      prov[f"serving.{wid}.whole.goodput_rate"], fmt="f2",
                                      label=LABELS["goodput_vs_whole"].format(workload=workloads[wid]["label"],
                                                                              schedule=SCHEDULE_LABELS[schedule]),
-                                     script="scripts/serving_sweep.py")
+                                     script="scripts/simulate_sweep.py")
     anchor = {"name": anchor_doc["model"]["name"]["value"], "hardware": anchor_doc["hardware"]["name"]["value"]}
     doc = {"schema_version": 1, "anchor": anchor,
            "settings": settings,
@@ -273,7 +273,7 @@ def engine_record(rid: str, g: dict, label: str, base: dict, preset: str, step: 
     """A goodput the audit checks by two simulations: the rate meets the attainment target and the bisection's
     last missing rate (`miss_rate`) does not."""
     return simulated(rid, g["rate_per_gpu"], "req/s per GPU", "f2", label, {**base, "schedule": preset},
-                     "engine_goodput", "scripts/serving_engines.py",
+                     "engine_goodput", "scripts/simulate_engines.py",
                      formula="scripts.serving.sweep:distserve_goodput",
                      args={"step_time": step, "split": split, "miss_rate": g["miss_rate"],
                            "first_token": settings["first_token"]})
@@ -302,7 +302,7 @@ def adapted_lengths(adapted: list[dict], anchor_doc: dict, prov: dict, anchor_fi
                                                        "context")
             prov[rid] = pv.derived(rid, LABELS["adapted_now"].format(**names), n, "token", "int",
                                    derivation=pv.Derivation.FITTED, formula="scripts.serving.config:fit_to_context",
-                                   inputs=["serving.model_context", f"{rid}.was"], script="scripts/serving_sweep.py",
+                                   inputs=["serving.model_context", f"{rid}.was"], script="scripts/simulate_sweep.py",
                                    args={"workload": a["workload"], "field": a["field"], "bound": bound},
                                    rule=a["rule"])
         shown.append({**a, "records": ids})
@@ -386,7 +386,7 @@ def add_page_opening(doc: dict, workloads_doc: dict, settings: dict, anchor_doc:
                                      f"{READOUT_CELL_METRIC.get(metric, metric)}")  # the cell's own record
         label = LABELS["readout"].format(schedule=SCHEDULE_LABELS[schedule], metric=metric_label(metric))
         doc["provenance"][rid] = simulated(rid, value, unit, fmt, label, cell, metric,
-                                           "scripts/serving_sweep.py", formula="scripts.serving.load_page:readouts",
+                                           "scripts/simulate_sweep.py", formula="scripts.serving.load_page:readouts",
                                            args=opening, key=name, interval=(same or {}).get("interval"))
     doc["page_try"] = page["try"]["value"]
     for tid, setting in page["try"]["value"].items():
@@ -412,8 +412,8 @@ def add_page_opening(doc: dict, workloads_doc: dict, settings: dict, anchor_doc:
             doc["provenance"][rid] = simulated(rid, value, unit, fmt, LABELS["try_readout"].format(
                 name=TRY_LABELS.get(tid, tid), schedule=SCHEDULE_LABELS[schedule], metric=metric_label(metric)),
                 cell, metric,
-                                               "scripts/serving_sweep.py", formula="scripts.serving.load_page:readouts",
-                                               args=args, key=name)
+                                               "scripts/simulate_sweep.py",
+                                               formula="scripts.serving.load_page:readouts", args=args, key=name)
     opening_values = {**opening, "requests": settings["requests"], "replications": settings["replications"],
                       "confidence": settings["confidence"] * 100, "chunk_tokens": settings["chunk_tokens"],
                       "prefill_gpus": settings["prefill_gpus"], "decode_gpus": settings["decode_gpus"],

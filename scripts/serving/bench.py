@@ -51,8 +51,8 @@ def simulator_speed(a) -> list[dict]:
 
 def sweep_wall_seconds() -> float:
     cmd = [sys.executable, "-m", "snakemake", "--cores", "2", "--quiet", "all", "--scheduler", "greedy", "--forcerun",
-           "serving_cells", "serving_goodput", "serving_engines",
-           "serving_sweep", "--", "build/default/precomputed/serving.json"]
+           "simulate_cells", "simulate_goodput", "simulate_engines",
+           "simulate_sweep", "--", "build/default/precomputed/serving.json"]
     t0 = time.perf_counter()
     subprocess.run(cmd, check=True, capture_output=True)
     return time.perf_counter() - t0

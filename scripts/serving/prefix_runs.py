@@ -1,7 +1,7 @@
 """The prefix-caching experiment (issue 42; the lab page's table): config/prefix.json's two workloads, shared
 system prompts and multi-turn conversations, served by one engine preset with its prefix cache off and on
 (engine/kv.py `paged` and `paged+apc`) at each of the experiment's rates, on the anchor's realistic step times.
-Pure but for `load` and `build` (they read the config files); the rule script scripts/serving_prefix.py writes
+Pure but for `load` and `build` (they read the config files); the rule script scripts/simulate_prefix.py writes
 what `build` returns.
 
 Per run: the hit rates (prompt tokens served from the cache over all prompt tokens; requests with any hit), TTFT
@@ -27,7 +27,7 @@ from scripts.serving.workload import conversation_draws, conversations, shared_s
 
 CONFIG = "config/prefix.json"
 WORDS = LABELS["prefix"]  # the prefix and admission records' labels (scripts/serving/labels.json)
-SCRIPT = "scripts/serving_prefix.py"
+SCRIPT = "scripts/simulate_prefix.py"
 WORKLOADS = ("system_prompt", "multi_turn")
 CACHE = {"off": False, "on": True}
 METRICS = (  # metric, unit, display format, whether it has a record with the cache off (shares in percent; the
@@ -312,7 +312,7 @@ def page_experiment(anchor, doc: dict, slo_ms: dict, gpu_name: str) -> dict:
 
 def build(anchor_path, workloads_path, config_path) -> dict:
     """precomputed/prefix.json: the cache runs, the burst runs, their records and settled claims (rule
-    serving_prefix)."""
+    simulate_prefix)."""
     from scripts.serving.config import sweep_doc
 
     anchor, workloads_doc, settings = sweep_doc(Path(anchor_path), Path(workloads_path))

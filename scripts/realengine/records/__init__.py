@@ -1,5 +1,5 @@
-"""The real-engine comparison as page records (serve_real.json, rule serve_records; the pages read it beside the
-KV-cache benchmark's bench_medians.json): measured numbers (the runs, with their run-to-run spread), the
+"""The real-engine comparison as page records (measured_records.json, rule measured_records; the pages read it beside
+the KV-cache benchmark's bench_medians.json): measured numbers (the runs, with their run-to-run spread), the
 simulator's predictions of them (`calibrated`: the serving model on step times fitted to a calibration run), the
 errors, the goals and the settings the measurement ran with (`assumed`). One module per family: load.py (the load
 runs), prefix.py (prefix reuse), heldout.py and repeat.py (the held-out cells and their later sessions); words.py
@@ -16,18 +16,18 @@ from scripts.realengine.records.words import HELD_SHOWN, SHOWN
 __all__ = ["HELD_SHOWN", "SHOWN", "heldout_page_block", "page_block", "prefix_page_block", "real_engine"]
 
 
-def real_engine(serve_comparison: Path, serve_prefix_comparison: Path, serve_heldout_comparison: Path) -> dict:
-    """serve_real.json (rule serve_records): the real engine's runs beside the simulator's predictions
-    (`serve_real`), its prefix-reuse runs (`serve_real_prefix`) and its held-out cells (`serve_real_heldout`), with
-    every record the pages show of them, and the claims their sentences turn on (`claims`, settled)."""
+def real_engine(load: Path, prefix: Path, heldout: Path) -> dict:
+    """measured_records.json (rule measured_records) from the three comparisons' files (measured_vs_simulated_*.json):
+    the real engine's runs beside the simulator's predictions (`serve_real`), its prefix-reuse runs
+    (`serve_real_prefix`) and its held-out cells (`serve_real_heldout`), with every record the pages show of them,
+    and the claims their sentences turn on (`claims`, settled)."""
     from scripts.record.claims import settle
     from scripts.record.inputs import read_json
 
     out: dict = {"schema_version": 1, "provenance": {}}
     claims: list[dict] = []
-    for key, block, path in (("serve_real", page_block, serve_comparison),
-                             ("serve_real_prefix", prefix_page_block, serve_prefix_comparison),
-                             ("serve_real_heldout", heldout_page_block, serve_heldout_comparison)):
+    for key, block, path in (("serve_real", page_block, load), ("serve_real_prefix", prefix_page_block, prefix),
+                             ("serve_real_heldout", heldout_page_block, heldout)):
         made = block(read_json(path))
         out[key] = made["engines"]
         out["provenance"].update(made["provenance"])

@@ -1,4 +1,4 @@
-"""Rule serve_comparison: the real engine's calibration and load runs (precomputed/serve/) -> the simulator's
+"""Rule measured_vs_simulated_load: the real engine's calibration and load runs (precomputed/serve/) -> the simulator's
 prediction of each run and its error (scripts/realengine/comparison.py)."""
 if "snakemake" in globals():  # run by Snakemake from scripts/: make the repo root importable
     import sys
@@ -16,7 +16,7 @@ from scripts.record.inputs import read_json
 
 
 def main(calibrations, results, anchor_path, config_path, out, comparing=compare):
-    """`comparing`: comparison.compare (the load runs) or prefix_comparison.compare (rule serve_prefix_comparison)."""
+    """`comparing`: comparison.compare (load runs) or prefix_comparison.compare (measured_vs_simulated_prefix)."""
     # The simulated engine's memory is unbounded (predict.py): the anchor only fills the simulator's bookkeeping.
     anchor = load(Path(anchor_path))[0]
     settings = comparison_settings(read_json(Path(config_path)), Path(config_path).as_posix())

@@ -1,4 +1,4 @@
-"""Rule serving_sweep: every cell, goodput and engine comparison -> precomputed/serving.json (scripts/serving/)."""
+"""Rule simulate_sweep: every cell, goodput and engine comparison -> precomputed/serving.json (scripts/serving/)."""
 if "snakemake" in globals():  # run by Snakemake from scripts/: make the repo root importable
     import sys
 

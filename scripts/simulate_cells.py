@@ -1,4 +1,4 @@
-"""Rule serving_cells: every swept rate of one (workload, schedule) of the default sweep, one file per cell
+"""Rule simulate_cells: every swept rate of one (workload, schedule) of the default sweep, one file per cell
 (scripts/serving/sweep.py run_cell). One job per curve rather than per cell: a cell simulates in about 0.7 s, about
 what starting a Snakemake script job costs, so 96 one-cell jobs spent half the sweep's time starting."""
 if "snakemake" in globals():  # run by Snakemake from scripts/: make the repo root importable
@@ -19,7 +19,7 @@ if "snakemake" in globals():
     def cells() -> None:
         a, workloads, settings = sweep_inputs(Path(sm.input.anchor), Path(sm.input.workloads))
         w = sm.wildcards
-        by_name = {Path(p).stem: p for p in sm.output.cells}  # r<rate>.json, as rules/serving.smk names them
+        by_name = {Path(p).stem: p for p in sm.output.cells}  # r<rate>.json, as rules/simulated.smk names them
         for rate in settings["rates_per_gpu"]:
             write_json_atomic(by_name[f"r{rate_name(rate)}"], run_cell(a, workloads, settings, w.workload,
                                                                        w.schedule, float(rate)))

@@ -1,4 +1,4 @@
-"""Rule serving_goodput: one (workload, schedule)'s sweep cells -> DistServe goodput, refined by bisection, and the
+"""Rule simulate_goodput: one (workload, schedule)'s sweep cells -> DistServe goodput, refined by bisection, and the
 probes of the page's own goodput searches on that workload (sweep.page_search_probes)."""
 if "snakemake" in globals():  # run by Snakemake from scripts/: make the repo root importable
     import sys

@@ -1,4 +1,4 @@
-"""Rule serve_results: precomputed/serve/*.json (vllm bench serve results) -> their metrics (scripts/serving/)."""
+"""Rule measured_results: precomputed/serve/*.json (vllm bench serve results) -> their metrics (scripts/serving/)."""
 if "snakemake" in globals():  # run by Snakemake from scripts/: make the repo root importable
     import sys
 

@@ -1,4 +1,4 @@
-"""Rule serving_prefix: config/prefix.json's workloads served with the prefix cache off and on, and its burst of
+"""Rule simulate_prefix: config/prefix.json's workloads served with the prefix cache off and on, and its burst of
 long prompts with one shared token budget and with admission by request class (scripts/serving/prefix_runs.py
 build) -> precomputed/prefix.json (the runs, their records and claims)."""
 if "snakemake" in globals():  # run by Snakemake from scripts/: make the repo root importable

@@ -1,7 +1,7 @@
-"""Rule serve_heldout_comparison: the held-out cells and their session's calibration (precomputed/serve-heldout/),
+"""Rule measured_vs_simulated_heldout: the held-out cells and their session's calibration (precomputed/serve-heldout/),
 and the other committed calibrations (precomputed/serve/calibration/, precomputed/serve-archive/*/calibration/)
 -> the simulator's prediction of each cell and the errors reported apart (scripts/realengine/heldout_comparison.py),
-through serve_comparison's main."""
+through measured_vs_simulated_load's main."""
 if "snakemake" in globals():  # run by Snakemake from scripts/: make the repo root importable
     import sys
 
@@ -10,9 +10,9 @@ if "snakemake" in globals():  # run by Snakemake from scripts/: make the repo ro
 from functools import partial
 from pathlib import Path
 
+from scripts.measured_vs_simulated_load import main
 from scripts.realengine.heldout_comparison import compare
 from scripts.record.cli import run_cleanly
-from scripts.serve_comparison import main
 
 if "snakemake" in globals():
     sm = snakemake  # noqa: F821

@@ -1,4 +1,4 @@
-"""Rule serve_records: the real engine's three comparisons -> serve_real.json, the pages' records of them
+"""Rule measured_records: the real engine's three comparisons -> measured_records.json, the pages' records of them
 (scripts/realengine/records/)."""
 if "snakemake" in globals():  # run by Snakemake from scripts/: make the repo root importable
     import sys
@@ -13,7 +13,5 @@ from scripts.record.cli import run_cleanly
 
 if "snakemake" in globals():
     sm = snakemake  # noqa: F821
-    run_cleanly(lambda: write_json_atomic(sm.output.json, real_engine(Path(sm.input.serve_comparison),
-                                                                      Path(sm.input.serve_prefix_comparison),
-                                                                      Path(sm.input.serve_heldout_comparison))),
-                log=sm.log[0])
+    run_cleanly(lambda: write_json_atomic(sm.output.json, real_engine(Path(sm.input.load), Path(sm.input.prefix),
+                                                                      Path(sm.input.heldout))), log=sm.log[0])

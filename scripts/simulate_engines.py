@@ -1,4 +1,4 @@
-"""Rule serving_engines: one (workload, step times) -> DistServe goodput of every engine preset, and of every P/D
+"""Rule simulate_engines: one (workload, step times) -> DistServe goodput of every engine preset, and of every P/D
 split for the page's workload (scripts/serving/sweep.py engines_goodput)."""
 if "snakemake" in globals():  # run by Snakemake from scripts/: make the repo root importable
     import sys
