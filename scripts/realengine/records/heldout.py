@@ -10,6 +10,7 @@ from scripts.realengine.comparison import within_goal
 from scripts.realengine.heldout_comparison import session_key, start_range
 from scripts.realengine.records.repeat import repeat_block
 from scripts.realengine.records.words import (
+    CLAIMS,
     FITS,
     HELD_AT_ONCE,
     HELD_LABELS,
@@ -211,6 +212,16 @@ def _held_settings(r: HeldOutRecords, e: dict, goals: dict) -> None:
                                assumption=goal_source("held_goal", goals))
 
 
+def _start_patterns(bounds: dict | None) -> dict | None:
+    """The settled pattern (first wave's size) of a closed loop's lowest- and highest-attainment starts, in words
+    ("两" for two), and whether the two are the same; None without starts."""
+    if not bounds or bounds["low"]["main_part"] is None or bounds["high"]["main_part"] is None:
+        return None
+    low, high = (int(bounds[end]["main_part"]) for end in ("low", "high"))
+    return {"same": low == high, "low": str(low), "high": str(high),
+            "low_word": HW["batch_words"][low - 1], "high_word": HW["batch_words"][high - 1]}
+
+
 def _held_view(e: dict, goals: dict, others: dict) -> dict:
     """What the section's sentences turn on, decided here so that the template holds prose only: per closed loop
     whether its attainment error (noiseless and noisy) is within the closed-loop goal, and how the TPOT of the
@@ -228,7 +239,8 @@ def _held_view(e: dict, goals: dict, others: dict) -> dict:
         loops.append({"within_goal": within_goal(worst, goals["closed_loop_attainment_abs_error"]),
                       "met_tpot_slower": predicted is not None and measured is not None and predicted > measured,
                       "met_tpot_near_target": predicted is not None and near * slo < predicted <= slo,
-                      "noise_lowers_attainment": bool(n) and n["attainment"][1] < c["attainment"][1]})
+                      "noise_lowers_attainment": bool(n) and n["attainment"][1] < c["attainment"][1],
+                      "patterns": _start_patterns(c.get("start_range"))})
     return {"closed_loop": loops,
             "other": {tag: {"slower": o["lone_step_ratio"] > 1, "later": o["hours_apart"] > 0}
                       for tag, o in others.items()}}
@@ -263,7 +275,26 @@ def heldout_page_block(comparison: dict) -> dict:
                         "client": e["cells"][0]["client"], "view": _held_view(e, comparison["goals"], others),
                         "repeat": repeat_block(r, e, comparison, prov)})
         claims += held_claims(prov, f"realho.{r.mid}")
+        for c, row in zip(e["cells"], rows, strict=True):
+            claims += loop_claims(prov, row["id"], held_where(c)) if c["concurrency"] else []
     return {"engines": engines, "provenance": prov, "claims": claims}
+
+
+def loop_claims(prov: dict, cell: str, where: str) -> list[dict]:
+    """A closed loop's claims: both measured wave patterns appear in the prediction (first prefill of one request
+    and of two), and each end of its starts' range begins staggered as measured (one request first)."""
+    out = []
+    one, two = f"{cell}.first1.predicted", f"{cell}.first2.predicted"
+    if one in prov and two in prov:
+        out.append({"id": f"{cell}.both_patterns_predicted", "says": CLAIMS["both_patterns_predicted"].format(
+            where=where), "all": [[one, ">", 0], [two, ">", 0]], "fix": "precomputed/serve-heldout/ (the loop)"})
+    for end in ("low", "high"):
+        together = f"{cell}.pattern_{end}.together"
+        if together in prov:
+            out.append({"id": f"{cell}.pattern_{end}.staggered", "says": CLAIMS["start_staggered"].format(
+                where=where, which=HW["pattern_which"][end]), "all": [[together, "==", 1]],
+                "fix": "config/real_engine.json comparison (the starts tried)"})
+    return out
 
 
 def held_claims(prov: dict, base: str) -> list[dict]:

@@ -14,6 +14,7 @@ from scripts.realengine.records.words import (
     WORDS,
     WORKLOAD_LABELS,
     Records,
+    claim,
     goal_claims,
 )
 
@@ -185,7 +186,9 @@ def page_block(comparison: dict) -> dict:
         _summary(r, e)
         _calibration(r, e)
         _settings(r, e, comparison["goals"])
-        claims += goal_claims(prov, f"real.{r.mid}.summary", f"real.{r.mid}")
+        claims += goal_claims(prov, f"real.{r.mid}.summary", f"real.{r.mid}") + claim(
+            prov, f"real.{r.mid}.worst.within_spread", "error_within_spread", f"real.{r.mid}.worst.spread", ">=",
+            f"real.{r.mid}.worst.error", "precomputed/serve/ (the load runs measured)")
         engines.append({"id": r.mid, "machine": e["machine"], "worst": e["summary"].get("worst_central"),
                         "layout": bool(r.layout),
                         "worst_attainment": e["summary"].get("worst_attainment"), "engine": e["engine"],

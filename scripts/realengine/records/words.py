@@ -123,11 +123,11 @@ GOAL_FIGURES = {"central": "central_median_abs_error", "tail": "tail_median_abs_
 def claim(prov: dict, cid: str, says: str, lhs: str, op: str, rhs: str, fix: str = GOAL_FIX) -> list[dict]:
     """The claim `cid` (scripts/record/claims.py): record `lhs` op record `rhs`; none when either record is absent
     (the page says nothing of a figure it does not have). `says` is a labels.json claims sentence, filled with
-    the records' labels and the right-hand record's display and unit."""
+    the records' labels (`label`, `other`) and the right-hand record's display and unit (`goal`, `unit`)."""
     if lhs not in prov or rhs not in prov:
         return []
-    words = CLAIMS[says].format(label=prov[lhs]["label"], goal=prov[rhs]["display"], unit=prov[rhs]["unit"],
-                                repeat=prov[lhs]["label"], first=prov[rhs]["label"])
+    words = CLAIMS[says].format(label=prov[lhs]["label"], other=prov[rhs]["label"], goal=prov[rhs]["display"],
+                                unit=prov[rhs]["unit"])
     return [{"id": cid, "says": words, "all": [[lhs, op, rhs]], "fix": fix}]
 
 
