@@ -188,7 +188,7 @@ def test_an_edited_prediction_of_the_real_engine_is_recomputed_and_fails(copy):
     """check_calibrated fits the step models again and re-simulates the runs. Here on the prefix-reuse family alone
     (its folder is the smallest); every family: test_the_full_audit_re_simulates_every_record."""
     records = {rid: r for rid, r in load_records(copy / "precomputed").items()
-               if r["kind"] == "calibrated" and rid.startswith("realpfx.")}
+               if r["kind"] == "calibrated" and rid.startswith("realengine.prefix.")}
     assert records and check_calibrated(records, copy) == []
     rid = next(iter(records))
     records[rid] = {**records[rid], "display": "99,999"}

@@ -355,17 +355,17 @@ def test_each_session_is_predicted_from_its_own_calibration_and_repeats_sit_side
     (e,) = block["engines"]
     prov, mid = block["provenance"], e["id"]
     row = e["repeat"]["rows"][0]
-    assert [x["base"] for x in row["ids"]] == [row["first"], row["first"].replace(f"realho.{mid}.",
-                                                                                  f"realho.{mid}.session-10.")]
+    assert [x["base"] for x in row["ids"]] == [row["first"], row["first"].replace(f"realengine.heldout.{mid}.",
+                                                                                  f"realengine.heldout.{mid}.session-10.")]
     assert row["ids"][1]["moved"] is rep["cells"][0]["speed_moved_each"][1]  # the page's "不计入" per session
     second = prov[f"{row['ids'][1]['base']}.median_ttft_ms.measured"]
     assert second["kind"] == "measured" and "session-10" in second["file"]
-    assert prov[f"realho.{mid}.rep.sessions"]["value"] == 2
+    assert prov[f"realengine.heldout.{mid}.rep.sessions"]["value"] == 2
     loop = next(c for c in rep["cells"] if c["concurrency"])
     # its slots were never put in order (no slot_order_at_start), so no session counts towards the floor
     assert loop["attainment_floor"] is None
     assert next(r for r in e["repeat"]["rows"] if r["concurrency"])["floor"] is None
-    assert prov[f"realho.{mid}.rep.mean.central_median_abs_error"]["value"] == pytest.approx(
+    assert prov[f"realengine.heldout.{mid}.rep.mean.central_median_abs_error"]["value"] == pytest.approx(
         s["mean"]["central_median_abs_error"] * 100)
     # a third session that stopped before its closed loop: that cell has two sessions, the rest three
     third = _session_calibration(tmp_path / "session-11")
@@ -412,10 +412,10 @@ def test_the_cells_read_as_page_records(comparison):
         assert (f"{row['id']}.concurrency" if row["concurrency"] else f"{row['id']}.rate") in prov
     mid = e["id"]
     s = comparison["engines"][0]["summaries"]
-    assert prov[f"realho.{mid}.noisy.central_median_abs_error"]["value"] == pytest.approx(
+    assert prov[f"realengine.heldout.{mid}.noisy.central_median_abs_error"]["value"] == pytest.approx(
         s["held_out_noisy"]["central_median_abs_error"] * 100)
-    assert prov[f"realho.{mid}.goal.central"]["kind"] == "assumed"
-    assert prov[f"realho.{mid}.noise_seeds"]["value"] == 3
+    assert prov[f"realengine.heldout.{mid}.goal.central"]["kind"] == "assumed"
+    assert prov[f"realengine.heldout.{mid}.noise_seeds"]["value"] == 3
 
 
 def test_run_measures_one_kind_of_cell_and_a_trial_stays_out_of_the_committed_data(tmp_path):
@@ -462,7 +462,7 @@ def test_the_measured_records_only_the_lab_shows_travel_in_lab_data_js():
     on_lesson = {rid for rid, _, _ in page_numbers((site / "index.html").read_text(encoding="utf-8"))}
     on_lab = {rid for rid, _, _ in page_numbers((site / "lab.html").read_text(encoding="utf-8"))}
     assert not set(lab) & on_lesson
-    held = {rid for rid in on_lab if rid.startswith("realho.")}
+    held = {rid for rid in on_lab if rid.startswith("realengine.heldout.")}
     assert held and held <= set(lab)
     assert f'data-lab="{LAB_SCRIPT}"' in (site / "lab.html").read_text(encoding="utf-8")
     assert LAB_SCRIPT not in (site / "index.html").read_text(encoding="utf-8")

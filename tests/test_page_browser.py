@@ -238,7 +238,8 @@ def test_the_validation_report_opens_its_records_and_the_lesson_and_lab_lead_to_
     the lab link to it; the lab keeps a short pointer, not the campaign."""
     page, watch = open_page(browser, (SITE / "validation.html").as_uri())
     try:
-        rid = page.locator('#heldout-real ~ .table-wrap [data-prov^="realho."]').first.get_attribute("data-prov")
+        rid = page.locator('#heldout-real ~ .table-wrap [data-prov^="realengine.heldout."]').first \
+            .get_attribute("data-prov")
         opens_its_record(page, "page.validation.minutes", rid)
         rows = page.locator(".heldout-sessions-table tbody tr").count()
         assert rows == len(list((ROOT / "precomputed" / "serve-heldout").glob("session-*")))

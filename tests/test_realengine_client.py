@@ -243,18 +243,19 @@ def test_the_pages_goal_sentences_agree_with_the_comparisons_verdicts():
     holds = {c["id"]: c["holds"] for c in read("measured_records.json")["claims"]}
     verdicts = {}
     for e in read("measured_vs_simulated_load.json")["engines"]:
-        verdicts.update({f"real.{e['machine']['id']}.summary.meets.{k}": v for k, v in e["summary"]["meets"].items()})
+        verdicts.update({f"realengine.load.{e['machine']['id']}.summary.meets.{k}": v
+                         for k, v in e["summary"]["meets"].items()})
     for e in read("measured_vs_simulated_prefix.json")["engines"]:
-        verdicts.update({f"realpfx.{e['machine']['id']}.summary.meets.{k}": v
+        verdicts.update({f"realengine.prefix.{e['machine']['id']}.summary.meets.{k}": v
                          for k, v in e["summary"]["meets"].items()})
     held = read("measured_vs_simulated_heldout.json")
     for e in held["engines"]:
         if e["session"] == "session-1":
             for tag, key in (("held", "held_out"), ("noisy", "held_out_noisy")):
-                verdicts.update({f"realho.{e['machine']['id']}.{tag}.meets.{k}": v
+                verdicts.update({f"realengine.heldout.{e['machine']['id']}.{tag}.meets.{k}": v
                                  for k, v in e["summaries"][key]["meets"].items() if k != "closed_loop"})
     for rep in held["repeats"]:
-        verdicts.update({f"realho.{rep['machine']}.rep.mean.meets.{k}": v
+        verdicts.update({f"realengine.heldout.{rep['machine']}.rep.mean.meets.{k}": v
                          for k, v in rep["summary"]["mean"]["meets"].items()})
     if not verdicts:
         pytest.skip("no real-engine measurement committed")

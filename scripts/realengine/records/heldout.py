@@ -1,7 +1,7 @@
 """The held-out cells' records (heldout_comparison.py): each cell measured with another client and predicted
 (noiseless, noisy), a closed loop's waves, starts, slot layouts and turnaround, the summaries, the other
 calibrations and the settings; the repeat's records come from repeat.py. Record ids
-realho.<machine>.<workload>.{r<rate>,c<concurrency>}.<metric>.{measured,predicted,noisy}, ..."""
+realengine.heldout.<machine>.<workload>.{r<rate>,c<concurrency>}.<metric>.{measured,predicted,noisy}, ..."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -91,7 +91,7 @@ def _loop_records(r: HeldOutRecords, c: dict, base: str, where: str, args: dict)
 def _held_cell(r: HeldOutRecords, c: dict) -> dict:
     """One held-out cell's records (measured with aiperf, predicted, with noise, its closed loop's) and its row."""
     cell = cell_name(c)
-    base, where = f"realho.{r.mid}.{c['workload']}.{cell}", held_where(c)
+    base, where = f"{r.ids}.{c['workload']}.{cell}", held_where(c)
     args = {"workload": c["workload"], "cell": cell}
     for key, (label, unit, fmt, scale) in HELD_SHOWN.items():
         r.measured(f"{base}.{key}.measured", HW["measured"].format(where=where, label=label),
@@ -143,22 +143,22 @@ def _held_summaries(r: HeldOutRecords, e: dict) -> None:
                                  ("attainment_max_abs_error", HW["attainment"], UNITS["points"]),
                                  ("saturated_central_median_abs_error", HW["saturated_central"], "%")):
             if s[key] is not None:
-                r.predicted(f"realho.{r.mid}.{tag}.{key}", label, s[key] * 100, unit, "f1", {tag: key}, fit)
+                r.predicted(f"{r.ids}.{tag}.{key}", label, s[key] * 100, unit, "f1", {tag: key}, fit)
         for k in ("ttft", "tpot"):
             if s["ks_median"][k] is not None:
-                r.predicted(f"realho.{r.mid}.{tag}.ks_{k}", HW["ks_median"].format(metric=k.upper()),
+                r.predicted(f"{r.ids}.{tag}.ks_{k}", HW["ks_median"].format(metric=k.upper()),
                             s["ks_median"][k], "", "f2", {tag: f"ks_{k}"}, fit)
     s, first = sums["held_out"], e["cells"][0]["file"]
     for key in ("below_saturation", "saturated"):
-        r.measured(f"realho.{r.mid}.held.{key}", HW[key], s[key], UNITS["count"], "int", first, 1, "—")
+        r.measured(f"{r.ids}.held.{key}", HW[key], s[key], UNITS["count"], "int", first, 1, "—")
     if s.get("speed_moved"):
-        r.measured(f"realho.{r.mid}.held.speed_moved", WORDS["load"]["speed_moved"], s["speed_moved"],
+        r.measured(f"{r.ids}.held.speed_moved", WORDS["load"]["speed_moved"], s["speed_moved"],
                    UNITS["count"], "int", first, 1, "—")
     fam = sums["fitted_family"]
     for key, label in (("central_median_abs_error", HW["fitted_central"]),
                        ("tail_median_abs_error", HW["fitted_tail"])):
         if fam[key] is not None:
-            r.predicted(f"realho.{r.mid}.fitted.{key}", label, fam[key] * 100, "%", "f1", {"fitted": key})
+            r.predicted(f"{r.ids}.fitted.{key}", label, fam[key] * 100, "%", "f1", {"fitted": key})
 
 
 def _held_others(r: HeldOutRecords, e: dict) -> dict:
@@ -175,20 +175,20 @@ def _held_others(r: HeldOutRecords, e: dict) -> dict:
         for key, label in (("central_median_abs_error", HW["other_central"]),
                            ("tail_median_abs_error", HW["other_tail"])):
             if o["summary"][key] is not None:
-                r.predicted(f"realho.{r.mid}.{tag}.{key}", label.format(which=which), o["summary"][key] * 100, "%",
+                r.predicted(f"{r.ids}.{tag}.{key}", label.format(which=which), o["summary"][key] * 100, "%",
                             "f1", {tag: key}, FITS["held_other_calibration"].format(folder=folder), odata)
-        r.measured(f"realho.{r.mid}.{tag}.lone_step_ms", HW["other_lone_step"].format(which=which),
+        r.measured(f"{r.ids}.{tag}.lone_step_ms", HW["other_lone_step"].format(which=which),
                    o["lone_step_ms"]["committed"], "ms", "f1", o["calibration"], 1, "—")
         if tag == "hour":  # the start stamps (`date`) of the two calibrations' load runs
-            r.measured(f"realho.{r.mid}.hour.hours_apart", HW["hours_apart"], abs(o["hours_apart"]), UNITS["hours"],
+            r.measured(f"{r.ids}.hour.hours_apart", HW["hours_apart"], abs(o["hours_apart"]), UNITS["hours"],
                        "f1", o["fitted_on"][0], 1, "—")
     if others:
         o = next(iter(others.values()))
-        r.measured(f"realho.{r.mid}.held.lone_step_ms", HW["this_lone_step"], o["lone_step_ms"]["this_session"], "ms",
+        r.measured(f"{r.ids}.held.lone_step_ms", HW["this_lone_step"], o["lone_step_ms"]["this_session"], "ms",
                    "f1", r.cal_file, 1, "—")
         if o["speed_probe_itl_ms"]:
             for end, v in zip(("low", "high"), o["speed_probe_itl_ms"], strict=True):
-                r.measured(f"realho.{r.mid}.held.probe_{end}", HW["probe"].format(which=HW["probe_which"][end]), v,
+                r.measured(f"{r.ids}.held.probe_{end}", HW["probe"].format(which=HW["probe_which"][end]), v,
                            "ms", "f2", first, 1, SPREADS["probe_each_cell"])
     return others
 
@@ -197,17 +197,17 @@ def _held_settings(r: HeldOutRecords, e: dict, goals: dict) -> None:
     """The held-out cells' SLO, noise seeds and goals (config/real_engine.json), as assumed records."""
     prov = r.prov
     for key in ("ttft", "tpot"):
-        rid = f"realho.{r.mid}.slo.{key}"
+        rid = f"{r.ids}.slo.{key}"
         prov[rid] = pv.assumed(rid, HW["slo"].format(metric=key.upper()), e["slo_ms"][key], "ms", "int",
                                assumption=e.get("slo_assumption") or SOURCES["slo"])
     if e["noise_seeds"]:
-        rid = f"realho.{r.mid}.noise_seeds"
+        rid = f"{r.ids}.noise_seeds"
         prov[rid] = pv.assumed(rid, HW["noise_seeds"], e["noise_seeds"], UNITS["count"], "int",
                                assumption=SOURCES["noise_seeds"])
     for key, goal, unit in (("central", "central_median_abs_error", "%"), ("tail", "tail_median_abs_error", "%"),
                             ("attainment", "attainment_abs_error", UNITS["points"]),
                             ("loop_attainment", "closed_loop_attainment_abs_error", UNITS["points"])):
-        rid = f"realho.{r.mid}.goal.{key}"
+        rid = f"{r.ids}.goal.{key}"
         prov[rid] = pv.assumed(rid, HW[f"goal_{key}"], round(goals[goal] * 100, 6), unit, "int",
                                assumption=goal_source("held_goal", goals))
 
@@ -248,9 +248,9 @@ def _held_view(e: dict, goals: dict, others: dict) -> dict:
 
 def heldout_page_block(comparison: dict) -> dict:
     """{"engines": [...], "provenance": {...}} for the held-out cells; record ids
-    realho.<machine>.<workload>.{r<rate>,c<concurrency>}.<metric>.{measured,predicted,noisy}, a closed loop's
-    .<metric>.at_once, .turnaround_*, .first<k>.{measured,predicted}, .met_tpot.*,
-    realho.<machine>.{held,noisy,fitted,other,loop,goal,slo}.*; the claims of held_claims."""
+    realengine.heldout.<machine>.<workload>.{r<rate>,c<concurrency>}.<metric>.{measured,predicted,noisy}, a closed
+    loop's .<metric>.at_once, .turnaround_*, .first<k>.{measured,predicted}, .met_tpot.*,
+    realengine.heldout.<machine>.{held,noisy,fitted,other,loop,goal,slo}.*; the claims of held_claims."""
     engines, prov, done, claims = [], {}, set(), []
     for e in comparison.get("engines", []):
         if (e["engine"]["id"], e["machine"]["id"]) in done:
@@ -274,7 +274,7 @@ def heldout_page_block(comparison: dict) -> dict:
                                   "folder": Path(o["calibration"]).parent.as_posix()} for tag, o in others.items()},
                         "client": e["cells"][0]["client"], "view": _held_view(e, comparison["goals"], others),
                         "repeat": repeat_block(r, e, comparison, prov)})
-        claims += held_claims(prov, f"realho.{r.mid}")
+        claims += held_claims(prov, f"{r.ids}")
         for c, row in zip(e["cells"], rows, strict=True):
             claims += loop_claims(prov, row["id"], held_where(c)) if c["concurrency"] else []
     return {"engines": engines, "provenance": prov, "claims": claims}

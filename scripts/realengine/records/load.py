@@ -1,7 +1,7 @@
 """The load runs' records (comparison.py): each cell measured and predicted, the summary errors and the worst
 cells, the calibration's step times and the settings the measurement ran with. Record ids
-real.<machine>.<workload>.r<rate>.<metric>.{measured,predicted}, real.<machine>.{summary,step,engine,model,server,
-cal,goal,load,slo}.*."""
+realengine.load.<machine>.<workload>.r<rate>.<metric>.{measured,predicted},
+realengine.load.<machine>.{summary,step,engine,model,server,cal,goal,load,slo}.*."""
 from __future__ import annotations
 
 from scripts.realengine.records.words import (
@@ -23,7 +23,7 @@ def _cells(r: Records, e: dict) -> list[dict]:
     w = WORDS["load"]
     rows = []
     for c in e["cells"]:
-        base = f"real.{r.mid}.{c['workload']}.r{c['rate']:g}"
+        base = f"{r.ids}.{c['workload']}.r{c['rate']:g}"
         files = [run["file"] for run in c["runs"]]
         where = w["where"].format(name=WORKLOAD_LABELS.get(c["workload"], c["workload"]), rate=f"{c['rate']:g}")
         for key, (label, unit, fmt, scale) in SHOWN.items():
@@ -50,23 +50,23 @@ def _worst(r: Records, s: dict) -> None:
         where = w["where_worst"].format(name=WORKLOAD_LABELS.get(worst["workload"], worst["workload"]),
                                         rate=f"{worst['rate']:g}")
         label = SHOWN[worst["metric"]][0]
-        r.predicted(f"real.{r.mid}.worst.error", w["worst_error"].format(where=where, label=label),
+        r.predicted(f"{r.ids}.worst.error", w["worst_error"].format(where=where, label=label),
                     abs(worst["error"]) * 100, "%", "int", {"worst": "central"})
         if worst["spread"] is not None:
-            r.measured(f"real.{r.mid}.worst.spread", w["worst_spread"].format(where=where, label=label),
+            r.measured(f"{r.ids}.worst.spread", w["worst_spread"].format(where=where, label=label),
                        worst["spread"] * 100, "%", "int", first, 2, SPREADS["same_cell"])
-        r.measured(f"real.{r.mid}.worst.rate", w["worst_rate"].format(where=where), worst["rate"], "req/s", "f1",
+        r.measured(f"{r.ids}.worst.rate", w["worst_rate"].format(where=where), worst["rate"], "req/s", "f1",
                    first, 2, "—")
     a = s.get("worst_attainment")
     if a:
         where = w["where_worst"].format(name=WORKLOAD_LABELS.get(a["workload"], a["workload"]), rate=f"{a['rate']:g}")
-        r.measured(f"real.{r.mid}.worst_att.rate", w["worst_rate"].format(where=where), a["rate"], "req/s", "f1",
+        r.measured(f"{r.ids}.worst_att.rate", w["worst_rate"].format(where=where), a["rate"], "req/s", "f1",
                    first, 2, "—")
-        r.measured(f"real.{r.mid}.worst_att.measured", w["worst_att_measured"].format(where=where),
+        r.measured(f"{r.ids}.worst_att.measured", w["worst_att_measured"].format(where=where),
                    a["measured"] * 100, "%", "int", first, 2, SPREADS["mean_of_two"])
-        r.predicted(f"real.{r.mid}.worst_att.predicted", w["worst_att_predicted"].format(where=where),
+        r.predicted(f"{r.ids}.worst_att.predicted", w["worst_att_predicted"].format(where=where),
                     a["predicted"] * 100, "%", "int", {"worst": "attainment"})
-        r.predicted(f"real.{r.mid}.worst_att.p99_ttft_error", w["worst_att_p99_ttft"].format(where=where),
+        r.predicted(f"{r.ids}.worst_att.p99_ttft_error", w["worst_att_p99_ttft"].format(where=where),
                     abs(a["p99_ttft_error"]) * 100, "%", "int", {"worst": "attainment_p99_ttft"})
 
 
@@ -78,31 +78,31 @@ def _summary(r: Records, e: dict) -> None:
     for prefix, summ, fit in variants:
         for key, label in (("central_median_abs_error", w["central"]), ("tail_median_abs_error", w["tail"])):
             if summ[key] is not None:
-                r.predicted(f"real.{r.mid}.{prefix}.{key}", label, summ[key] * 100, "%", "f1", {prefix: key}, fit)
+                r.predicted(f"{r.ids}.{prefix}.{key}", label, summ[key] * 100, "%", "f1", {prefix: key}, fit)
         if summ["attainment_max_abs_error"] is not None:
-            r.predicted(f"real.{r.mid}.{prefix}.attainment_max_abs_error", w["attainment"],
+            r.predicted(f"{r.ids}.{prefix}.attainment_max_abs_error", w["attainment"],
                         summ["attainment_max_abs_error"] * 100, UNITS["points"], "f1", {prefix: "attainment"}, fit)
-    r.measured(f"real.{r.mid}.summary.below_saturation", w["below_saturation"], s["below_saturation"],
+    r.measured(f"{r.ids}.summary.below_saturation", w["below_saturation"], s["below_saturation"],
                UNITS["count"], "int", first, 2, "—")
     if s.get("speed_moved"):
-        r.measured(f"real.{r.mid}.summary.speed_moved", w["speed_moved"], s["speed_moved"], UNITS["count"], "int",
+        r.measured(f"{r.ids}.summary.speed_moved", w["speed_moved"], s["speed_moved"], UNITS["count"], "int",
                    first, 2, "—")
     _worst(r, s)
     for half, h in e["halves"].items():
-        r.predicted(f"real.{r.mid}.half{half}.fit_error", w["fit_error"],
+        r.predicted(f"{r.ids}.half{half}.fit_error", w["fit_error"],
                     h["fit_quality"]["median_abs_rel_error"] * 100, "%", "f1", {"half": half}, PREDICTION)
     sep = e.get("separate_calibration")
     if sep:
-        r.predicted(f"real.{r.mid}.separate.decode_b1", w["separate_decode_b1"], _lone_step(sep) * 1e3, "ms", "f1",
+        r.predicted(f"{r.ids}.separate.decode_b1", w["separate_decode_b1"], _lone_step(sep) * 1e3, "ms", "f1",
                     {"separate": "decode_b1"}, SEPARATE)
         d1 = [_lone_step(h) for h in e["halves"].values()]
         for end, value in (("low", min(d1)), ("high", max(d1))):
-            r.predicted(f"real.{r.mid}.cells.decode_b1_{end}",
+            r.predicted(f"{r.ids}.cells.decode_b1_{end}",
                         w["cells_decode_b1"].format(which=w["cells_decode_b1_which"][end]),
                         value * 1e3, "ms", "f1", {"halves": "decode_b1", "end": end}, PREDICTION)
     if s.get("per_metric_median_spread"):
         for key in ("median_ttft_ms", "mean_tpot_ms", "p99_itl_ms"):
-            r.measured(f"real.{r.mid}.summary.spread.{key}", w["spread"].format(label=SHOWN[key][0]),
+            r.measured(f"{r.ids}.summary.spread.{key}", w["spread"].format(label=SHOWN[key][0]),
                        s["per_metric_median_spread"][key] * 100, "%", "f1", first, 2, SPREADS["each_cell_twice"])
 
 
@@ -114,13 +114,13 @@ def _calibration(r: Records, e: dict) -> None:
     batch_max = max(dec)
     for b in (1, batch_max):
         d = dec[b]
-        r.measured(f"real.{r.mid}.step.decode_b{'max' if b == batch_max else b}", w["cal_decode"].format(batch=b),
+        r.measured(f"{r.ids}.step.decode_b{'max' if b == batch_max else b}", w["cal_decode"].format(batch=b),
                    d["median_s"] * 1e3, "ms", "f1", r.cal_file, d["n"],
                    SPREADS["quartiles"].format(q1=f"{d['q1_s'] * 1e3:.1f}", q3=f"{d['q3_s'] * 1e3:.1f}"))
     r.setting("cal.batch_max", w["cal_batch_max"], batch_max, UNITS["count"], "int", SOURCES["cal_batch_max"])
     for tag, n in (("short", 64), ("long", 512)):
         p = pre[n]
-        r.measured(f"real.{r.mid}.step.prompt_{tag}", w["cal_prompt_ttft"].format(n=n), p["median_s"] * 1e3, "ms",
+        r.measured(f"{r.ids}.step.prompt_{tag}", w["cal_prompt_ttft"].format(n=n), p["median_s"] * 1e3, "ms",
                    "int", r.cal_file, p["n"],
                    SPREADS["quartiles"].format(q1=f"{p['q1_s'] * 1e3:.1f}", q3=f"{p['q3_s'] * 1e3:.1f}"))
         r.setting(f"cal.prompt_{tag}", w["cal_prompt"][tag], n, "token", "int",
@@ -129,13 +129,13 @@ def _calibration(r: Records, e: dict) -> None:
 
 def _settings(r: Records, e: dict, goals: dict) -> None:
     eng, model, srv, w = e["engine"], e["model"], e["server"], WORDS["load"]
-    r.measured(f"real.{r.mid}.engine.build_s", w["build_s"], eng["build_seconds"], "s", "int", r.cal_file, 1,
+    r.measured(f"{r.ids}.engine.build_s", w["build_s"], eng["build_seconds"], "s", "int", r.cal_file, 1,
                SPREADS["one_build"])
-    r.measured(f"real.{r.mid}.engine.binary_mb", w["binary_mb"], eng["binary_bytes"] / 1e6, "MB", "f1", r.cal_file,
+    r.measured(f"{r.ids}.engine.binary_mb", w["binary_mb"], eng["binary_bytes"] / 1e6, "MB", "f1", r.cal_file,
                1, "—")
-    r.measured(f"real.{r.mid}.model.params_m", w["params_m"], model["parameters"] / 1e6, "M", "f1", r.cal_file, 1,
+    r.measured(f"{r.ids}.model.params_m", w["params_m"], model["parameters"] / 1e6, "M", "f1", r.cal_file, 1,
                "—")
-    r.measured(f"real.{r.mid}.model.file_mb", w["file_mb"], model["file_bytes"] / 1e6, "MB", "int", r.cal_file, 1,
+    r.measured(f"{r.ids}.model.file_mb", w["file_mb"], model["file_bytes"] / 1e6, "MB", "int", r.cal_file, 1,
                "—")
     r.setting("server.slots", w["slots"], srv["slots"], UNITS["count"], "int", SOURCES["server"])
     r.setting("server.batch_tokens", w["batch_tokens"], srv["batch_tokens"], "token", "int", SOURCES["server"])
@@ -146,12 +146,12 @@ def _settings(r: Records, e: dict, goals: dict) -> None:
         r.setting(key, w[key.replace(".", "_")], round(goals[goal] * 100, 9), unit, "int", SOURCES["goal"])
     first = r.first_run
     load = e["load"]
-    r.measured(f"real.{r.mid}.load.requests", w["requests"], load["requests"], UNITS["count"], "int", first,
+    r.measured(f"{r.ids}.load.requests", w["requests"], load["requests"], UNITS["count"], "int", first,
                load["runs"], SPREADS["same_each_run"])
     if load.get("long_prompt_tokens"):
-        r.measured(f"real.{r.mid}.load.long_prompt_tokens", w["long_prompt_tokens"], load["long_prompt_tokens"],
+        r.measured(f"{r.ids}.load.long_prompt_tokens", w["long_prompt_tokens"], load["long_prompt_tokens"],
                    "token", "int", first, load["runs"], "—")
-        r.measured(f"real.{r.mid}.load.long_share", w["long_share"], load["long_share"] * 100, "%", "int", first,
+        r.measured(f"{r.ids}.load.long_share", w["long_share"], load["long_share"] * 100, "%", "int", first,
                    load["runs"], "—")
     for key in ("ttft", "tpot"):
         r.setting(f"slo.{key}", w["slo"].format(metric=key.upper()), e["slo_ms"][key], "ms", "int",
@@ -186,9 +186,9 @@ def page_block(comparison: dict) -> dict:
         _summary(r, e)
         _calibration(r, e)
         _settings(r, e, comparison["goals"])
-        claims += goal_claims(prov, f"real.{r.mid}.summary", f"real.{r.mid}") + claim(
-            prov, f"real.{r.mid}.worst.within_spread", "error_within_spread", f"real.{r.mid}.worst.spread", ">=",
-            f"real.{r.mid}.worst.error", "precomputed/serve/ (the load runs measured)")
+        claims += goal_claims(prov, f"{r.ids}.summary", f"{r.ids}") + claim(
+            prov, f"{r.ids}.worst.within_spread", "error_within_spread", f"{r.ids}.worst.spread", ">=",
+            f"{r.ids}.worst.error", "precomputed/serve/ (the load runs measured)")
         engines.append({"id": r.mid, "machine": e["machine"], "worst": e["summary"].get("worst_central"),
                         "layout": bool(r.layout),
                         "worst_attainment": e["summary"].get("worst_attainment"), "engine": e["engine"],

@@ -1,6 +1,6 @@
 """The prefix-reuse runs' records (prefix_comparison.py): each cell measured and predicted with the slots'
-reuse, the summary and its goals. Record ids realpfx.<machine>.<workload>.r<rate>.<metric>.{measured,predicted},
-realpfx.<machine>.summary.*."""
+reuse, the summary and its goals. Record ids
+realengine.prefix.<machine>.<workload>.r<rate>.<metric>.{measured,predicted}, realengine.prefix.<machine>.summary.*."""
 from __future__ import annotations
 
 from scripts.common.display import exact_format
@@ -21,6 +21,7 @@ PREFIX_LABELS = {k: tuple(v) for k, v in WORDS["prefix_workloads"].items()}  # w
 
 class _PrefixRecords(Records):
     """The prefix-reuse runs' records: data under precomputed/serve-prefix/, predictions by prefix_comparison.py."""
+    FAMILY = "realengine.prefix"
 
     def __init__(self, e: dict, prov: dict):
         super().__init__(e, prov, "precomputed/serve-prefix")
@@ -33,7 +34,7 @@ class _PrefixRecords(Records):
 def _prefix_cell(r: _PrefixRecords, c: dict) -> dict:
     """One prefix-reuse cell's records (measured, predicted, the slots' reuse) and its table row."""
     w = WORDS["prefix"]
-    base = f"realpfx.{r.mid}.{c['workload']}.r{c['rate']:g}"
+    base = f"{r.ids}.{c['workload']}.r{c['rate']:g}"
     name, per = PREFIX_LABELS.get(c["workload"], (c["workload"], UNITS["requests"]))
     where = w["where"].format(name=name, rate=f"{c['rate']:g}", per=per)
     for key, (label, unit, fmt, scale) in PREFIX_SHOWN.items():
@@ -63,33 +64,33 @@ def _prefix_summary(r: _PrefixRecords, s: dict, goals: dict) -> None:
         if s[key] is not None:
             label = w[{"central_median_abs_error": "central", "tail_median_abs_error": "tail"}.get(key, key)]
             fmt = "int" if key == "reuse_equal_share" else "f1"
-            r.predicted(f"realpfx.{r.mid}.summary.{key}", label, s[key] * 100, "%", fmt, {"summary": key})
-    r.measured(f"realpfx.{r.mid}.summary.below_saturation", WORDS["load"]["below_saturation"],
+            r.predicted(f"{r.ids}.summary.{key}", label, s[key] * 100, "%", fmt, {"summary": key})
+    r.measured(f"{r.ids}.summary.below_saturation", WORDS["load"]["below_saturation"],
                s["below_saturation"], UNITS["count"], "int", r.first_run, 1, "—")
     if s.get("speed_moved"):
-        r.measured(f"realpfx.{r.mid}.summary.speed_moved", WORDS["load"]["speed_moved"], s["speed_moved"],
+        r.measured(f"{r.ids}.summary.speed_moved", WORDS["load"]["speed_moved"], s["speed_moved"],
                    UNITS["count"], "int", r.first_run, 1, "—")
     for key, goal in (("goal.reuse", "reuse_equal_share"), ("goal.central", "central_median_abs_error")):
-        rid = f"realpfx.{r.mid}.{key}"
+        rid = f"{r.ids}.{key}"
         prov[rid] = pv.assumed(rid, w[key.replace(".", "_")], round(goals[goal] * 100, 9), "%", "int",
                                assumption=goal_source("prefix_goal", goals))
-    r.measured(f"realpfx.{r.mid}.summary.requests", w["summary_requests"], s["reuse_requests"], UNITS["count"],
+    r.measured(f"{r.ids}.summary.requests", w["summary_requests"], s["reuse_requests"], UNITS["count"],
                "int", r.first_run, 1, "—")
     for key, field in (("reuse_differ", "reuse_differ"), ("reuse_differ_busy", "reuse_differ_all_slots_busy"),
                        ("reuse_differ_turn", "reuse_differ_previous_turn")):
-        r.predicted(f"realpfx.{r.mid}.summary.{key}", w[key], s[field], UNITS["count"], "int", {"summary": field})
+        r.predicted(f"{r.ids}.summary.{key}", w[key], s[field], UNITS["count"], "int", {"summary": field})
 
 
 def prefix_page_block(comparison: dict) -> dict:
     """{"engines": [...], "provenance": {...}} for the prefix-reuse runs; record ids
-    realpfx.<machine>.<workload>.r<rate>.<metric>.{measured,predicted}, realpfx.<machine>.summary.*; claims
-    realpfx.<machine>.summary.meets.{reuse,central}."""
+    realengine.prefix.<machine>.<workload>.r<rate>.<metric>.{measured,predicted}, realengine.prefix.<machine>.summary.*;
+    claims realengine.prefix.<machine>.summary.meets.{reuse,central}."""
     engines, prov, claims = [], {}, []
     for e in comparison.get("engines", []):
         r = _PrefixRecords(e, prov)
         rows = [_prefix_cell(r, c) for c in e["cells"]]
         _prefix_summary(r, e["summary"], comparison["goals"])
-        base = f"realpfx.{r.mid}"
+        base = f"{r.ids}"
         claims += claim(prov, f"{base}.summary.meets.reuse", "reaches_goal", f"{base}.summary.reuse_equal_share", ">=",
                         f"{base}.goal.reuse") + goal_claims(prov, f"{base}.summary", base, ("central",))
         s = e["summary"]  # the requests whose reuse differs for neither reason the page names

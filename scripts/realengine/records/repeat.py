@@ -1,7 +1,8 @@
 """The held-out cells measured again in later sessions (heldout_comparison.repeats): each later session's
 measurement and prediction, a closed loop's attainment floor across sessions, the summary of the sessions' mean
 and of each session, and the spread between sessions. Record ids
-realho.<machine>.<session>.<workload>.<cell>.<metric>.{measured,predicted}, realho.<machine>.rep.*."""
+realengine.heldout.<machine>.<session>.<workload>.<cell>.<metric>.{measured,predicted},
+realengine.heldout.<machine>.rep.*."""
 from __future__ import annotations
 
 from scripts.realengine.comparison import within_goal
@@ -57,7 +58,7 @@ def _loop_over_goal(c: dict, k: int, comparison: dict) -> bool:
 
 def _repeat_session(r: HeldOutRecords, c: dict, k: int, i: int, tag: str, noisy: bool, cell: str, where: str) -> dict:
     """The i-th session (0-based) of a repeated cell, its k-th measurement: records and the table's ids."""
-    base = f"realho.{r.mid}.{tag}.{c['workload']}.{cell}"
+    base = f"{r.ids}.{tag}.{c['workload']}.{cell}"
     for key in REPEAT_SHOWN:
         label, unit, fmt, scale = HELD_SHOWN[key]
         r.measured(f"{base}.{key}.measured", HW["repeat_measured"].format(where=where, label=label, i=i + 1),
@@ -78,10 +79,10 @@ def _repeat_session(r: HeldOutRecords, c: dict, k: int, i: int, tag: str, noisy:
 
 def _repeat_row(recs: list, rep: dict, c: dict, noisy: bool, comparison: dict, data: list[str]) -> dict:
     """One cell of the repeat table: the first session's ids (its own records), each later session's, its floor."""
-    r1, mid = recs[0], recs[0].mid
+    r1 = recs[0]
     cell = cell_name(c)
-    where, first = held_where(c), f"realho.{mid}.{c['workload']}.{cell}"
-    floor_base = f"realho.{mid}.rep.{c['workload']}.{cell}.floor"
+    where, first = held_where(c), f"{r1.ids}.{c['workload']}.{cell}"
+    floor_base = f"{r1.ids}.rep.{c['workload']}.{cell}.floor"
     ids = [{"base": first, "predicted": "noisy" if noisy else "predicted", "moved": c["speed_moved_each"][0],
             "over_goal": _loop_over_goal(c, 0, comparison)} if 0 in c["present"] else None]
     for i, (r, tag) in enumerate(zip(recs[1:], rep["sessions"][1:], strict=True), start=1):
@@ -102,23 +103,23 @@ def _repeat_row(recs: list, rep: dict, c: dict, noisy: bool, comparison: dict, d
 
 def _repeat_summary(r1: HeldOutRecords, rep: dict, fit: str, data: list[str]) -> None:
     """The repeat's summary: the sessions' mean against the predictions' mean, each session alone, the spread."""
-    s, mid, n = rep["summary"], r1.mid, len(rep["sessions"])
+    s, n = rep["summary"], len(rep["sessions"])
     for key, (label, unit) in HW["repeat_figures"].items():
         if s["mean"][key] is not None:
-            r1.predicted(f"realho.{mid}.rep.mean.{key}", HW["repeat_mean"].format(n=n, label=label),
+            r1.predicted(f"{r1.ids}.rep.mean.{key}", HW["repeat_mean"].format(n=n, label=label),
                          s["mean"][key] * 100, unit, "f1", {"repeat": "mean", "figure": key}, fit, data)
         for i, per in enumerate(s["per_session"]):
             if per[key] is not None:
-                r1.predicted(f"realho.{mid}.rep.s{i + 1}.{key}", HW["repeat_one"].format(i=i + 1, label=label),
+                r1.predicted(f"{r1.ids}.rep.s{i + 1}.{key}", HW["repeat_one"].format(i=i + 1, label=label),
                              per[key] * 100, unit, "f1", {"repeat": i + 1, "figure": key}, fit, data)
     files = [f for c in rep["cells"] for f in c["files"]]
     for key, (label, unit) in HW["repeat_spreads"].items():
         if s["spread"][key] is not None:
-            r1.measured(f"realho.{mid}.rep.spread.{key}", HW["repeat_spread"].format(n=n, label=label),
+            r1.measured(f"{r1.ids}.rep.spread.{key}", HW["repeat_spread"].format(n=n, label=label),
                         s["spread"][key] * 100, unit, "f1", files[0], n,
                         SPREADS["sessions_each_calibrated"].format(n=n))
-    r1.measured(f"realho.{mid}.rep.sessions", HW["repeat_sessions"], n, UNITS["times"], "int", files[0], n, "—")
-    r1.measured(f"realho.{mid}.rep.below_saturation", HW["repeat_below_saturation"], rep["below_saturation"],
+    r1.measured(f"{r1.ids}.rep.sessions", HW["repeat_sessions"], n, UNITS["times"], "int", files[0], n, "—")
+    r1.measured(f"{r1.ids}.rep.below_saturation", HW["repeat_below_saturation"], rep["below_saturation"],
                 UNITS["count"], "int", files[0], n, "—")
 
 
@@ -126,7 +127,8 @@ def repeat_block(r1: HeldOutRecords, e1: dict, comparison: dict, prov: dict) -> 
     """The sessions after the first of one engine + machine (heldout_comparison.repeats): per cell each later
     session's measurement and prediction (the first session's are its own records), the summary of the sessions'
     mean and of each session, and how far the sessions' measurements are apart. Record ids
-    realho.<machine>.<session>.<workload>.<cell>.<metric>.{measured,predicted}, realho.<machine>.rep.*."""
+    realengine.heldout.<machine>.<session>.<workload>.<cell>.<metric>.{measured,predicted},
+    realengine.heldout.<machine>.rep.*."""
     rep = next((x for x in comparison.get("repeats", []) if x["engine"] == e1["engine"]["id"]
                 and x["machine"] == e1["machine"]["id"]), None)
     if rep is None:

@@ -45,11 +45,14 @@ def _digest(path: str) -> str:  # every cell's run file backs seven records: has
 
 
 class Records:
-    """The record constructors of one engine + machine, with its machine line and calibration file bound."""
+    """The record constructors of one engine + machine, with its machine line and calibration file bound; every
+    record id starts with `ids`, <FAMILY>.<machine>."""
+    FAMILY = "realengine.load"
 
     def __init__(self, e: dict, prov: dict, folder: str = "precomputed/serve"):
         m = e["machine"]
         self.m, self.mid, self.prov, self.cal_file = m, m["id"], prov, e["calibration"]
+        self.ids = f"{self.FAMILY}.{self.mid}"
         eid = e["engine"]["id"]
         self.data = [self.cal_file, f"{folder}/{eid}-{self.mid}-*.json",
                      f"{folder}/calibration/{eid}-{self.mid}-calibration-*.json"]
@@ -69,7 +72,7 @@ class Records:
                                        script="scripts/realengine/comparison.py", args=args)
 
     def setting(self, key, label, value, unit, fmt, assumption):
-        rid = f"real.{self.mid}.{key}"
+        rid = f"{self.ids}.{key}"
         self.prov[rid] = pv.assumed(rid, label, value, unit, fmt, assumption=assumption)
 
 
@@ -82,6 +85,7 @@ HW = WORDS["held"]
 
 class HeldOutRecords(Records):
     """The held-out cells' records: data under precomputed/serve-heldout/, predictions by heldout_comparison.py."""
+    FAMILY = "realengine.heldout"
 
     def __init__(self, e: dict, prov: dict):
         super().__init__(e, prov, e.get("folder", "precomputed/serve-heldout"))  # the session's folder
@@ -106,7 +110,7 @@ def held_where(c: dict) -> str:
 
 def layout_records(r: HeldOutRecords, layouts: dict, base: str, where: str, args: dict) -> None:
     """A closed loop's prediction from the two slot layouts (heldout_comparison.slot_layouts): mean TPOT and
-    attainment, realho.<...>.layout_{adjacent,apart}.<metric>."""
+    attainment, realengine.heldout.<...>.layout_{adjacent,apart}.<metric>."""
     for name, zh in HW["layout_names"].items():
         for key in ("mean_tpot_ms", "slo_attainment"):
             label, unit, fmt, scale = HELD_SHOWN[key]
