@@ -78,3 +78,28 @@ def test_a_template_naming_an_unknown_lesson_is_caught_before_the_build(tmp_path
     path.write_text(json.dumps(doc), encoding="utf-8")
     with pytest.raises(InputError, match=r"field links has no entry 'C10'"):
         check_course(path, ROOT / "templates" / "index.html.j2")
+
+
+def test_every_link_within_the_site_lands_on_something_of_its_page():
+    """Each page's links into the site itself reach a file of the site, and a link with a fragment reaches an
+    element with that id or the number with that record (provenance.js opens it): the lab once sent readers to
+    "#prefix-real" after that section had moved to the validation report, and the provenance page sent every
+    number to the lesson page, including those only the lab or the report shows. Links to other lessons
+    (config/course.json, outside this site) are the course test's."""
+    from urllib.parse import unquote
+
+    site, checked = ROOT / "site", 0
+    for name in ("index.html", "lab.html", "validation.html", "provenance.html"):
+        html = (site / name).read_text(encoding="utf-8")
+        for href in sorted(set(re.findall(r'<a [^>]*href="([^"]+)"', html))):
+            if re.match(r"[a-zA-Z][a-zA-Z0-9+.-]*:|//|/|\.\./", href):
+                continue  # outside the site: another lesson, or the web
+            file, _, fragment = href.partition("#")
+            target = site / (file or name)
+            assert target.is_file(), f"{name}: {href} names no file of the site"
+            if fragment:
+                page = target.read_text(encoding="utf-8")
+                fragment = unquote(fragment).replace("&", "&amp;")
+                assert f'id="{fragment}"' in page or f'data-prov="{fragment}"' in page, f"{name}: {href} lands nowhere"
+            checked += 1
+    assert checked > 1000  # the provenance page links every number it lists

@@ -504,18 +504,20 @@ def default_load_data(readouts: dict, rates: list[float]) -> dict[str, dict[str,
     return out
 
 
-def render_provenance(html: str, prov: dict, templates: Path, report: bool) -> tuple[str, list[str]]:
-    """One row per number on the page, in page order; returns the page and the source files it links to."""
+def render_provenance(pages: dict[str, str], prov: dict, templates: Path, report: bool) -> tuple[str, list[str]]:
+    """One row per number on the pages (file name -> html, in the order given), in page order, each linking to
+    the first page that shows it; returns the page and the source files it links to."""
     from scripts.page.scan import page_numbers
 
     seen, rows = set(), []
-    for rid, _, _ in page_numbers(html):
-        if rid in prov and rid not in seen:
-            seen.add(rid)
-            rec = dict(prov[rid])
-            if rec.get("formula", "").startswith("scripts."):
-                rec["formula_file"] = rec["formula"].split(":")[0].replace(".", "/") + ".py"
-            rows.append(rec)
+    for name, html in pages.items():
+        for rid, _, _ in page_numbers(html):
+            if rid in prov and rid not in seen:
+                seen.add(rid)
+                rows.append({**prov[rid], "page": name})
+    for rec in rows:
+        if rec.get("formula", "").startswith("scripts."):
+            rec["formula_file"] = rec["formula"].split(":")[0].replace(".", "/") + ".py"
     sources = sorted({r[k] for r in rows for k in ("script", "formula_file") if r.get(k)})
     page = jinja_env(templates).get_template("provenance.html.j2").render(
         rows=[{"key": None, "args": None, "inputs": None, "field": None, "script": None, "formula_file": None,
@@ -545,7 +547,7 @@ def site_files(data_path: str, tokens_path: str | None, bench_path: str | None, 
     prov = {**merged_provenance(data, tokens, bench, load["serving"] if load else None, prefix),
             **read_page_records(files[DATA_SCRIPT])}
     try:  # one provenance page for every page: the lesson's numbers, then the lab's, then the report's
-        page, sources = render_provenance("".join(files[name] for name in PAGES), prov, templates, report=True)
+        page, sources = render_provenance({name: files[name] for name in PAGES}, prov, templates, report=True)
     except (TemplateError, KeyError) as exc:
         raise template_problem(exc) from None
     out = {f"source/{src}": (REPO / src).read_bytes() for src in sources}  # the scripts behind the numbers
