@@ -108,13 +108,17 @@ def prefix_script(prefix: dict) -> str:
     return f"{PREFIX_DATA_PREFIX}{json_for_script(prefix['page'])};\n"
 
 
+REAL_ENGINE_FAMILIES = ("load", "prefix", "heldout")  # measured_records.json's views, the templates' `realengine`
+
+
 def measured_records(bench: dict | None, real: dict | None) -> dict | None:
-    """What the pages call `bench`: the KV-cache benchmark's medians (bench_medians.json) with the real engine's
-    records (measured_records.json, rule measured_records) beside them, the benchmark's first."""
+    """The measured data the pages read: the KV-cache benchmark's medians (bench_medians.json, the templates'
+    `bench`) with the real engine's records (measured_records.json, rule measured_records) beside them under
+    `realengine` (its families' views, REAL_ENGINE_FAMILIES) and `claims`; one provenance, the benchmark's first."""
     if bench is None and real is None:
         return None
     b, r = bench or {}, real or {}
-    return {**b, **{k: v for k, v in r.items() if k not in ("provenance", "schema_version")},
+    return {**b, "realengine": {k: r.get(k) for k in REAL_ENGINE_FAMILIES}, "claims": r.get("claims", []),
             "provenance": {**b.get("provenance", {}), **r.get("provenance", {})}}
 
 
@@ -376,6 +380,7 @@ def _render(data: dict, tokens: dict | None, bench: dict | None, questions_md: s
         d=data, P=prov, **page_helpers(prov, course), holds=claim_outcomes(data, serving, prefix, bench),
         course_map=(course or {}).get("map", {}).get("value") or [None] * MAP_GENERATIONS,
         tokens=tokens, tok=tokenizer_roles(tokens, data["anchor"]["name"]), bench=bench, serving=serving,
+        realengine=(bench or {}).get("realengine") or dict.fromkeys(REAL_ENGINE_FAMILIES),
         prefix=prefix, lab_commands=commands,
         cmd=lambda cid: command_code(commands, cid),
         lab_settings=lab_conf, lab_run_seconds=lab.run_seconds(lab_conf),

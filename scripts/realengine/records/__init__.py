@@ -18,16 +18,16 @@ __all__ = ["HELD_SHOWN", "SHOWN", "heldout_page_block", "page_block", "prefix_pa
 
 def real_engine(load: Path, prefix: Path, heldout: Path) -> dict:
     """measured_records.json (rule measured_records) from the three comparisons' files (measured_vs_simulated_*.json):
-    the real engine's runs beside the simulator's predictions (`serve_real`), its prefix-reuse runs
-    (`serve_real_prefix`) and its held-out cells (`serve_real_heldout`), with every record the pages show of them,
-    and the claims their sentences turn on (`claims`, settled)."""
+    the real engine's runs beside the simulator's predictions (`load`), its prefix-reuse runs (`prefix`) and its
+    held-out cells (`heldout`), each a list of engine + machine views, with every record the pages show of them
+    and the claims their sentences turn on (`claims`, settled). The pages' templates read it as `realengine`."""
     from scripts.record.claims import settle
     from scripts.record.inputs import read_json
 
     out: dict = {"schema_version": 1, "provenance": {}}
     claims: list[dict] = []
-    for key, block, path in (("serve_real", page_block, load), ("serve_real_prefix", prefix_page_block, prefix),
-                             ("serve_real_heldout", heldout_page_block, heldout)):
+    for key, block, path in (("load", page_block, load), ("prefix", prefix_page_block, prefix),
+                             ("heldout", heldout_page_block, heldout)):
         made = block(read_json(path))
         out[key] = made["engines"]
         out["provenance"].update(made["provenance"])
