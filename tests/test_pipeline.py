@@ -179,7 +179,7 @@ EDITS = {
                                        PAGE | {"measured_records", "shared_data"}),
     "scripts/audit/report.py": (set(), set()),
     # a page section's template (it was once missing from render_site's inputs: edited, the page stayed stale)
-    "templates/serve_real_heldout_section.html.j2": ({"render_site"}, {"all"}),
+    "templates/realengine_heldout_section.html.j2": ({"render_site"}, {"all"}),
 }
 
 
@@ -189,7 +189,7 @@ def directly_scheduled(log: str) -> set[str]:
 
 
 # many, some (a page template: the render alone), none; the other modules' cases are make test-all's
-IN_MAKE_TEST = {"scripts/common/display.py", "scripts/audit/report.py", "templates/serve_real_heldout_section.html.j2"}
+IN_MAKE_TEST = {"scripts/common/display.py", "scripts/audit/report.py", "templates/realengine_heldout_section.html.j2"}
 
 
 @pytest.mark.parametrize("module", [m if m in IN_MAKE_TEST else pytest.param(m, marks=pytest.mark.exhaustive)
