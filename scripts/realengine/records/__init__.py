@@ -3,7 +3,7 @@ the KV-cache benchmark's bench_medians.json): measured numbers (the runs, with t
 simulator's predictions of them (`calibrated`: the serving model on step times fitted to a calibration run), the
 errors, the goals and the settings the measurement ran with (`assumed`). One module per family: load.py (the load
 runs), prefix.py (prefix reuse), heldout.py and repeat.py (the held-out cells and their later sessions); words.py
-holds what they share and labels.json every word they say."""
+holds what they share, verdicts.py the claims their sentences turn on, and labels.json every word they say."""
 from __future__ import annotations
 
 from pathlib import Path

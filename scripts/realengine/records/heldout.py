@@ -9,8 +9,8 @@ from pathlib import Path
 from scripts.realengine.comparison import within_goal
 from scripts.realengine.heldout_comparison import session_key, start_range
 from scripts.realengine.records.repeat import repeat_block
+from scripts.realengine.records.verdicts import held_claims, loop_claims
 from scripts.realengine.records.words import (
-    CLAIMS,
     FITS,
     HELD_AT_ONCE,
     HELD_LABELS,
@@ -25,8 +25,6 @@ from scripts.realengine.records.words import (
     WORDS,
     HeldOutRecords,
     cell_name,
-    claim,
-    goal_claims,
     goal_source,
     held_where,
     layout_records,
@@ -278,33 +276,3 @@ def heldout_page_block(comparison: dict) -> dict:
         for c, row in zip(e["cells"], rows, strict=True):
             claims += loop_claims(prov, row["id"], held_where(c)) if c["concurrency"] else []
     return {"engines": engines, "provenance": prov, "claims": claims}
-
-
-def loop_claims(prov: dict, cell: str, where: str) -> list[dict]:
-    """A closed loop's claims: both measured wave patterns appear in the prediction (first prefill of one request
-    and of two), and each end of its starts' range begins staggered as measured (one request first)."""
-    out = []
-    one, two = f"{cell}.first1.predicted", f"{cell}.first2.predicted"
-    if one in prov and two in prov:
-        out.append({"id": f"{cell}.both_patterns_predicted", "says": CLAIMS["both_patterns_predicted"].format(
-            where=where), "all": [[one, ">", 0], [two, ">", 0]], "fix": "precomputed/serve-heldout/ (the loop)"})
-    for end in ("low", "high"):
-        together = f"{cell}.pattern_{end}.together"
-        if together in prov:
-            out.append({"id": f"{cell}.pattern_{end}.staggered", "says": CLAIMS["start_staggered"].format(
-                where=where, which=HW["pattern_which"][end]), "all": [[together, "==", 1]],
-                "fix": "config/real_engine.json comparison (the starts tried)"})
-    return out
-
-
-def held_claims(prov: dict, base: str) -> list[dict]:
-    """What the held-out section's sentences turn on, as claims over its records: each summary (noiseless, noisy,
-    the repeat's mean) within its goals, the same-day calibration within the central goal, the sessions' own
-    attainment spread over the attainment goal, and whether the repeat's summary counts other cells than the
-    first session's."""
-    out = [c for figures in ("held", "noisy", "rep.mean") for c in goal_claims(prov, f"{base}.{figures}", base)]
-    out += goal_claims(prov, f"{base}.hour", base, ("central",))
-    out += claim(prov, f"{base}.rep.spread_over_goal", "spread_over_goal", f"{base}.rep.spread.attainment_max", ">",
-                 f"{base}.goal.attainment")
-    return out + claim(prov, f"{base}.rep.counts_differ", "repeat_counts_differ", f"{base}.rep.below_saturation",
-                       "!=", f"{base}.held.below_saturation", "precomputed/serve-heldout/ (the sessions measured)")

@@ -4,6 +4,7 @@ realengine.load.<machine>.<workload>.r<rate>.<metric>.{measured,predicted},
 realengine.load.<machine>.{summary,step,engine,model,server,cal,goal,load,slo}.*."""
 from __future__ import annotations
 
+from scripts.realengine.records.verdicts import claim, goal_claims
 from scripts.realengine.records.words import (
     PREDICTION,
     SEPARATE,
@@ -14,8 +15,6 @@ from scripts.realengine.records.words import (
     WORDS,
     WORKLOAD_LABELS,
     Records,
-    claim,
-    goal_claims,
 )
 
 

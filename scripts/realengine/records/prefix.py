@@ -4,14 +4,13 @@ realengine.prefix.<machine>.<workload>.r<rate>.<metric>.{measured,predicted}, re
 from __future__ import annotations
 
 from scripts.common.display import exact_format
+from scripts.realengine.records.verdicts import claim, goal_claims
 from scripts.realengine.records.words import (
     FITS,
     PREFIX_SHOWN,
     UNITS,
     WORDS,
     Records,
-    claim,
-    goal_claims,
     goal_source,
 )
 from scripts.record import provenance as pv

@@ -117,26 +117,3 @@ def layout_records(r: HeldOutRecords, layouts: dict, base: str, where: str, args
             r.predicted(f"{base}.layout_{name}.{key}", HW["layout"].format(where=where, label=label, zh=zh),
                         layouts[name][key] * scale, unit, fmt, {**args, "metric": key, "slot_layout": name},
                         HELD_LAYOUT)
-
-
-CLAIMS, GOAL_FIX = WORDS["claims"], "config/real_engine.json comparison.goals"
-GOAL_FIGURES = {"central": "central_median_abs_error", "tail": "tail_median_abs_error",
-                "attainment": "attainment_max_abs_error"}
-
-
-def claim(prov: dict, cid: str, says: str, lhs: str, op: str, rhs: str, fix: str = GOAL_FIX) -> list[dict]:
-    """The claim `cid` (scripts/record/claims.py): record `lhs` op record `rhs`; none when either record is absent
-    (the page says nothing of a figure it does not have). `says` is a labels.json claims sentence, filled with
-    the records' labels (`label`, `other`) and the right-hand record's display and unit (`goal`, `unit`)."""
-    if lhs not in prov or rhs not in prov:
-        return []
-    words = CLAIMS[says].format(label=prov[lhs]["label"], other=prov[rhs]["label"], goal=prov[rhs]["display"],
-                                unit=prov[rhs]["unit"])
-    return [{"id": cid, "says": words, "all": [[lhs, op, rhs]], "fix": fix}]
-
-
-def goal_claims(prov: dict, figures: str, goals: str, which: tuple[str, ...] = tuple(GOAL_FIGURES)) -> list[dict]:
-    """`<figures>.meets.<goal>` for each goal in `which`: the error figure `<figures>.<..._error>` is within the
-    goal `<goals>.goal.<goal>` (what the page's "达到/没达到 … 的目标" turns on)."""
-    return [c for goal in which for c in claim(prov, f"{figures}.meets.{goal}", "within_goal",
-                                                 f"{figures}.{GOAL_FIGURES[goal]}", "<=", f"{goals}.goal.{goal}")]
