@@ -12,7 +12,8 @@
   `input` event (`from_input`: the page's own share), and the same drag on a bare page holding one slider and one
   readout (`bare_slider_from_pointer`: the floor no page code can go under in this browser). The
   under-load targets also start a goodput search, whose probes the worker simulates: their time to settled is
-  reported beside.
+  reported beside (a slider's probes wait until its moves pause, DRAG_PAUSE_MS in templates/lesson/load.js, so a
+  drag's frames keep the cores: that wait is part of it).
 - The request rate moved back and forth between two rates whose cells are already simulated: the re-draw alone
   (readouts, the TTFT/TPOT histograms and the 2,000-point scatter of the new cell), timed like a re-scoring slider
   (`request_rate (cells cached)`).

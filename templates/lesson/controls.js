@@ -316,6 +316,7 @@
     check();
   });
   sliders.forEach((el) => el.addEventListener("input", () => {
+    lastSliderInput = performance.now();
     state[el.dataset.param] = fromSlider(el);
     if (el.dataset.param === "batch") batchWish = state.batch;
     update();

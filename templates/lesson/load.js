@@ -145,7 +145,19 @@
     requestAnimationFrame(() => { updateQueued = false; update(); });
   }
   const simSettled = () => !inflight.size && !simQueue.length && !updateQueued && !attainTimer && !prefixBusy() &&
-    !chartsQueued;
+    !chartsQueued && !heldTimer;
+  // While a slider is dragged, only the current rate's cells are simulated; the swept rates' and the goodput
+  // search's wait until the moves pause (DRAG_PAUSE_MS without another): simulated beside a drag, the workers
+  // (two on a two-core machine) took the cores the drag's frames needed (scripts/bench/page_latency.py).
+  const DRAG_PAUSE_MS = 120;
+  let lastSliderInput = -Infinity, heldTimer = 0;
+  function simRequestNow(jobs, urgent) {
+    const wait = lastSliderInput + DRAG_PAUSE_MS - performance.now();
+    if (wait <= 0 || jobs.length <= urgent) { simRequest(jobs); return; }
+    simRequest(jobs.slice(0, urgent));
+    clearTimeout(heldTimer);
+    heldTimer = setTimeout(() => { heldTimer = 0; queueUpdate(); }, wait);
+  }
   function settle() {
     if (updating || !simSettled()) return;  // an update in progress may still queue work: it settles at its end
     const waiters = settleWaiters;

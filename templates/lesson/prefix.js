@@ -134,6 +134,7 @@
     const need = [], curves = {}, errors = [], bounded = new Set();
     const now = {};
     for (const sch of SCHEDULES) now[sch] = cellFor(s, s.workload, sch, s.request_rate, need, errors);
+    const urgent = need.length;  // the current rate's cells: asked for at once, even during a drag
     for (const sch of SCHEDULES) {
       curves[sch] = T.settings.rates_per_gpu.map((r) => {
         const c = cellFor(s, s.workload, sch, r, need), n = c ? c.ttft.length : 0;
@@ -163,7 +164,7 @@
       const base = out["goodput_rate.whole"], mine = out[`goodput_rate.${sch}`];
       out[`goodput_gain.${sch}`] = base === null || mine === null ? null : base > 0 ? mine / base : 0;
     }
-    simRequest(need);
+    simRequestNow(need, urgent);
     out._curves = curves;
     // What the charts and notes read besides the numbers (kept out of the readouts themselves)
     Object.defineProperties(out, {_now: {value: now}, _errors: {value: errors}, _complete: {value: need.length === 0},
