@@ -34,9 +34,9 @@ def mean_metrics(runs: list[dict]) -> dict:
             for k in predict.COMPARED}
 
 
-def median_abs_error(errors: list[dict], keys) -> float | None:
-    """The median |error| over `keys` of every error dict (predict.cell_errors), leaving out the metrics a
-    measurement did not give; None when there is none."""
+def median_abs_error(errors: list, keys) -> float | None:
+    """The median |error| over `keys` of every cell's errors (predict.CellErrors, or a dict as the files hold them),
+    leaving out the metrics a measurement did not give; None when there is none."""
     vals = [abs(e[k]) for e in errors for k in keys if e[k] is not None]
     return float(np.median(vals)) if vals else None
 
@@ -51,10 +51,7 @@ class FamilyErrors:
 
     @classmethod
     def of(cls, errors: list[predict.CellErrors]) -> FamilyErrors:
-        def median(keys):
-            vals = [v for e in errors for v in e.abs_values(keys)]
-            return float(np.median(vals)) if vals else None
-        return cls(median(predict.CENTRAL), median(predict.TAIL),
+        return cls(median_abs_error(errors, predict.CENTRAL), median_abs_error(errors, predict.TAIL),
                    max((abs(e.slo_attainment) for e in errors), default=None))
 
     def as_dict(self) -> dict:

@@ -308,9 +308,9 @@ class CellErrors:
     def as_dict(self) -> dict:
         return dataclasses.asdict(self)
 
-    def abs_values(self, keys) -> list[float]:
-        """|error| of each of `keys` the measurement gave."""
-        return [abs(v) for v in (getattr(self, k) for k in keys) if v is not None]
+    def __getitem__(self, metric: str) -> float | None:
+        """A metric's error by name, as the files' dicts give it (comparison.median_abs_error reads either)."""
+        return getattr(self, metric)
 
 
 def cell_errors(cell: dict) -> dict:

@@ -12,15 +12,23 @@ GOAL_FIGURES = {"central": "central_median_abs_error", "tail": "tail_median_abs_
                 "attainment": "attainment_max_abs_error"}
 
 
+def claim_over(prov: dict, cid: str, says: str, comparisons: list[list], fix: str) -> list[dict]:
+    """The claim `cid` (scripts/record/claims.py): every [lhs, op, rhs] of `comparisons` (a record id or a number on
+    each side), in the words `says`; none when a record it reads is absent (the page says nothing of a figure it
+    does not have)."""
+    if any(isinstance(t, str) and t not in prov for lhs, _, rhs in comparisons for t in (lhs, rhs)):
+        return []
+    return [{"id": cid, "says": says, "all": comparisons, "fix": fix}]
+
+
 def claim(prov: dict, cid: str, says: str, lhs: str, op: str, rhs: str, fix: str = GOAL_FIX) -> list[dict]:
-    """The claim `cid` (scripts/record/claims.py): record `lhs` op record `rhs`; none when either record is absent
-    (the page says nothing of a figure it does not have). `says` is a labels.json claims sentence, filled with
-    the records' labels (`label`, `other`) and the right-hand record's display and unit (`goal`, `unit`)."""
+    """claim_over one comparison, record `lhs` op record `rhs`; `says` is a labels.json claims sentence, filled
+    with the records' labels (`label`, `other`) and the right-hand record's display and unit (`goal`, `unit`)."""
     if lhs not in prov or rhs not in prov:
         return []
     words = CLAIMS[says].format(label=prov[lhs]["label"], other=prov[rhs]["label"], goal=prov[rhs]["display"],
                                 unit=prov[rhs]["unit"])
-    return [{"id": cid, "says": words, "all": [[lhs, op, rhs]], "fix": fix}]
+    return claim_over(prov, cid, words, [[lhs, op, rhs]], fix)
 
 
 def goal_claims(prov: dict, figures: str, goals: str, which: tuple[str, ...] = tuple(GOAL_FIGURES)) -> list[dict]:
@@ -33,17 +41,13 @@ def goal_claims(prov: dict, figures: str, goals: str, which: tuple[str, ...] = t
 def loop_claims(prov: dict, cell: str, where: str) -> list[dict]:
     """A closed loop's claims: both measured wave patterns appear in the prediction (first prefill of one request
     and of two), and each end of its starts' range begins staggered as measured (one request first)."""
-    out = []
-    one, two = f"{cell}.first1.predicted", f"{cell}.first2.predicted"
-    if one in prov and two in prov:
-        out.append({"id": f"{cell}.both_patterns_predicted", "says": CLAIMS["both_patterns_predicted"].format(
-            where=where), "all": [[one, ">", 0], [two, ">", 0]], "fix": "precomputed/serve-heldout/ (the loop)"})
+    out = claim_over(prov, f"{cell}.both_patterns_predicted", CLAIMS["both_patterns_predicted"].format(where=where),
+                     [[f"{cell}.first1.predicted", ">", 0], [f"{cell}.first2.predicted", ">", 0]],
+                     "precomputed/serve-heldout/ (the loop)")
     for end in ("low", "high"):
-        together = f"{cell}.pattern_{end}.together"
-        if together in prov:
-            out.append({"id": f"{cell}.pattern_{end}.staggered", "says": CLAIMS["start_staggered"].format(
-                where=where, which=HW["pattern_which"][end]), "all": [[together, "==", 1]],
-                "fix": "config/real_engine.json comparison (the starts tried)"})
+        out += claim_over(prov, f"{cell}.pattern_{end}.staggered", CLAIMS["start_staggered"].format(
+            where=where, which=HW["pattern_which"][end]), [[f"{cell}.pattern_{end}.together", "==", 1]],
+            "config/real_engine.json comparison (the starts tried)")
     return out
 
 

@@ -52,8 +52,11 @@ class MeasuredPricing(Pricing):
         super().__init__(cost)
         self.noise, self.kv = noise, kv
 
+    def _slot_ids(self, ids) -> list[int]:
+        return [self.kv.slot_of[i].id for i in ids]
+
     def _slots(self, ids) -> dict:
-        return {"slots": [self.kv.slot_of[i].id for i in ids]} if self.kv is not None else {}
+        return {"slots": self._slot_ids(ids)} if self.kv is not None else {}
 
     def shortest(self, decoders, context_sum, dec_ids):
         return self.cost.seconds(decoders, context_sum, **self._slots(dec_ids)) * \
@@ -65,7 +68,7 @@ class MeasuredPricing(Pricing):
 
     def iteration(self, decoders, context_sum, chunks, dec_ids):
         laid = self._slots(dec_ids)
-        chunk_slots = {"chunk_slots": [self.kv.slot_of[i].id for i, _, _ in chunks]} if self.kv is not None else {}
+        chunk_slots = {"chunk_slots": self._slot_ids(i for i, _, _ in chunks)} if self.kv is not None else {}
         d = self.cost.seconds(decoders, context_sum, [(s, ln) for _, s, ln in chunks], **laid, **chunk_slots)
         factor = self.noise.prompt() if self.noise else None
         d = d * factor if factor is not None else d
