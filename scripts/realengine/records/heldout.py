@@ -212,7 +212,7 @@ def _held_settings(r: HeldOutRecords, e: dict, goals: dict) -> None:
 
 def _start_patterns(bounds: dict | None) -> dict | None:
     """The settled pattern (first wave's size) of a closed loop's lowest- and highest-attainment starts, in words
-    ("两" for two), and whether the two are the same; None without starts."""
+    (labels.json held.batch_words), and whether the two are the same; None without starts."""
     if not bounds or bounds["low"]["main_part"] is None or bounds["high"]["main_part"] is None:
         return None
     low, high = (int(bounds[end]["main_part"]) for end in ("low", "high"))
@@ -245,7 +245,7 @@ def _held_view(e: dict, goals: dict, others: dict) -> dict:
 
 
 def heldout_page_block(comparison: dict) -> dict:
-    """{"engines": [...], "provenance": {...}} for the held-out cells; record ids
+    """{"engines": [...], "provenance": {...}, "claims": [...]} for the held-out cells; record ids
     realengine.heldout.<machine>.<workload>.{r<rate>,c<concurrency>}.<metric>.{measured,predicted,noisy}, a closed
     loop's .<metric>.at_once, .turnaround_*, .first<k>.{measured,predicted}, .met_tpot.*,
     realengine.heldout.<machine>.{held,noisy,fitted,other,loop,goal,slo}.*; the claims of held_claims."""

@@ -81,7 +81,7 @@ def _prefix_summary(r: _PrefixRecords, s: dict, goals: dict) -> None:
 
 
 def prefix_page_block(comparison: dict) -> dict:
-    """{"engines": [...], "provenance": {...}} for the prefix-reuse runs; record ids
+    """{"engines": [...], "provenance": {...}, "claims": [...]} for the prefix-reuse runs; record ids
     realengine.prefix.<machine>.<workload>.r<rate>.<metric>.{measured,predicted}, realengine.prefix.<machine>.summary.*;
     claims realengine.prefix.<machine>.summary.meets.{reuse,central}."""
     engines, prov, claims = [], {}, []

@@ -33,7 +33,7 @@ def claim(prov: dict, cid: str, says: str, lhs: str, op: str, rhs: str, fix: str
 
 def goal_claims(prov: dict, figures: str, goals: str, which: tuple[str, ...] = tuple(GOAL_FIGURES)) -> list[dict]:
     """`<figures>.meets.<goal>` for each goal in `which`: the error figure `<figures>.<..._error>` is within the
-    goal `<goals>.goal.<goal>` (what the page's "达到/没达到 … 的目标" turns on)."""
+    goal `<goals>.goal.<goal>` (what the page's "met / missed the goal" wording turns on)."""
     return [c for goal in which for c in claim(prov, f"{figures}.meets.{goal}", "within_goal",
                                                  f"{figures}.{GOAL_FIGURES[goal]}", "<=", f"{goals}.goal.{goal}")]
 
