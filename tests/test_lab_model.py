@@ -1,7 +1,7 @@
-"""The lab's in-browser model and engine (templates/lab_model.js, its kernel templates/lab_kernel.wat): one model
-with TinyGPT (same weights from the seeded generator, same greedy tokens, logits within 1e-4), vLLM V1's scheduling
-rule held by its invariants, and the page's metric code equal to scripts/serving/metrics.py. Node runs the built
-script here; tests/test_lab_page.py runs the same checks in Chromium."""
+"""The lab's in-browser model and engine (templates/lab/model/model.js, its kernel templates/lab/model/kernel.wat): one
+model with TinyGPT (same weights from the seeded generator, same greedy tokens, logits within 1e-4), vLLM V1's
+scheduling rule held by its invariants, and the page's metric code equal to scripts/serving/metrics.py. Node runs the
+built script here; tests/test_lab_page.py runs the same checks in Chromium."""
 import hashlib
 import json
 import re
@@ -25,6 +25,16 @@ STEPS = 64
 def lab_js(tmp_path_factory):
     path = tmp_path_factory.mktemp("lab") / "lab-model.js"
     path.write_text(lab_model_script(ROOT / "templates"), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def lab_page_js(tmp_path_factory):
+    """site/lab.js as the build joins it from templates/lab/ (render.lab_page_script)."""
+    from scripts.page.render import lab_page_script
+
+    path = tmp_path_factory.mktemp("lab-page") / "lab.js"
+    path.write_text(lab_page_script(ROOT / "templates"), encoding="utf-8")
     return path
 
 
@@ -212,10 +222,12 @@ def test_the_settings_are_checked_with_the_file_and_field(tmp_path):
 
 
 def test_a_broken_kernel_names_its_file(tmp_path):
-    for name in ("lab_model.js", "lab.js"):
-        (tmp_path / name).write_bytes((ROOT / "templates" / name).read_bytes())
+    from scripts.page.lab import MODEL_SOURCE
+
+    (tmp_path / MODEL_SOURCE).parent.mkdir(parents=True)
+    (tmp_path / MODEL_SOURCE).write_bytes((ROOT / "templates" / MODEL_SOURCE).read_bytes())
     (tmp_path / KERNEL_SOURCE).write_text("(module (func (export \"f\") (i32.bogus)))", encoding="utf-8")
-    with pytest.raises(InputError, match=r"lab_kernel.wat: wat2wasm refused it"):
+    with pytest.raises(InputError, match=r"lab/model/kernel.wat: wat2wasm refused it"):
         lab_model_script(tmp_path)
 
 
@@ -307,11 +319,11 @@ wait();
 """
 
 
-def test_the_workers_kv_command_alternates_and_keeps_its_budget(lab_js):
+def test_the_workers_kv_command_alternates_and_keeps_its_budget(lab_js, lab_page_js):
     """Experiment A's worker side in Node on short lengths: every length gets its pairs of cache / no-cache runs
     (the two paths' tokens are checked equal inside), the no-cache runs are the slower, and a length that cannot
     fit three pairs in what is left of the budget is skipped and named, not run over time."""
-    page_js = json.dumps(str(ROOT / "templates" / "lab.js"))
+    page_js = json.dumps(str(lab_page_js))
     out = node(lab_js, WORKER_KV % (page_js, 60_000))
     assert out["errors"] == [] and out["kv"]["skipped"] == []
     rows = out["kv"]["rows"]

@@ -1,5 +1,5 @@
-"""The tiny model's weights from a documented seeded generator, so that the lab page (templates/lab_model.js, which
-makes the same numbers in the browser) and `TinyGPT` are one model, and nothing is downloaded.
+"""The tiny model's weights from a documented seeded generator, so that the lab page (templates/lab/model/model.js,
+which makes the same numbers in the browser) and `TinyGPT` are one model, and nothing is downloaded.
 
 The generator is mulberry32 (Tommy Ettinger's 32-bit generator, public domain): state a starts at `seed`; each draw
 adds 0x6D2B79F5 to a (mod 2^32) and hashes it:

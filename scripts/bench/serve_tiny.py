@@ -6,7 +6,7 @@ scripts/serving/results.load_result).
         [--rate 16 --requests 80 --prompt 64 --output 32 --seed 7 --max-num-seqs 16 --max-num-batched-tokens 256]
 
 The model is the course's TinyGPT (the lab's seeded weights by default, or a state_dict the student trained: its
-shape is read from the weights, its head count given). The engine follows vLLM V1's rule as templates/lab_model.js
+shape is read from the weights, its head count given). The engine follows vLLM V1's rule as templates/lab/model/model.js
 does (running requests first, each its last token or the rest of its prompt, then waiting ones first come first
 served, all within max_num_batched_tokens, at most max_num_seqs running, whole contexts reserved); one step runs
 every scheduled token of every request at once, over a KV cache per slot. The client is in the same process: requests
@@ -85,7 +85,7 @@ class FlatModel:
 
 
 class Engine:
-    """vLLM V1's rule, as templates/lab_model.js Engine (the same names)."""
+    """vLLM V1's rule, as templates/lab/model/model.js Engine (the same names)."""
 
     def __init__(self, model: FlatModel, max_num_seqs: int, max_batched_tokens: int):
         self.model, self.max_num_seqs, self.budget = model, max_num_seqs, max_batched_tokens

@@ -1,5 +1,6 @@
-"""The lab's in-browser model script: templates/lab_model.js with its kernel (templates/lab_kernel.wat) compiled
-by wasmtime's wat2wasm (pinned in requirements.txt) and inlined as base64, so site/lab-model.js downloads nothing."""
+"""The lab's in-browser model script: templates/lab/model/model.js with its kernel (templates/lab/model/kernel.wat)
+compiled by wasmtime's wat2wasm (pinned in requirements.txt) and inlined as base64, so site/lab-model.js downloads
+nothing."""
 from __future__ import annotations
 
 import base64
@@ -10,9 +11,9 @@ from scripts.bench.seeded_weights import SEED, param_total, spec
 from scripts.bench.shape import DEFAULT
 from scripts.record.inputs import InputError
 
-MODEL_SOURCE = "lab_model.js"
+MODEL_SOURCE = "lab/model/model.js"
 WORDS = json.loads((Path(__file__).parent / "labels.json").read_text(encoding="utf-8"))["lab"]  # record labels
-KERNEL_SOURCE = "lab_kernel.wat"
+KERNEL_SOURCE = "lab/model/kernel.wat"
 PLACEHOLDER = "@KERNEL_BASE64@"
 MODEL_PLACEHOLDER = "__MODEL__"
 
@@ -43,8 +44,9 @@ LAB_CONFIG = "config/lab.json"
 GROUPS = {"engine": ("max_num_seqs", "max_num_batched_tokens", "max_context"),
           "batch": ("sizes", "position", "samples", "steps_per_sample", "budget_s"),
           "kv": ("prompt_tokens", "new_tokens", "pairs", "min_pairs", "budget_s", "interval_pct"),
-          "calibration": ("position", "prefill_tokens", "samples", "budget_s", "fit_bandwidth_bytes_per_s",
-                          "fit_flops_per_s", "fit_overhead_s", "fit_grid_points"),
+          "calibration": ("burst_prompts", "burst_output_step", "poisson_rate", "poisson_requests", "seed",
+                          "min_samples", "outlier_mads", "budget_s", "repeats", "measure_budget_s",
+                          "fit_bandwidth_bytes_per_s", "fit_flops_per_s", "fit_overhead_s", "fit_grid_points"),
           "load": ("rates", "rate", "requests", "request_count", "prompt_tokens", "prompt", "output_tokens", "output",
                    "ttft_slo_ms", "tpot_slo_ms", "sweep_rates", "arrival_s", "budget_s", "seed")}
 DEFAULTS = {"rate": "rates", "request_count": "requests", "prompt": "prompt_tokens", "output": "output_tokens"}
@@ -91,10 +93,12 @@ def read_lab(path: Path) -> tuple[dict, dict]:
     if max(out["batch"]["sizes"]) > engine["max_num_seqs"] or engine["max_num_seqs"] > engine["max_num_batched_tokens"]:
         raise InputError(f"{shown}: field engine.max_num_seqs must hold every batch.sizes and not exceed "
                          "engine.max_num_batched_tokens")
-    if max(out["calibration"]["prefill_tokens"]) > min(engine["max_context"], engine["max_num_batched_tokens"]):
-        raise InputError(f"{shown}: field calibration.prefill_tokens holds a prompt longer than one step "
-                         "(engine.max_num_batched_tokens) or the context (engine.max_context)")
     cal = out["calibration"]
+    burst = [(cal["burst_prompts"][k % len(cal["burst_prompts"])], cal["burst_output_step"] * (k + 1))
+             for k in range(engine["max_num_seqs"])]
+    if any(p + o > engine["max_context"] for p, o in burst):
+        raise InputError(f"{shown}: field calibration.burst_prompts with burst_output_step makes a request longer "
+                         f"than engine.max_context ({engine['max_context']})")
     for key in ("fit_bandwidth_bytes_per_s", "fit_flops_per_s", "fit_overhead_s"):
         if not (isinstance(cal[key], list) and len(cal[key]) == 2 and cal[key][0] < cal[key][1]):
             raise InputError(f"{shown}: field calibration.{key} must be [low, high] with low below high")
@@ -123,7 +127,7 @@ def run_seconds(settings: dict) -> dict[str, float]:
     """Each experiment's longest run on the reader's device, from its bounds (the page's reading time counts them):
     the load experiment's longest is the sweep, one bounded run per rate."""
     return {"batch": settings["batch"]["budget_s"], "kv": settings["kv"]["budget_s"],
-            "predict": settings["calibration"]["budget_s"],
+            "predict": settings["calibration"]["budget_s"] + settings["calibration"]["measure_budget_s"],
             "load": settings["load"]["budget_s"] * len(settings["load"]["sweep_rates"])}
 
 

@@ -44,6 +44,7 @@ def json_for_script(obj: object) -> Markup:
 
 RUNTIME, SCRIPT, DATA_SCRIPT, SERVING_SCRIPT = "vega.min.js", "lesson.js", "lesson-data.js", "serving-data.js"
 SIM_SCRIPT, SIM_SOURCE = "serving-sim.js", "serving_sim"  # the browser's twin of scripts/serving/engine/ (a folder)
+LAB_PARTS = "lab"  # templates/lab/: lab.js's parts (the page's experiments), the model in lab/model/
 LESSON_PARTS = "lesson"  # templates/lesson/: lesson.js's sections, joined into it (lesson_script)
 INCLUDE = re.compile(r"^  // @include ((?:[a-z_]+\.js ?)+)$", re.M)  # a wrapper names its parts, in order
 DATA_PREFIX, SPECS_PREFIX, PAGE_PROV_PREFIX = "window.C13_DATA=", "window.C13_SPECS=", "window.C13_PAGE_PROV="
@@ -400,7 +401,7 @@ def _render(data: dict, tokens: dict | None, bench: dict | None, questions_md: s
     files = {**html_pages, RUNTIME: runtime.read_text(encoding="utf-8"), SCRIPT: lesson_script(templates),
              DATA_SCRIPT: data_script(page_data(data, tokens, bench, prefix, lab_only), compiled, page_prov),
              LAB_SCRIPT: lab_script(bench, lab_only), LAB_MODEL_SCRIPT: lab.lab_model_script(templates),
-             LAB_PAGE_SCRIPT: (templates / LAB_PAGE_SCRIPT).read_text(encoding="utf-8")}
+             LAB_PAGE_SCRIPT: lab_page_script(templates)}
     if serving:
         files[SERVING_SCRIPT] = serving_script(load["experiment"], serving_records_on_page(list(html_pages.values()),
                                                                                           serving))
@@ -440,6 +441,11 @@ def lesson_script(templates: Path) -> str:
     """site/lesson.js: templates/lesson.js (the page's function and its loader) with its sections joined in from
     templates/lesson/ (roofline, techniques, timeline, ..., charts: joined_script)."""
     return joined_script(templates / SCRIPT, templates / LESSON_PARTS)
+
+
+def lab_page_script(templates: Path) -> str:
+    """site/lab.js: the lab's wrapper (templates/lab/lab.js) with its experiments' parts joined in (joined_script)."""
+    return joined_script(templates / LAB_PARTS / LAB_PAGE_SCRIPT, templates / LAB_PARTS)
 
 
 def joined_script(wrapper_path: Path, folder: Path) -> str:

@@ -1,5 +1,5 @@
 """One run's latency and throughput as four benchmarking tools define them: the lab's experiment D ("which TPOT?"),
-twin of toolMetrics in templates/lab_model.js. Pure: per-request times in, one dict per tool out.
+twin of toolMetrics in templates/lab/model/model.js. Pure: per-request times in, one dict per tool out.
 
 A request: send (s, None when unknown), ttft (s), e2el (s, send to the last token), gaps (s, between consecutive
 tokens), output (tokens). A run: start and end (s). Followed, file by file:

@@ -12,7 +12,8 @@
   // gpu_memory_utilization}, max_concurrency, prefix_caching (reqs then carries segments: per request its prompt's
   // [content id, tokens] runs, and answer_ids, each output's content id; default -(i + 1)), class_budget
   // [threshold, long tokens] (admission by request class; sarathi, vllm-v1, llama.cpp), release_delay_s (with
-  // max_concurrency: per request the client's turnaround after the finish that frees its slot, loop.py).
+  // max_concurrency: per request the client's turnaround after the finish that frees its slot, loop.py), step_model
+  // (colocated: a StepModel or its fields, stepcost.js; Python's simulate(step_cost=) with a fitted model).
   // simulation.py's _checked_class_budget: simulate()'s class_budget, refused for a schedule without a token budget
   // or outside that budget
   function checkedClassBudget([threshold, longTokens], scheduler, preset, schedule) {
@@ -40,7 +41,7 @@
     const o = {chunk_tokens: 512, max_batch: null, prefill_gpus: 1, decode_gpus: 1, capacity_bytes: null,
       max_num_batched_tokens: null, first_token: "decode", efficiency: {flops_fraction: 1, bandwidth_fraction: 1, overhead_s: 0},
       paged: null, memory: {block_size: 16, gpu_memory_utilization: 0.9}, max_concurrency: null, prefix_caching: false, class_budget: null,
-      release_delay_s: null, ...opts};
+      release_delay_s: null, step_model: null, ...opts};
     const names = engines();
     if (!names.includes(schedule)) throw new Error(`schedule must be one of ${names.join(", ")}`);
     if (!["decode", "prefill"].includes(o.first_token)) throw new Error("first_token must be one of decode, prefill");
@@ -66,7 +67,8 @@
     else if (paged) capacity = o.memory.gpu_memory_utilization * gpu.hbm_bytes - model.weight_bytes_total - model.runtime_reserve_bytes;
     else capacity = gpu.hbm_bytes - model.weight_bytes_total - model.runtime_reserve_bytes;
     if (capacity <= 0) throw new Error(`no memory is left for requests (${(capacity / 1e9).toFixed(1)} GB after the weights and reserve)`);
-    const step = stepCostFor(model, gpu, o.efficiency);
+    if (o.step_model !== null && !colocated) throw new Error("step_cost applies to the colocated schedules and replaces `efficiency`");
+    const step = stepCostFor(model, gpu, o.efficiency, o.step_model);
     const nan = () => new Float64Array(n).fill(NaN), neg = () => new Float64Array(n).fill(-1);
     const out = {admitted_s: nan(), first_token_s: nan(), finish_s: nan(), dec_first: neg(), dec_last: neg(),
       seg_start: neg(), own_prefill_s: new Float64Array(n), transfer_end_s: nan(), join_s: nan(),

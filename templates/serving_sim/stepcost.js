@@ -51,8 +51,59 @@
   }
   const bytesPerRequest = (m, context) => context * m.kv_bytes_per_token + m.state_bytes_per_request;
 
-  // The step-cost models: the roofline bound, and the roofline at achieved shares of the peaks plus an overhead per
-  // iteration (`measured`, a real engine's fitted steps, is the Python side's alone: the page has no measured engine).
+  // ---- scripts/realengine/stepmodel.py StepModel, the part a device's calibration fits (the lab, lab_model.js
+  // fitStepModel): seconds = D(decoders) + sum over prompt chunks (a + b x length + c x (length x start +
+  // length^2 / 2)) + attention x (decoders' contexts); D piecewise linear through its knots (running requests,
+  // from 1, increasing; seconds non-decreasing), linear past the last, D(0) = 0. The cached-context and ubatch
+  // terms are the real engine's (Python's alone): a model that sets them is refused here. Same operations in the
+  // same order as the Python, so the two agree to the last bits or nearly (tests/test_lab_steps.py).
+  class StepModel {
+    constructor(d) {
+      const k = d.decode_batch, v = d.decode_seconds;
+      const bad = k.length < 2 || k.length !== v.length || k[0] !== 1 || v[0] <= 0
+        || k.some((x, i) => i > 0 && x <= k[i - 1]) || v.some((x, i) => i > 0 && x < v[i - 1]);
+      if (bad) throw new Error("step model: D needs at least two knots from 1, increasing, with positive non-decreasing seconds");
+      const costs = ["prompt_chunk_s", "prompt_token_s", "prompt_pair_s", "attention_s_per_token", "request_overhead_s"];
+      if (!costs.every((c) => Number.isFinite(d[c]) && d[c] >= 0)) throw new Error("step model: the prompt, attention and overhead costs must be >= 0");
+      if (d.prompt_context_s || d.prompt_context_pair_s || (d.ubatch_seconds && d.ubatch_seconds.length)) {
+        throw new Error("step model: the cached-context and ubatch terms are the real engine's; the page's twin has neither");
+      }
+      Object.assign(this, {knots: Float64Array.from(k), knotSeconds: Float64Array.from(v), a: d.prompt_chunk_s,
+        b: d.prompt_token_s, c: d.prompt_pair_s, attention: d.attention_s_per_token,
+        request_overhead_s: d.request_overhead_s});
+    }
+    D(m) {  // StepModel.decode: numpy.interp inside the knots, the last segment's slope past them
+      const k = this.knots, v = this.knotSeconds, last = k.length - 1;
+      if (m <= 0) return 0;
+      if (m > k[last]) return v[last] + (m - k[last]) * ((v[last] - v[last - 1]) / (k[last] - k[last - 1]));
+      if (m <= k[0]) return v[0];
+      let j = 1;
+      while (k[j] < m) j++;
+      if (m === k[j]) return v[j];
+      const slope = (v[j] - v[j - 1]) / (k[j] - k[j - 1]);
+      return slope * (m - k[j - 1]) + v[j - 1];  // numpy.interp's formula
+    }
+    chunk(start, length) { return this.a + this.b * length + this.c * (length * start + length * length / 2); }
+    seconds(dec, dcs, chunks) {  // chunks: [[start, length], ...]
+      let t = this.D(dec);
+      if (chunks) { let s = 0; for (const [start, length] of chunks) s += this.chunk(start, length); t += s; }
+      return t + this.attention * dcs;
+    }
+    decode(dec, dcs) { return this.D(dec) + this.attention * dcs; }
+    decodeRun(dec, csum, steps, overhead, durs, cums) {  // as iterationCost's: durations and their running sum
+      const base = this.D(dec);
+      let acc = 0;
+      for (let s = 0; s < steps; s++) {
+        durs[s] = base + this.attention * (csum + s * dec) + overhead;
+        acc += durs[s];
+        cums[s] = acc;
+      }
+    }
+    prefill(prompt) { return this.chunk(0, prompt); }
+  }
+
+  // The step-cost models: the roofline bound, the roofline at achieved shares of the peaks plus an overhead per
+  // iteration, and a device's measured steps (`measured`: a StepModel, whose fit already holds the overhead).
   class Roofline {
     constructor(model, gpu) {
       this.model = model;
@@ -70,7 +121,16 @@
     }
   }
   register("step_cost", "derated", Derated);
-  function stepCostFor(model, gpu, eff) {
+  class Measured {
+    constructor(model, stepModel) {
+      this.model = model;
+      this.cost = stepModel instanceof StepModel ? stepModel : new StepModel(stepModel);
+      this.overhead_s = 0;
+    }
+  }
+  register("step_cost", "measured", Measured);
+  function stepCostFor(model, gpu, eff, stepModel = null) {  // stepcost.step_cost_for
+    if (stepModel !== null) return new Measured(model, stepModel);
     const bound = eff.flops_fraction === 1 && eff.bandwidth_fraction === 1 && eff.overhead_s === 0;
     return bound ? new Roofline(model, gpu) : new Derated(model, gpu, eff);
   }

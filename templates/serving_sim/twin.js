@@ -13,7 +13,7 @@
 function c13ServingSim() {
   // @include registry.js stepcost.js schedulers.js prefix.js kv.js loop.js disagg.js breakdown.js simulation.js summary.js workload.js prefix_runs.js
 
-  return {PARTS, LESSON_PRESETS, REGISTRIES, simulate, engines, iterationCost, arrivalTimes, cellSummary, percentile, quantize,
+  return {PARTS, LESSON_PRESETS, REGISTRIES, simulate, engines, iterationCost, StepModel, arrivalTimes, cellSummary, percentile, quantize,
     pairwiseSum, rint, vllmV1Defaults, systemPromptRequests, conversationRequests, prefixRunSummary};
 }
 if (typeof self !== "undefined") self.C13Sim = c13ServingSim();

@@ -246,10 +246,15 @@ function c13LabModel() {
       return plan;
     }
     // One step: schedule, run the model on every scheduled token at once, sample where a request reached its end.
-    // Returns [[id, new token, finished]] and the step's token count.
+    // Returns [[id, new token, finished]], the step's token count and its shape as the simulator prices a step
+    // (stepcost.js): its decoders (requests past their prompt, one token each), the positions those tokens attend
+    // (their contexts, the new token's own included: the twin's loop.py counts the same) and its prompt chunks
+    // [[start, length]] in the step's order.
     step() {
       const plan = this.schedule(), ids = [], slots = [], pos = [], wanted = [], ends = [];
+      const shape = {decoders: 0, contextSum: 0, chunks: []};
       for (const [r, n] of plan) {
+        if (r.computed >= r.prompt.length) { shape.decoders += 1; shape.contextSum += r.computed + 1; } else shape.chunks.push([r.computed, n]);
         for (let k = 0; k < n; k++) { ids.push(r.tokens[r.computed + k]); slots.push(r.slot); pos.push(r.computed + k); }
         r.computed += n;
         if (r.computed === r.tokens.length) { wanted.push(ids.length - 1); ends.push(r); }
@@ -263,7 +268,7 @@ function c13LabModel() {
         if (done) { this.running.splice(this.running.indexOf(r), 1); this.free.push(r.slot); }
         events.push([r.id, token, done]);
       });
-      return {events, tokens: ids.length, requests: plan.length};
+      return {events, tokens: ids.length, requests: plan.length, shape};
     }
   }
 

@@ -1,0 +1,65 @@
+// ---- the page's side ------------------------------------------------------------------------------------------------
+function labPage(L, doc) {
+  const settings = JSON.parse(doc.getElementById("on-your-device").dataset.labSettings);
+  const $ = (sel, root = doc) => root.querySelector(sel);
+  const fmt = (x, digits) => (Number.isFinite(x) ? x.toLocaleString("en-US", {minimumFractionDigits: digits,
+    maximumFractionDigits: digits}) : "—");
+  let worker = null, ready = null, listener = null, busy = false;
+
+  function startWorker() {
+    if (ready) return ready;
+    const src = `${c13LabModel.toString()}\n${labTimings.toString()}\n(${labWorker.toString()})(c13LabModel(), self);\n`;
+    worker = new Worker(URL.createObjectURL(new Blob([src], {type: "text/javascript"})));
+    worker.onmessage = (e) => { if (listener) listener(e.data); };
+    const e = settings.engine;
+    ready = ask({cmd: "init", slots: e.max_num_seqs, maxContext: e.max_context, maxTokens: e.max_num_batched_tokens},
+      "ready").then((m) => {
+      $("#device-params").textContent = fmt(m.params, 0);
+      $("#device-init").textContent = fmt(m.ms, 0);
+      return m;
+    });
+    return ready;
+  }
+  // Send one command; resolve with the message of type `until`; `onMessage` sees every other message.
+  function ask(message, until, onMessage = null) {
+    return new Promise((resolve, reject) => {
+      listener = (m) => {
+        if (m.type === "error") { listener = null; reject(new Error(m.message)); } else if (m.type === until) { listener = null; resolve(m); } else if (onMessage) onMessage(m);
+      };
+      worker.postMessage(message);
+    });
+  }
+  function seededIds(seed, n) {  // token ids from the lab's generator (mulberry32, as the weights)
+    const next = L.mulberry32(seed);
+    return Array.from({length: n}, () => next() % L.SHAPE.vocab);
+  }
+  // Run one experiment at a time: its button disabled and its status line saying what happens.
+  async function exclusive(box, work) {
+    if (busy) { $(".status", box).textContent = "另一个实验正在运行,等它结束再点。"; return; }
+    busy = true;
+    box.querySelectorAll("button").forEach((b) => { b.disabled = true; });
+    try {
+      $(".status", box).textContent = "正在生成模型权重(在页面里按种子生成,不下载)…";
+      await startWorker();
+      await work();
+    } catch (err) {
+      $(".status", box).textContent = `出错了:${err.message}`;
+    } finally {
+      busy = false;
+      box.querySelectorAll("button").forEach((b) => { b.disabled = false; });
+    }
+  }
+  // The student's guesses written before a run: each input.guess by its data-metric, a number or absent (a guess
+  // is optional and never blocks a run).
+  function guesses(box) {
+    const out = {};
+    for (const input of box.querySelectorAll("input.guess")) {
+      const v = input.value.trim() === "" ? NaN : Number(input.value);
+      if (Number.isFinite(v)) out[input.dataset.metric] = v;
+    }
+    return out;
+  }
+  return {settings, $, fmt, ask, seededIds, exclusive, startWorker, guesses, worker: () => worker,
+    listen: (f) => { listener = f; }};
+}
+

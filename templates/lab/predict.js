@@ -1,0 +1,106 @@
+// ---- experiment C: calibrate on this device, predict the next run with the lesson's simulator, then measure it ----
+// The next run as the simulator sees it: the same planned arrivals and lengths, vLLM V1's rule with this engine's
+// limits (the lab's Engine takes the same decisions: tests/test_lab_steps.py), contexts reserved whole (no paging),
+// every step priced by the measured step model. The page's clock against the engine's (linkTimes): the engine sees
+// a request late_ms + inbound_ms after its planned time, and the page receives a step's tokens outbound_ms after the
+// simulator ends it. Times in seconds from the run's start, as serveRun returns them.
+function predictRun(S, model, stepModel, link, plan, engine) {
+  const n = plan.length, sent = plan.map((p) => p.at + link.send_late_ms / 1000);
+  const gpu = {name: "this device", hbm_bytes: 2 ** 50, hbm_bandwidth_bytes_per_s: 1, peak_bf16_flops: 1};
+  const trace = S.simulate(model, gpu, {arrival_s: sent.map((t) => t + link.inbound_ms / 1000),
+    prompt_tokens: plan.map((p) => p.prompt), output_tokens: plan.map((p) => p.output)}, "vllm-v1",
+  {max_batch: engine.max_num_seqs, max_num_batched_tokens: engine.max_num_batched_tokens, paged: false,
+    capacity_bytes: 2 ** 50, step_model: stepModel});
+  const back = link.outbound_ms / 1000;
+  return Array.from({length: n}, (_, i) => ({send: sent[i], input: plan[i].prompt, output: plan[i].output,
+    times: [trace.first_token_s[i] + back, trace.finish_s[i] + back]}));
+}
+// Calibrate: serve the two calibration plans (calibrationPlans), fit the step model and the roofline on their steps.
+async function calibrate(P, onProgress) {
+  const C = P.settings.calibration, start = performance.now(), runs = [];
+  for (const plan of calibrationPlans(P.L, C, P.settings.engine, P.settings.load)) {
+    const left = C.budget_s * 1000 - (performance.now() - start);
+    runs.push(await serveRequests(P, plan, Math.max(left, 1), C.seed, (done, n) => onProgress(runs.length, done, n)));
+  }
+  const rows = runs.flatMap((r) => stepRows(r.steps)), link = linkTimes(P.L, runs);
+  const overhead = (link.inbound_ms + link.outbound_ms) / 1000;
+  return {rows, link, stepModel: fitStepModel(P.L, P.S, rows, C, overhead),
+    roofline: fitRoofline(P.S, P.settings.sim_model, rows, C), stopped: runs.some((r) => r.stopped)};
+}
+
+const CHECKED = {ttft_p50: ["p50_ttft_ms", 0], ttft_p99: ["p99_ttft_ms", 0], tpot_mean: ["mean_tpot_ms", 2],
+  attainment: ["slo_attainment", 0]};  // [runMetrics' key, digits shown]
+const checkedValue = (m, metric) => (metric === "attainment" ? 100 * m.slo_attainment : m[CHECKED[metric][0]]);
+// The rows of the check: per metric the guess (or null), the prediction, the median of the measured runs, their
+// smallest and largest, and whether the prediction lies within them (null with one run).
+function checkRows(predicted, measuredRuns, guesses) {
+  const rows = {};
+  for (const metric of Object.keys(CHECKED)) {
+    const values = measuredRuns.map((m) => checkedValue(m, metric)), sorted = [...values].sort((a, b) => a - b);
+    const p = checkedValue(predicted, metric), mid = sorted.length % 2 ? sorted[(sorted.length - 1) / 2]
+      : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
+    rows[metric] = {guess: guesses[metric] ?? null, predicted: p, measured: mid, min: sorted[0],
+      max: sorted[sorted.length - 1], runs: values.length,
+      inside: values.length > 1 ? p >= sorted[0] && p <= sorted[sorted.length - 1] : null};
+  }
+  return rows;
+}
+function showCheck(P, box, rows) {
+  const cell = (metric, col, text) => { P.$(`tr[data-metric="${metric}"] .${col}`, box).textContent = text; };
+  for (const [metric, r] of Object.entries(rows)) {
+    const digits = CHECKED[metric][1], err = metric === "attainment" ? `${P.fmt(r.predicted - r.measured, 0)} 个百分点`
+      : `${P.fmt(100 * (r.predicted - r.measured) / r.measured, 0)}%`;
+    cell(metric, "meas", P.fmt(r.measured, digits));
+    cell(metric, "spread", r.runs > 1 ? `${P.fmt(r.min, digits)}–${P.fmt(r.max, digits)}` : "—");
+    cell(metric, "err", r.inside === null ? err : `${err}${r.inside ? "(在波动内)" : "(超出波动)"}`);
+  }
+}
+// Measure the run up to `repeats` times: another run starts only if one more of the longest so far still ends
+// within measure_budget_s of the first run's start (each run is bounded by load.budget_s too).
+async function measureRuns(P, o, C, shown) {
+  const runs = [], start = performance.now();
+  let longest = 0;
+  while (runs.length < C.repeats && (!runs.length || performance.now() - start + longest <= C.measure_budget_s * 1000)) {
+    const t = performance.now(), k = runs.length + 1;
+    const run = await serveRun(P, o, (done, total) => shown(".status", `实测第 ${k} 次:已完成 ${done} / ${total} 个请求`));
+    longest = Math.max(longest, performance.now() - t);
+    runs.push(run);
+  }
+  return runs;
+}
+// What the cores the browser reports do to the measurement, said beside the reading (the page, the engine's worker
+// and the browser's own threads share them).
+function coresNote(P, box) {
+  const n = navigator.hardwareConcurrency || 0, note = box.parentElement.querySelector(".cores-note");
+  if (!note) return;
+  note.textContent = n && n <= 2
+    ? `你的浏览器报告 ${n} 个逻辑核心:页面、引擎的 Worker 和浏览器自己的线程要轮流用它们,这些都算进了校准量到的一步里,所以实测的一步比单独计时的慢。`
+    : `你的浏览器报告 ${n || "未知数目的"} 个逻辑核心:页面和引擎的 Worker 大多能各占一个,校准量到的一步里主要是消息和计时器的开销。`;
+}
+function predictExperiment(P, box, loadBox) {
+  const C = P.settings.calibration, shown = (sel, text) => { P.$(sel, box).textContent = text; };
+  coresNote(P, box);
+  box.querySelector("button.run-predict").addEventListener("click", () => P.exclusive(box, async () => {
+    const o = loadOptions(loadBox), guesses = P.guesses(box);
+    const cal = await calibrate(P, (phase, done, n) => shown(".status", `校准第 ${phase + 1} 段:已完成 ${done} / ${n} 个请求`));
+    const sm = cal.stepModel, D = (m) => new P.S.StepModel(sm).D(m) * 1000;
+    shown(".fit", `本机实测的一步:1 个请求 decode ${P.fmt(D(1), 2)} ms,${P.settings.engine.max_num_seqs} 个 ${P.fmt(D(P.settings.engine.max_num_seqs), 2)} ms;` +
+      `prompt 每 token 约 ${P.fmt(sm.prompt_token_s * 1e6, 0)} µs(${cal.rows.length} 步拟合)。屋顶线读法:等效带宽 ${P.fmt(cal.roofline.bw / 1e9, 1)} GB/s,` +
+      `等效算力 ${P.fmt(cal.roofline.peak / 1e9, 1)} GFLOP/s,每步开销 ${P.fmt(cal.roofline.overhead * 1000, 2)} ms`);
+    const plan = loadPlan(P, o), duration = plan[plan.length - 1].at;
+    const predicted = P.L.runMetrics(predictRun(P.S, P.settings.sim_model, sm, cal.link, plan, P.settings.engine), duration, o.slo);
+    for (const metric of Object.keys(CHECKED)) {
+      P.$(`tr[data-metric="${metric}"] .pred`, box).textContent = P.fmt(checkedValue(predicted, metric), CHECKED[metric][1]);
+      for (const col of ["meas", "spread", "err"]) P.$(`tr[data-metric="${metric}"] .${col}`, box).textContent = "…";
+    }
+    shown(".status", `预测写好了(请求率 ${o.rate} req/s,${plan.length} 个请求)。现在实测同一组请求…`);
+    const runs = await measureRuns(P, o, C, shown), measured = runs.map((r) => P.L.runMetrics(r.requests, r.duration, o.slo));
+    const rows = checkRows(predicted, measured, guesses);
+    showCheck(P, box, rows);
+    box.lastCheck = {stepModel: sm, roofline: cal.roofline, link: cal.link, calibrationRows: cal.rows, predicted, measured, rows};
+    const stopped = runs.filter((r) => r.stopped).length;
+    shown(".status", `完成:校准 ${cal.rows.length} 步,实测 ${runs.length} 次。` + (stopped ? `其中 ${stopped} 次到了时间上限,只统计完成的请求。` : "") +
+      (runs.length > 1 ? "「实测」是几次的中位数,括号说预测落在几次实测的范围之内还是之外。" : "只来得及实测一次,看不出波动。"));
+    box.dataset.done = String(Number(box.dataset.done || 0) + 1);
+  }));
+}

@@ -1,0 +1,111 @@
+// ---- the worker's side: the model, the timing loops and the serving loop ------------------------------------------
+// The worker's timing jobs (batch scaling, experiment A) on the worker's state `w`
+// ({model, post, yieldTask, median}); the page's worker gets this function's source beside labWorker's.
+function labTimings(L, w) {
+  const prefilled = new Set();
+  function prefill(slot, prompt) {
+    if (prefilled.has(slot)) return;
+    w.model.forward(prompt, prompt.map(() => slot), prompt.map((_, i) => i), [prompt.length - 1]);
+    prefilled.add(slot);
+  }
+  async function batches(m) {  // one decode step of B requests, each with `position` cached positions
+    const rows = [];
+    for (const B of m.sizes) {
+      for (let s = 0; s < B; s++) prefill(s, m.prompt);
+      const ids = Array.from({length: B}, (_, i) => m.prompt[i]), slots = ids.map((_, i) => i);
+      const pos = ids.map(() => m.prompt.length), wanted = slots.slice(), times = [];
+      for (let k = 0; k < 1 + m.samples; k++) {  // a sample: `stepsPerSample` steps back to back (the browser's
+        const t0 = performance.now();           // clock is coarse, see config/lab.json), the first a warm-up
+        for (let j = 0; j < m.stepsPerSample; j++) w.model.forward(ids, slots, pos, wanted);
+        if (k >= 1) times.push((performance.now() - t0) / m.stepsPerSample);
+      }
+      rows.push({batch: B, ms: w.median(times)});
+      w.post({type: "progress", done: rows.length, of: m.sizes.length});
+      await w.yieldTask();
+    }
+    prefilled.clear();
+    w.post({type: "batches", rows});
+  }
+  function timeGeneration(prompt, n, cache) {
+    const t0 = performance.now();
+    const out = L.greedy(w.model, prompt, n, {cache, slot: 0});
+    return {ms: performance.now() - t0, out};
+  }
+  async function kvCache(m) {  // experiment A: alternating pairs per length, within the time budget
+    const start = performance.now(), rows = [], skipped = [];
+    for (const n of m.lengths) {
+      const warm = timeGeneration(m.prompt, n, true).ms + timeGeneration(m.prompt, n, false).ms;
+      const left = m.budgetMs - (performance.now() - start);
+      const pairs = Math.min(m.pairs, Math.floor(left / warm));
+      if (pairs < m.minPairs) { skipped.push(n); continue; }
+      const kv = [], nokv = [];
+      for (let r = 0; r < pairs; r++) {
+        const a = timeGeneration(m.prompt, n, true), b = timeGeneration(m.prompt, n, false);
+        if (a.out.join() !== b.out.join()) throw new Error(`with and without the cache gave different tokens at ${n}`);
+        kv.push(a.ms);
+        nokv.push(b.ms);
+        w.post({type: "progress", done: performance.now() - start, of: m.budgetMs});
+        await w.yieldTask();
+      }
+      rows.push({newTokens: n, kv, nokv});
+    }
+    w.post({type: "kv", rows, skipped, seconds: (performance.now() - start) / 1000});
+  }
+  return {batches, kv: kvCache};
+}
+
+function labWorker(L, scope) {
+  let model = null, engine = null, wake = null;
+  const post = (m) => scope.postMessage(m);
+  const channel = new MessageChannel();
+  let resume = null;
+  channel.port1.onmessage = () => { const r = resume; resume = null; if (r) r(); };
+  const yieldTask = () => new Promise((r) => { resume = r; channel.port2.postMessage(0); });
+  const w = {model: null, post, yieldTask, median: L.median}, timings = labTimings(L, w);
+
+  function init(m) {
+    const t0 = performance.now();
+    model = w.model = new L.TinyModel({slots: m.slots, maxContext: m.maxContext, maxTokens: m.maxTokens});
+    post({type: "ready", params: L.paramCount(), ms: performance.now() - t0});
+  }
+  // The engine's loop: step while there is work, wait for a request when there is none. Each step's message
+  // carries its shape, its start on the clock the page shares (performance.timeOrigin + now(), ms), the time since
+  // the previous step's start when the two ran back to back (null after a wait) and when the worker saw each
+  // request that came in since the last step, and whether it was waiting for one: the calibration prices steps
+  // and the messages' way with them (calibration.js).
+  const clock = () => performance.timeOrigin + performance.now();
+  let seen = [];
+  async function serve(m) {
+    seen = [];
+    engine = new L.Engine(model, {maxNumSeqs: m.maxNumSeqs, maxBatchedTokens: m.maxBatchedTokens});
+    const serving = engine;
+    let last = null;
+    while (engine === serving) {
+      if (!engine.busy()) { last = null; await new Promise((r) => { wake = r; }); continue; }
+      const t0 = clock(), step = engine.step();
+      post({type: "step", events: step.events, tokens: step.tokens, requests: step.requests, ms: clock() - t0,
+        shape: step.shape, start: t0, cycle: last === null ? null : t0 - last, seen});
+      seen = [];
+      last = t0;
+      await yieldTask();
+    }
+  }
+  const handlers = {
+    init, ...timings, serve,
+    request(m) {  // seen: when, and whether the engine was waiting (else the message waited for a step to end)
+      engine.add(m.request);
+      seen.push([m.request.id, clock(), wake !== null]);
+      if (wake) { const w = wake; wake = null; w(); }
+    },
+    stop() { engine = null; if (wake) { const w = wake; wake = null; w(); } },
+  };
+  scope.onmessage = (e) => {
+    try {
+      const result = handlers[e.data.cmd](e.data);
+      if (result && result.catch) result.catch((err) => post({type: "error", message: String(err.message || err)}));
+    } catch (err) {
+      post({type: "error", message: String(err.message || err)});
+    }
+  };
+}
+

@@ -1,0 +1,223 @@
+"""Experiment C's parts, in Node: the lab's engine takes the simulator's vLLM V1 decisions event by event (a fixed
+step cost on both sides), the simulator's measured step model (templates/serving_sim/stepcost.js StepModel) prices
+a step as scripts/realengine/stepmodel.py StepModel does, and the page's fit (templates/lab/calibration.js
+fitStepModel) gives on recorded calibration rows what an independent numpy fit gives."""
+import itertools
+import json
+import subprocess
+from collections import defaultdict
+
+import numpy as np
+import pytest
+
+from scripts.page.lab import lab_model_script, lab_settings
+from scripts.page.render import lab_page_script, sim_script
+from scripts.realengine.stepmodel import StepModel
+from tests.conftest import ROOT
+
+RECORDED = json.loads((ROOT / "tests" / "data" / "lab_calibration.json").read_text(encoding="utf-8"))
+CALIBRATION = lab_settings(ROOT / "config" / "lab.json")["calibration"]
+FIXED = {"decode_batch": [1, 4, 16], "decode_seconds": [0.001, 0.002, 0.006], "prompt_chunk_s": 0.0005,
+         "prompt_token_s": 0.0001, "prompt_pair_s": 1e-7, "attention_s_per_token": 2e-6, "request_overhead_s": 0.0}
+
+
+@pytest.fixture(scope="module")
+def scripts(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("lab-steps")
+    files = {"L": lab_model_script(ROOT / "templates"), "S": sim_script(ROOT / "templates" / "serving_sim"),
+             "P": lab_page_script(ROOT / "templates")}
+    paths = {}
+    for name, text in files.items():
+        paths[name] = folder / f"{name}.js"
+        paths[name].write_text(text, encoding="utf-8")
+    return paths
+
+
+def node(scripts: dict, body: str):
+    head = "".join(f"const {k} = require({json.dumps(str(p))});\n" for k, p in scripts.items())
+    out = subprocess.run(["node", "-e", head + body], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+# The lab's Engine on a stub model (no forward pass: the decisions alone), on a virtual clock that prices each step
+# by its shape with the same StepModel the simulator is given; the twin's simulate(vllm-v1) on the same arrivals.
+ENGINE_VS_TWIN = """
+const sm = new S.StepModel(%(model)s), out = [];
+function stub(n, budget) {
+  return {slots: n, maxTokens: budget, maxContext: 4096, s: {vocab: 1},
+    forward: (ids, sl, pos, wanted) => new Float32Array(wanted.length), argmax: () => 0};
+}
+for (const [rate, maxSeqs, budget, seed] of %(configs)s) {
+  const next = L.mulberry32(seed), n = 60, arrivals = [], prompts = [], outputs = [];
+  let t = 0;
+  for (let i = 0; i < n; i++) {
+    t += -Math.log((next() + 1) / 4294967297) / rate;
+    arrivals.push(t); prompts.push(1 + next() %% 150); outputs.push(1 + next() %% 40);
+  }
+  const e = new L.Engine(stub(maxSeqs, budget), {maxNumSeqs: maxSeqs, maxBatchedTokens: budget});
+  const first = new Array(n).fill(null), finish = new Array(n).fill(null);
+  let now = 0, sent = 0, done = 0, overBudget = 0, overSeqs = 0;
+  while (done < n) {
+    while (sent < n && arrivals[sent] <= now) {
+      e.add({id: sent, prompt: new Array(prompts[sent]).fill(1), outputLen: outputs[sent]});
+      sent++;
+    }
+    if (!e.busy()) { now = arrivals[sent]; continue; }
+    const st = e.step();
+    if (st.tokens > budget) overBudget++;
+    if (e.running.length > maxSeqs) overSeqs++;
+    now += sm.seconds(st.shape.decoders, st.shape.contextSum, st.shape.chunks);
+    for (const [id, , fin] of st.events) {
+      if (first[id] === null) first[id] = now;
+      if (fin) { finish[id] = now; done++; }
+    }
+  }
+  const model = {kv_bytes_per_token: 1, state_bytes_per_request: 0, weight_bytes_total: 0, runtime_reserve_bytes: 0,
+    max_position_embeddings: 4096};
+  const gpu = {name: "stub", hbm_bytes: 2 ** 50, hbm_bandwidth_bytes_per_s: 1, peak_bf16_flops: 1};
+  const tr = S.simulate(model, gpu, {arrival_s: arrivals, prompt_tokens: prompts, output_tokens: outputs}, "vllm-v1",
+    {max_batch: maxSeqs, max_num_batched_tokens: budget, paged: false, capacity_bytes: 2 ** 50, step_model: sm});
+  out.push({first, finish, twinFirst: Array.from(tr.first_token_s), twinFinish: Array.from(tr.finish_s), overBudget,
+    overSeqs, oneToken: outputs.filter((o) => o === 1).length});
+}
+console.log(JSON.stringify(out));
+"""
+
+
+def test_the_lab_engine_takes_the_twins_vllm_v1_decisions_event_by_event(scripts):
+    """Four loads, from a light one to one that keeps 4 sequences and a 64-token budget full (prompts up to 150
+    tokens are chunked, some requests ask one token): every request's first token and finish on the lab's engine
+    equal the simulator's to 1e-12, the budget and the sequence cap hold at every step, every request completes."""
+    configs = [[16, 16, 256, 1], [64, 16, 256, 2], [200, 4, 64, 3], [30, 8, 100, 4]]
+    runs = node(scripts, ENGINE_VS_TWIN % {"model": json.dumps(FIXED), "configs": json.dumps(configs)})
+    assert sum(r["oneToken"] for r in runs) > 0
+    for run in runs:
+        assert run["overBudget"] == 0 and run["overSeqs"] == 0
+        for key, twin in (("first", "twinFirst"), ("finish", "twinFinish")):
+            lab, sim = np.array(run[key], dtype=float), np.array(run[twin], dtype=float)
+            assert np.all(np.isfinite(lab)), key
+            np.testing.assert_allclose(lab, sim, rtol=1e-12, atol=0)
+
+
+def test_the_page_step_model_prices_a_step_as_the_python_one(scripts):
+    """Decode-only, prompt-only and mixed steps, batch sizes on, between and past the knots, with and without
+    contexts: StepModel.seconds and decode_run agree with the Python to 1e-12."""
+    rng = np.random.default_rng(5)
+    shapes = []
+    for _ in range(200):
+        dec = int(rng.integers(0, 24))
+        chunks = [[int(rng.integers(0, 100)), int(rng.integers(1, 200))] for _ in range(int(rng.integers(0, 3)))]
+        if dec == 0 and not chunks:
+            chunks = [[0, 16]]
+        shapes.append([dec, float(dec * rng.integers(1, 200)), chunks])
+    js = node(scripts, f"""const m = new S.StepModel({json.dumps(FIXED)});
+const durs = new Float64Array(5), cums = new Float64Array(5);
+const out = {json.dumps(shapes)}.map(([d, c, ch]) => m.seconds(d, c, ch));
+m.decodeRun(7, 300, 5, 0, durs, cums);
+console.log(JSON.stringify({{out, durs: Array.from(durs)}}));""")
+    py = StepModel.from_dict(FIXED)
+    expect = [py.seconds(d, c, [tuple(x) for x in ch]) for d, c, ch in shapes]
+    np.testing.assert_allclose(js["out"], expect, rtol=1e-12)
+    np.testing.assert_allclose(js["durs"], py.decode_run(7, 300 + 7 * np.arange(5)), rtol=1e-12)
+
+
+def test_the_page_refuses_a_step_model_it_cannot_price(scripts):
+    bad = [{**FIXED, "decode_batch": [2, 4]}, {**FIXED, "decode_seconds": [0.002, 0.001, 0.003]},
+           {**FIXED, "prompt_token_s": -1}, {**FIXED, "prompt_context_s": 1e-6}]
+    out = node(scripts, f"""console.log(JSON.stringify({json.dumps(bad)}.map((d) => {{
+  try {{ new S.StepModel(d); return "accepted"; }} catch (e) {{ return e.message; }} }})));""")
+    assert out[0].startswith("step model: D needs") and out[1].startswith("step model: D needs")
+    assert "must be >= 0" in out[2] and "real engine's" in out[3]
+
+
+def numpy_fit(rows: list[dict], c: dict, overhead: float) -> dict:
+    """fitStepModel written again from its comment, in numpy (the reference the page's fit is held to)."""
+    groups = defaultdict(list)
+    for r in rows:
+        if not r["chunks"] and r["decoders"] > 0:
+            groups[r["decoders"]].append((r["contextSum"], r["seconds"]))
+    sxy = sxx = 0.0
+    for g in groups.values():
+        x, y = np.array(g).T
+        sxy += float(np.sum((x - x.mean()) * (y - y.mean())))
+        sxx += float(np.sum((x - x.mean()) ** 2))
+    attention = max(0.0, sxy / sxx) if sxx > 0 else 0.0
+    knots, values = [], []
+    for m in sorted(groups):
+        if len(groups[m]) >= c["min_samples"]:
+            knots.append(m)
+            values.append(max(values[-1] if values else 0.0,
+                              float(np.median([s - attention * x for x, s in groups[m]]))))
+    model = StepModel(tuple(knots), tuple(values), 0, 0, 0, attention, overhead)
+    prompts = [r for r in rows if r["chunks"]]
+    X = np.array([[len(r["chunks"]), sum(n for _, n in r["chunks"]),
+                   sum(n * s + n * n / 2 for s, n in r["chunks"])] for r in prompts])
+    y = np.array([r["seconds"] - float(model.decode(r["decoders"])) - attention * r["contextSum"] for r in prompts])
+
+    def nnls(X, y):
+        best, beta = float(y @ y), np.zeros(3)
+        for k in range(1, 4):
+            for cols in itertools.combinations(range(3), k):
+                sol = np.linalg.solve(X[:, cols].T @ X[:, cols], X[:, cols].T @ y)
+                if np.all(sol >= 0):
+                    b = np.zeros(3)
+                    b[list(cols)] = sol
+                    sse = float(np.sum((y - X @ b) ** 2))
+                    if sse < best:
+                        best, beta = sse, b
+        return beta
+
+    beta = nnls(X, y)
+    res = y - X @ beta
+    keep = np.abs(res - np.median(res)) <= c["outlier_mads"] * np.median(np.abs(res - np.median(res)))
+    beta = nnls(X[keep], y[keep])
+    return {"decode_batch": knots, "decode_seconds": values, "prompt_chunk_s": beta[0], "prompt_token_s": beta[1],
+            "prompt_pair_s": beta[2], "attention_s_per_token": attention}
+
+
+def test_the_fit_on_recorded_calibration_rows_is_numpys(scripts):
+    """The rows a calibration recorded in Chromium (tests/data/lab_calibration.json, 390 px): the page's fit equals
+    the numpy one to 1e-9, every batch size 1-16 but one has its knot, and a step the rows hold is priced close to
+    what it took: the decode-only steps at each knot within 25 % of their median, the mixed steps' median error
+    within 10 %."""
+    rows = RECORDED["rows"]
+    js = node(scripts, f"""const rows = {json.dumps(rows)};
+console.log(JSON.stringify(P.fitStepModel(L, S, rows, {json.dumps(CALIBRATION)}, 0.0003)));""")
+    ref = numpy_fit(rows, CALIBRATION, 0.0003)
+    assert js["decode_batch"] == ref["decode_batch"] and len(ref["decode_batch"]) >= 15
+    for key in ("decode_seconds", "prompt_chunk_s", "prompt_token_s", "prompt_pair_s", "attention_s_per_token"):
+        np.testing.assert_allclose(js[key], ref[key], rtol=1e-9, atol=1e-15, err_msg=key)
+    model = StepModel.from_dict({**js, "request_overhead_s": 0.0003})
+    for m in js["decode_batch"]:
+        took = np.median([r["seconds"] for r in rows if r["decoders"] == m and not r["chunks"]])
+        assert abs(model.seconds(m, np.median([r["contextSum"] for r in rows if r["decoders"] == m
+                                                and not r["chunks"]])) / took - 1) < 0.25, m
+    mixed = [r for r in rows if r["chunks"]]
+    errors = [model.seconds(r["decoders"], r["contextSum"], [tuple(c) for c in r["chunks"]]) / r["seconds"] - 1
+              for r in mixed]
+    assert len(mixed) > 30 and abs(np.median(errors)) < 0.10
+
+
+def test_a_calibration_without_lone_decodes_is_refused_in_words(scripts):
+    rows = [r for r in RECORDED["rows"] if r["decoders"] != 1 or r["chunks"]]
+    out = node(scripts, f"""try {{ P.fitStepModel(L, S, {json.dumps(rows)}, {json.dumps(CALIBRATION)}, 0);
+  console.log(JSON.stringify("accepted")); }} catch (e) {{ console.log(JSON.stringify(e.message)); }}""")
+    assert out.startswith("校准里单独 decode 的步不够") and "batch 1" in out
+
+
+def test_the_check_says_which_errors_lie_inside_the_measured_spread(scripts):
+    """checkRows: the median of the measured runs, their range, and whether the prediction lies within it (null
+    with one run); a guess kept as given, none as null."""
+    def metrics(ttft50, ttft99, tpot, att):
+        return {"p50_ttft_ms": ttft50, "p99_ttft_ms": ttft99, "mean_tpot_ms": tpot, "slo_attainment": att}
+    out = node(scripts, f"""console.log(JSON.stringify([
+  P.checkRows({json.dumps(metrics(10, 50, 3, 1))}, [{json.dumps(metrics(9, 40, 2.9, 1))},
+    {json.dumps(metrics(11, 45, 3.5, 0.9))}, {json.dumps(metrics(12, 48, 3.1, 0.95))}], {{ttft_p99: 55}}),
+  P.checkRows({json.dumps(metrics(10, 50, 3, 1))}, [{json.dumps(metrics(9, 40, 2.9, 1))}], {{}})]));""")
+    many, one = out
+    assert many["ttft_p50"] == {"guess": None, "predicted": 10, "measured": 11, "min": 9, "max": 12, "runs": 3,
+                                "inside": True}
+    assert many["ttft_p99"]["guess"] == 55 and many["ttft_p99"]["inside"] is False  # 50 over the runs' 40-48
+    assert many["attainment"]["predicted"] == 100 and many["attainment"]["min"] == 90 and many["attainment"]["inside"]
+    assert one["tpot_mean"]["inside"] is None and one["tpot_mean"]["measured"] == 2.9
