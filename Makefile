@@ -30,6 +30,7 @@ unexport PYTHONDONTWRITEBYTECODE
 # ANCHOR=<file>.json builds that anchor (Snakemake config `anchor`, outputs under build/<name>/) and publishes its
 # page as site/<name>/; the default page in site/ and precomputed/ are left as they are.
 ANCHOR ?=
+LAB_PAIRS ?= 5  # make bench-lab: experiment C's predict-then-run pairs per width and rate
 site: $(VENV_STAMP)  ## build the lesson page and its data, then publish precomputed/ and site/ together
 ifeq ($(strip $(ANCHOR)),)
 	$(BUILD_LOCK) --target all --publish --report build/default/site/report.html -- $(SM_ARGS) $(QUIET)
@@ -114,8 +115,9 @@ audit: $(VENV_STAMP)  ## check every number on the built page against its proven
 bench: $(VENV_STAMP)  ## measure the tiny model on this machine; adds or replaces its record in precomputed/bench/
 	$(PY) -m scripts.bench.kv_cache --out-dir precomputed/bench
 
-bench-lab: $(VENV_STAMP) browser-deps  ## the lab page's decode step in Chromium beside PyTorch's -> build/bench/lab_steps.json
+bench-lab: $(VENV_STAMP) browser-deps  ## the lab's decode step beside PyTorch's, and experiment C's predict-then-run pairs -> build/bench/
 	$(PY) -m scripts.bench.lab_steps
+	$(PY) -m scripts.bench.lab_predict --pairs $(LAB_PAIRS)
 
 bench-page: $(VENV_STAMP) browser-deps  ## slider latency (median, p95) and Lighthouse mobile/desktop -> build/bench/
 	$(PY) -m scripts.bench.page_latency

@@ -198,27 +198,99 @@ def test_the_page_metrics_are_vllms(lab_js, seed):
     assert 0 < py["slo_attainment"] < 1  # the SLOs split the requests: the goodput check is not vacuous
 
 
-def test_the_settings_are_checked_with_the_file_and_field(tmp_path):
+def broken_lab(doc: dict, where: tuple, value, tmp_path):
+    """config/lab.json with one field replaced (where: keys; value None deletes it), written to tmp_path."""
+    bad = json.loads(json.dumps(doc))
+    holder = bad
+    for key in where[:-1]:
+        holder = holder[key]
+    if value is None:
+        del holder[where[-1]]
+    else:
+        holder[where[-1]] = value
+    path = tmp_path / "lab.json"
+    path.write_text(json.dumps(bad), encoding="utf-8")
+    return path
+
+
+LAB_CASES = [  # (the field replaced, its new value (None: deleted), what the one line says)
+    (("load", "rate"), {"value": 5, "assumption": "x"}, "field load.rate (5) is not one of load.rates"),
+    (("engine", "max_context"), {"value": 64, "assumption": "x"}, "field engine.max_context (64) is shorter"),
+    (("kv", "pairs"), {"value": 3}, "field kv.pairs needs exactly one of 'source' or 'assumption'"),
+    (("batch", "sizes"), {"value": [], "assumption": "x"}, "field batch.sizes.value must have at least 1 entries"),
+    (("calibration", "fit_overhead_s"), {"value": [2e-3, 1e-5], "assumption": "x"},
+     "field calibration.fit_overhead_s must be [low, high]"),
+    (("calibration", "fit_grid_points"), {"value": [61, 1.5, 25], "assumption": "x"},
+     "field calibration.fit_grid_points.value[1] must be of type integer, got 1.5"),
+    (("calibration", "fit_grid_points"), {"value": [100000, 100000, 100000], "assumption": "x"},
+     "field calibration.fit_grid_points.value[0] must be <= 200"),
+    (("kv", "min_pairs"), {"value": 9, "assumption": "x"}, "field kv.min_pairs must be a whole number no larger"),
+    (("engine", "max_num_seqs"), {"value": 16.5, "assumption": "x"}, "field engine.max_num_seqs.value must be of type "
+                                                                          "integer, got 16.5"),
+    (("engine", "max_num_seqs"), {"value": 1e9, "assumption": "x"}, "field engine.max_num_seqs.value must be <= 64"),
+    (("engine", "max_num_seqs"), {"value": -4, "assumption": "x"}, "field engine.max_num_seqs.value must be >= 1"),
+    (("batch", "samples"), {"value": 1000000000, "assumption": "x"}, "field batch.samples.value must be <= 200"),
+    (("kv", "budget_s"), {"value": 1e-300, "assumption": "x"}, "field kv.budget_s.value must be >= 1"),
+    (("load", "requests"), {"value": [20.5, 40], "assumption": "x"}, "field load.requests.value[0] must be of type "
+                                                                         "integer"),
+    (("kv", "interval_pct"), {"value": 200, "source": "x"}, "field kv.interval_pct.value must be <= 99.9"),
+    (("kv", "pairs"), {"value": 3, "assumption": "   "}, "field kv.pairs.assumption must match"),
+    (("kv", "pairs"), {"value": 3, "assumption": "x" * 100_000}, "field kv.pairs.assumption must have at most 2000"),
+    (("kv", "colour"), {"value": 3, "assumption": "x"}, "field kv.colour is not a known field"),
+    (("schema_version",), None, "field schema_version is missing"),
+    (("schema_version",), 2, "field schema_version must be 1, got 2"),
+    (("calibration", "burst_output_step"), {"value": 30, "assumption": "x"},
+     "field calibration.burst_prompts with burst_output_step makes a request longer than engine.max_context"),
+    (("experiments", 3, "run_seconds"), [["calibration.nothing"]],
+     "field experiments[3].run_seconds names calibration.nothing, which is not a field of the file"),
+    (("experiments", 1, "id"), "batch", "field experiments[1].id repeats 'batch'"),
+    (("experiments", 0, "worker"), ["fly"], "field experiments[0].worker[0] must be one of batches, kv, serve"),
+]
+
+
+@pytest.mark.parametrize("where, value, message", LAB_CASES, ids=[".".join(map(str, c[0])) + f"-{k}"
+                                                                   for k, c in enumerate(LAB_CASES)])
+def test_the_settings_are_checked_with_the_file_and_field(tmp_path, where, value, message):
+    """Each broken config/lab.json stops in one line that names the file and the field, the schema's bounds
+    included (issue 80's runaways: 1e9 slots or samples, a 1e-300 s budget, a 10^15-point fit grid)."""
+    doc = json.loads((ROOT / "config" / "lab.json").read_text(encoding="utf-8"))
+    path = broken_lab(doc, where, value, tmp_path)
+    with pytest.raises(InputError, match=re.escape(message)) as err:
+        lab_settings(path)
+    assert str(err.value).startswith(f"{path.as_posix()}: field ") and "\n" not in str(err.value)
+
+
+def test_the_settings_file_is_read_whole():
     doc = json.loads((ROOT / "config" / "lab.json").read_text(encoding="utf-8"))
     settings = lab_settings(ROOT / "config" / "lab.json")
     assert settings["engine"]["max_num_seqs"] == doc["engine"]["max_num_seqs"]["value"]
-    cases = [(("load", "rate"), {"value": 5, "assumption": "x"}, "load.rate (5) is not one of load.rates"),
-             (("engine", "max_context"), {"value": 64, "assumption": "x"}, "engine.max_context (64) is shorter"),
-             (("kv", "pairs"), {"value": 3}, "kv.pairs needs exactly one of source or assumption"),
-             (("batch", "sizes"), {"value": [], "assumption": "x"}, "batch.sizes.value must be a positive number"),
-             (("calibration", "fit_overhead_s"), {"value": [2e-3, 1e-5], "assumption": "x"},
-              "calibration.fit_overhead_s must be [low, high]"),
-             (("calibration", "fit_grid_points"), {"value": [61, 1.5, 25], "assumption": "x"},
-              "calibration.fit_grid_points must be three whole numbers"),
-             (("kv", "min_pairs"), {"value": 9, "assumption": "x"}, "kv.min_pairs must be a whole number no larger")]
-    for (group, key), entry, message in cases:
-        bad = json.loads(json.dumps(doc))
-        bad[group][key] = entry
-        path = tmp_path / "lab.json"
-        path.write_text(json.dumps(bad), encoding="utf-8")
-        with pytest.raises(InputError, match=re.escape(message)) as err:
-            lab_settings(path)
-        assert str(path) in str(err.value)
+    assert [e["id"] for e in settings["experiments"]] == ["batch", "kv", "load", "predict", "tools"]
+
+
+def test_a_top_level_list_is_refused_in_one_line(tmp_path):
+    path = tmp_path / "lab.json"
+    path.write_text("[1, 2]", encoding="utf-8")
+    with pytest.raises(InputError, match=r"lab.json: field \(top level\) must be of type object"):
+        lab_settings(path)
+
+
+def test_the_input_check_reads_the_lab_settings_before_any_rule(tmp_path):
+    """scripts/audit/inputs.check_all (the Snakefile calls it before scheduling anything) stops on a broken
+    config/lab.json, naming it: a tree of links to the checkout with that one file replaced."""
+    from scripts.audit.inputs import check_all
+
+    for entry in ROOT.iterdir():
+        if entry.name not in ("config", ".git", "build", "site", ".venv"):
+            (tmp_path / entry.name).symlink_to(entry)
+    (tmp_path / "config").mkdir()
+    for entry in (ROOT / "config").iterdir():
+        if entry.name != "lab.json":
+            (tmp_path / "config" / entry.name).symlink_to(entry)
+    doc = json.loads((ROOT / "config" / "lab.json").read_text(encoding="utf-8"))
+    doc["batch"]["samples"]["value"] = 0
+    (tmp_path / "config" / "lab.json").write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.raises(InputError, match=r"config/lab.json: field batch.samples.value must be >= 1"):
+        check_all(tmp_path)
 
 
 def test_a_broken_kernel_names_its_file(tmp_path):
@@ -395,3 +467,27 @@ def test_a_checkpoint_that_is_not_tinygpt_is_refused_by_name(tmp_path):
         load_checkpoint(short, 4)
     torch.save(seeded_model().state_dict(), tmp_path / "ok.pt")
     assert load_checkpoint(tmp_path / "ok.pt", 4).s == seeded_model().s
+
+
+def test_the_one_list_of_experiments_is_what_the_page_wires(lab_js, lab_page_js):
+    """config/lab.json `experiments` against the page: every id has its wiring (templates/lab/experiments.js
+    WIRING) and nothing else does, every box is on the built lab page with the run seconds the list gives (the
+    reading time counts them), and every worker command it names is one the worker answers."""
+    from scripts.page.lab import run_seconds
+
+    settings = lab_settings(ROOT / "config" / "lab.json")
+    out = subprocess.run(["node", "-e", f"""const P = require({json.dumps(str(lab_page_js))});
+const L = require({json.dumps(str(lab_js))}), scope = {{postMessage() {{}}}};
+console.log(JSON.stringify({{wiring: Object.keys(P.WIRING), handlers: P.labWorker(L, scope)}}));
+process.exit(0);"""], capture_output=True, text=True, timeout=60, check=True)
+    got = json.loads(out.stdout)
+    assert got["wiring"] == [e["id"] for e in settings["experiments"]]
+    html = (ROOT / "site" / "lab.html").read_text(encoding="utf-8")
+    seconds = run_seconds(settings)
+    for e in settings["experiments"]:
+        box = re.search(rf'<div class="experiment" id="{e["element"]}"([^>]*)>', html)
+        assert box, e["element"]
+        shown = re.search(r'data-run-seconds="([^"]+)"', box.group(1))
+        assert float(shown.group(1) if shown else 0) == seconds[e["id"]], e["id"]
+        for command in e["worker"]:
+            assert command in got["handlers"], command

@@ -79,6 +79,7 @@ def test_every_experiment_runs_at_1280(browser, lab_url):
     assert run(page, "exp-load") < SETTINGS["load"]["budget_s"] + 5
     check_load_metrics(page)
     assert len(filled(page, "#exp-load .runs tbody tr")) == 1
+    assert filled(page, "#exp-load .runs tbody td")[5] == "—"  # no guess written: the guess column says so
     check_prediction(page)
     check_tools(page)
     assert watch.errors == []
@@ -103,7 +104,7 @@ def check_prediction(page):
     assert page.input_value('#exp-predict input.guess[data-metric="ttft_p99"]') == "123"
     assert page.input_value('#exp-predict input.guess[data-metric="tpot_mean"]') == ""
     for col in ("pred", "meas", "err"):
-        assert all(x not in ("—", "…", "") for x in filled(page, f"#exp-predict td.{col}")), col
+        assert all(x not in ("—", "…", "") for x in filled(page, f"#exp-predict .{col}")), col
 
 
 def check_tools(page):

@@ -62,9 +62,11 @@ def check_course(path: Path, template: Path) -> dict:
 
 
 def check_templates(root: Path) -> None:
-    """The page's templates and static files (lesson.js's sections in templates/lesson/ too): present, regular,
-    UTF-8 without forbidden characters."""
-    parts = sorted(p.relative_to(root).as_posix() for p in (root / "templates" / "lesson").glob("*.js"))
+    """The page's templates and static files (lesson.js's sections in templates/lesson/, the lab's parts in
+    templates/lab/ and its model and kernel too): present, regular, UTF-8 without forbidden characters."""
+    parts = sorted(p.relative_to(root).as_posix() for folder in ("lesson", "lab")
+                   for p in (root / "templates" / folder).glob("*.js"))
+    parts += ["templates/lab/model/model.js", "templates/lab/model/kernel.wat"]
     for rel in (*TEMPLATES, *parts):
         text = read_text(root / rel, max_bytes=2 * 1024 * 1024)
         for n, line in enumerate(text.splitlines(), 1):
@@ -103,6 +105,7 @@ def check_anchor(path: str | Path, root: Path = Path(".")) -> None:
 
 def check_all(root: Path = Path(".")) -> None:
     from scripts.bench.records import load_cluster_config, read_record
+    from scripts.page.lab import read_lab
     from scripts.record.vendor import load_entry
     from scripts.serving.prefix_runs import load as load_prefix
     from scripts.serving.results import load_result
@@ -122,6 +125,7 @@ def check_all(root: Path = Path(".")) -> None:
     heal_tokenizer_cache(root, tokenizers)
     check_questions(root / "questions" / "C13-L5.md")
     check_course(root / "config" / "course.json", root / "templates" / "index.html.j2")
+    read_lab(root / "config" / "lab.json")
     load_passages(root / "config" / "passages.json")
     for record in sorted((root / "precomputed" / "bench").glob("*.json")):
         read_record(record, record.relative_to(root).as_posix())

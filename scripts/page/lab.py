@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 from pathlib import Path
 
 from scripts.bench.seeded_weights import SEED, param_total, spec
@@ -41,29 +42,8 @@ def lab_model_script(templates: Path) -> str:
 
 
 LAB_CONFIG = "config/lab.json"
-GROUPS = {"engine": ("max_num_seqs", "max_num_batched_tokens", "max_context"),
-          "batch": ("sizes", "position", "samples", "steps_per_sample", "budget_s"),
-          "kv": ("prompt_tokens", "new_tokens", "pairs", "min_pairs", "budget_s", "interval_pct"),
-          "calibration": ("burst_prompts", "burst_output_step", "poisson_rate", "poisson_requests", "seed",
-                          "min_samples", "outlier_mads", "budget_s", "repeats", "measure_budget_s",
-                          "fit_bandwidth_bytes_per_s", "fit_flops_per_s", "fit_overhead_s", "fit_grid_points"),
-          "load": ("rates", "rate", "requests", "request_count", "prompt_tokens", "prompt", "output_tokens", "output",
-                   "ttft_slo_ms", "tpot_slo_ms", "sweep_rates", "arrival_s", "budget_s", "seed")}
+NOT_SETTINGS = ("schema_version", "description", "experiments")  # the file's other keys: each other is a group
 DEFAULTS = {"rate": "rates", "request_count": "requests", "prompt": "prompt_tokens", "output": "output_tokens"}
-
-
-def _entry(doc: dict, group: str, key: str, path: str):
-    field = f"{group}.{key}"
-    entry = doc.get(group, {}).get(key) if isinstance(doc.get(group), dict) else None
-    if not isinstance(entry, dict) or "value" not in entry:
-        raise InputError(f"{path}: field {field} is missing (an object with a value and a source or an assumption)")
-    if ("source" in entry) == ("assumption" in entry):
-        raise InputError(f"{path}: field {field} needs exactly one of source or assumption")
-    value = entry["value"]
-    items = value if isinstance(value, list) else [value]
-    if not items or not all(isinstance(v, int | float) and not isinstance(v, bool) and v > 0 for v in items):
-        raise InputError(f"{path}: field {field}.value must be a positive number or a non-empty list of them")
-    return value
 
 
 def lab_settings(path: Path) -> dict:
@@ -72,15 +52,18 @@ def lab_settings(path: Path) -> dict:
 
 
 def read_lab(path: Path) -> tuple[dict, dict]:
-    """config/lab.json read and checked: every field present with a value and one of source/assumption, each
-    default among its choices, and the engine's limits holding the largest request and batch. Returns the document
-    and {group: {key: value}} (plus the simulator's view of the model, sim_model); a problem is one line naming the
-    file and the field."""
-    from scripts.record.inputs import read_json
+    """config/lab.json read and checked: its schema (scripts/record/schemas/lab.schema.json: every field with a
+    value in its bounds and one of source/assumption), then what a schema cannot say: each default among its
+    choices, the engine's limits holding the largest request and batch, and the experiments' list naming fields the
+    file has. Returns the document and {group: {key: value}}, with the experiments' list and the simulator's view of
+    the model (sim_model); a problem is one line naming the file and the field. The Snakefile's input check calls it
+    before any rule runs (scripts/audit/inputs.py)."""
+    from scripts.record import schema
 
     shown = path.as_posix()
-    doc = read_json(path)
-    out = {g: {k: _entry(doc, g, k, shown) for k in keys} for g, keys in GROUPS.items()}
+    doc = schema.read_input(path, schema.LAB)
+    out = {g: {k: e["value"] for k, e in fields.items()} for g, fields in doc.items() if g not in NOT_SETTINGS}
+    out["experiments"] = doc["experiments"]
     out["sim_model"] = sim_model(out["engine"]["max_context"])
     load, engine = out["load"], out["engine"]
     for default, choices in DEFAULTS.items():
@@ -93,23 +76,41 @@ def read_lab(path: Path) -> tuple[dict, dict]:
     if max(out["batch"]["sizes"]) > engine["max_num_seqs"] or engine["max_num_seqs"] > engine["max_num_batched_tokens"]:
         raise InputError(f"{shown}: field engine.max_num_seqs must hold every batch.sizes and not exceed "
                          "engine.max_num_batched_tokens")
-    cal = out["calibration"]
+    _check_calibration(out, shown)
+    if out["kv"]["min_pairs"] > out["kv"]["pairs"]:
+        raise InputError(f"{shown}: field kv.min_pairs must be a whole number no larger than kv.pairs")
+    if out["batch"]["position"] + 1 > engine["max_context"]:
+        raise InputError(f"{shown}: field batch.position is past engine.max_context")
+    _check_experiments(out, shown)
+    return doc, out
+
+
+def _check_calibration(out: dict, shown: str) -> None:
+    cal, engine = out["calibration"], out["engine"]
     burst = [(cal["burst_prompts"][k % len(cal["burst_prompts"])], cal["burst_output_step"] * (k + 1))
              for k in range(engine["max_num_seqs"])]
     if any(p + o > engine["max_context"] for p, o in burst):
         raise InputError(f"{shown}: field calibration.burst_prompts with burst_output_step makes a request longer "
                          f"than engine.max_context ({engine['max_context']})")
     for key in ("fit_bandwidth_bytes_per_s", "fit_flops_per_s", "fit_overhead_s"):
-        if not (isinstance(cal[key], list) and len(cal[key]) == 2 and cal[key][0] < cal[key][1]):
+        if not cal[key][0] < cal[key][1]:
             raise InputError(f"{shown}: field calibration.{key} must be [low, high] with low below high")
-    points = cal["fit_grid_points"]
-    if not (isinstance(points, list) and len(points) == 3 and all(isinstance(p, int) and p >= 2 for p in points)):
-        raise InputError(f"{shown}: field calibration.fit_grid_points must be three whole numbers of at least 2")
-    if not isinstance(out["kv"]["min_pairs"], int) or out["kv"]["min_pairs"] > out["kv"]["pairs"]:
-        raise InputError(f"{shown}: field kv.min_pairs must be a whole number no larger than kv.pairs")
-    if out["batch"]["position"] + 1 > engine["max_context"]:
-        raise InputError(f"{shown}: field batch.position is past engine.max_context")
-    return doc, out
+
+
+def _check_experiments(out: dict, shown: str) -> None:
+    """Ids and boxes once each; every run_seconds factor a field of the file."""
+    for key in ("id", "element"):
+        names = [e[key] for e in out["experiments"]]
+        for k, name in enumerate(names):
+            if name in names[:k]:
+                raise InputError(f"{shown}: field experiments[{k}].{key} repeats {name!r}")
+    for k, e in enumerate(out["experiments"]):
+        for term in e["run_seconds"]:
+            for factor in term:
+                group, _, key = factor.partition(".")
+                if key not in out.get(group, {}) or group in ("experiments", "sim_model"):
+                    raise InputError(f"{shown}: field experiments[{k}].run_seconds names {factor}, which is not a "
+                                     "field of the file")
 
 
 def sim_model(max_context: int) -> dict:
@@ -125,10 +126,16 @@ def sim_model(max_context: int) -> dict:
 
 def run_seconds(settings: dict) -> dict[str, float]:
     """Each experiment's longest run on the reader's device, from its bounds (the page's reading time counts them):
-    the load experiment's longest is the sweep, one bounded run per rate."""
-    return {"batch": settings["batch"]["budget_s"], "kv": settings["kv"]["budget_s"],
-            "predict": settings["calibration"]["budget_s"] + settings["calibration"]["measure_budget_s"],
-            "load": settings["load"]["budget_s"] * len(settings["load"]["sweep_rates"])}
+    its run_seconds in config/lab.json experiments, a sum of products of settings (a list counts as its length;
+    the load experiment's longest is the sweep, one bounded run per rate)."""
+    def factor(name: str) -> float:
+        group, _, key = name.partition(".")
+        value = settings[group][key]
+        return len(value) if isinstance(value, list) else value
+
+    seconds = {e["id"]: sum(math.prod(factor(f) for f in term) for term in e["run_seconds"])
+               for e in settings["experiments"]}
+    return {k: int(v) if float(v).is_integer() else v for k, v in seconds.items()}
 
 
 def lab_records(doc: dict, settings: dict) -> dict[str, dict]:
@@ -140,7 +147,7 @@ def lab_records(doc: dict, settings: dict) -> dict[str, dict]:
         "lab.model.params", WORDS["lab.model.params"], param_total(), "param", "int",
         derivation=Derivation.TINYGPT, formula="scripts.bench.tinygpt:param_count",
         inputs=["scripts/bench/shape.py Shape"], script="scripts/page/lab.py", args=DEFAULT.as_dict(), scale=1.0)}
-    for group in GROUPS:
+    for group in (g for g in doc if g not in NOT_SETTINGS):
         for key, value in settings[group].items():
             if isinstance(value, list):
                 continue

@@ -34,8 +34,9 @@ COURSE = "course"
 REAL_ENGINE = "real-engine"
 TECHNIQUES = "techniques"
 PREFIX = "prefix"
+LAB = "lab"
 ALL = (ANCHOR, WORKLOADS, GPUS, CITED, TOKENIZERS, PASSAGES, VENDOR, CLUSTER, BENCH_RECORD, VLLM_RESULT, COURSE,
-       REAL_ENGINE, TECHNIQUES, PREFIX)
+       REAL_ENGINE, TECHNIQUES, PREFIX, LAB)
 
 
 # Schemas whose exact bytes have passed the metaschema check, one empty memo per sha256 (scripts/record/memo.py):

@@ -6,15 +6,19 @@
 //   burst:   max_num_seqs requests at once, prompts cycling through burst_prompts, the k-th asking k x
 //            burst_output_step tokens: prompt chunks alone and beside decodes, then decode-only steps at every batch
 //            size from the largest down to 1 as the requests end one by one;
+//   lone:    lone_requests requests one after another (lone_gap_s apart), lengths drawn as below: the steps of a
+//            quiet server, one or two requests decoding, where a light load spends most of its steps;
 //   poisson: poisson_requests at poisson_rate req/s, lengths drawn from the load experiment's choices: the mixed
 //            steps of a loaded server.
 function calibrationPlans(L, C, E, load) {
   const burst = Array.from({length: E.max_num_seqs}, (_, k) => ({at: 0, prompt: C.burst_prompts[k % C.burst_prompts.length],
     output: C.burst_output_step * (k + 1)}));
   const next = L.mulberry32(C.seed), draw = (choices) => choices[next() % choices.length];
+  const lone = Array.from({length: C.lone_requests}, (_, k) => ({at: k * C.lone_gap_s, prompt: draw(load.prompt_tokens),
+    output: draw(load.output_tokens)}));
   const poisson = poissonArrivals(L.mulberry32(C.seed + 1), C.poisson_requests, C.poisson_rate).map((at) => ({at,
     prompt: draw(load.prompt_tokens), output: draw(load.output_tokens)}));
-  return [burst, poisson];
+  return [burst, lone, poisson];
 }
 // A served run's steps as calibration rows: each step whose next one started right after it (cycle: the next
 // start less its own), its shape and seconds.
@@ -43,8 +47,9 @@ function linkTimes(L, runs) {
 
 // ---- the measured step model (stepcost.js StepModel) fitted to the rows; pure ---------------------------------------
 // attention: the within-batch-size least-squares slope of decode-only steps' seconds on their contexts (kept >= 0);
-// D(m): the median, less attention, of the decode-only steps with m decoders, at every m with at least
-// min_samples of them (1 among them), made non-decreasing; a, b, c: a least-squares fit, each kept >= 0 (the best
+// D(m): the interquartile mean (the middle half's mean: robust to a stretched step, and it averages away the
+// worker clock's 0.1 ms grain that a median keeps), less attention, of the decode-only steps with m decoders, at
+// every m with at least min_samples of them (1 among them), made non-decreasing; a, b, c: a least-squares fit, each kept >= 0 (the best
 // of every subset of the three, solved exactly), of what the steps with prompt work took beyond D and attention,
 // then again without the rows further than outlier_mads median absolute deviations from it (a timer or a garbage
 // collection that stretched one step).
@@ -62,7 +67,7 @@ function fitStepModel(L, S, rows, C, overheadS) {
     if (g.length < C.min_samples) continue;
     knots.push(m);
     knotSeconds.push(Math.max(knotSeconds.length ? knotSeconds[knotSeconds.length - 1] : 0,
-      L.median(g.map((r) => r.seconds - attention * r.contextSum))));
+      interquartileMean(g.map((r) => r.seconds - attention * r.contextSum))));
   }
   if (knots[0] !== 1 || knots.length < 2) {
     throw new Error(`校准里单独 decode 的步不够:需要 batch 1 和至少另一个 batch 各 ${C.min_samples} 步,得到 batch ${knots.join("、") || "无"}`);
@@ -82,6 +87,12 @@ function fitStepModel(L, S, rows, C, overheadS) {
   }
   [model.prompt_chunk_s, model.prompt_token_s, model.prompt_pair_s] = abc;
   return model;
+}
+function interquartileMean(values) {  // the mean of the sorted values from index floor(n/4) to n - 1 - floor(n/4)
+  const v = Float64Array.from(values).sort(), cut = Math.floor(v.length / 4);
+  let s = 0;
+  for (let i = cut; i < v.length - cut; i++) s += v[i];
+  return s / (v.length - 2 * cut);
 }
 // Least squares with every coefficient >= 0: the best of the unconstrained fits over each subset of the columns
 // whose coefficients all come out >= 0 (the empty subset, all zero, always qualifies). Three columns: 8 subsets.

@@ -1,15 +1,25 @@
+// ---- the lab's experiments, wired from the one list in config/lab.json `experiments` (id, its box, its settings
+// group, its worker commands, its run seconds): each id names its wiring here, called with the page, its box and
+// every experiment's box by id (experiment C and D read experiment B's settings and last run). Adding one: its box
+// in templates/lab.html.j2, its entry in config/lab.json, its function in a part of templates/lab/ and here.
+const WIRING = {
+  batch: (P, box) => batchExperiment(P, box),
+  kv: (P, box) => kvExperiment(P, box),
+  load: (P, box) => loadExperiment(P, box),
+  predict: (P, box, boxes) => { if (P.S) predictExperiment(P, box, boxes.load); },
+  tools: (P, box, boxes) => toolsExperiment(P, box, boxes.load),
+};
 (function start() {
-  if (typeof document === "undefined") return;  // Node (tests) loads this file for labWorker only
-  const doc = document, box = (id) => doc.getElementById(id);
-  if (!box("on-your-device") || typeof c13LabModel !== "function") return;
-  const L = c13LabModel(), P = labPage(L, doc);
+  if (typeof document === "undefined") return;  // Node (tests) loads this file for its pure parts
+  const doc = document;
+  if (!doc.getElementById("on-your-device") || typeof c13LabModel !== "function") return;
+  const L = c13LabModel(), P = labPage(L, doc), boxes = {};
   P.L = L;
-  batchExperiment(P, box("exp-batch"));
-  kvExperiment(P, box("exp-kv"));
-  loadExperiment(P, box("exp-load"));
   P.S = typeof c13ServingSim === "function" ? c13ServingSim() : null;
-  if (P.S) predictExperiment(P, box("exp-predict"), box("exp-load"));
-  toolsExperiment(P, box("exp-tools"), box("exp-load"));
+  for (const e of P.settings.experiments) boxes[e.id] = doc.getElementById(e.element);
+  for (const e of P.settings.experiments) WIRING[e.id](P, boxes[e.id], boxes);
 })();
-if (typeof module !== "undefined") module.exports = {labWorker, labTimings, poissonArrivals, bootstrapMedian, fitStepModel, fitRoofline, predictRun,
-  calibrationPlans, stepRows, linkTimes, nonNegativeFit, checkRows};
+if (typeof module !== "undefined") {
+  module.exports = {labWorker, labTimings, poissonArrivals, bootstrapMedian, fitStepModel, fitRoofline, predictRun,
+    calibrationPlans, stepRows, linkTimes, nonNegativeFit, checkRows, WIRING};
+}

@@ -8,12 +8,14 @@ function poissonArrivals(next, n, rate) {  // seconds from the start: exponentia
 // budgetMs. Every time is on one clock shared with the worker (performance.timeOrigin + now(), ms): per request its
 // planned and actual send, when the worker saw it (and whether its engine was waiting for work) and its tokens; per step its shape, start, the time since the
 // previous step's start when the two ran back to back (cycle; else null) and when the page received it.
+const PROGRESS_MS = 100;  // the progress line is written at most this often: a line per step (1000 a second on a
+// laptop) kept the page's thread busy laying it out, and on two cores that thread and the worker's share them
 function serveRequests(P, plan, budgetMs, seed, onProgress) {
   const clock = () => performance.timeOrigin + performance.now(), E = P.settings.engine;
   const reqs = plan.map((p, id) => ({id, planned: 0, send: null, seen: null, idle: false, times: [], output: p.output, input: p.prompt}));
   return new Promise((resolve) => {
     const t0 = clock(), timers = [], steps = [];
-    let finished = 0;
+    let finished = 0, shownAt = -Infinity;
     const end = (stopped) => {
       timers.forEach(clearTimeout);
       P.worker().postMessage({cmd: "stop"});
@@ -25,8 +27,8 @@ function serveRequests(P, plan, budgetMs, seed, onProgress) {
       const recv = clock();
       for (const [id, at, idle] of m.seen) { reqs[id].seen = at; reqs[id].idle = idle; }
       for (const [id, , isDone] of m.events) { reqs[id].times.push(recv); if (isDone) finished += 1; }
-      steps.push({shape: m.shape, start: m.start, cycle: m.cycle, recv});
-      onProgress(finished, reqs.length);
+      steps.push({shape: m.shape, start: m.start, cycle: m.cycle, ms: m.ms, recv});
+      if (recv - shownAt >= PROGRESS_MS || finished === reqs.length) { shownAt = recv; onProgress(finished, reqs.length); }
       if (finished === reqs.length) end(false);
     });
     P.worker().postMessage({cmd: "serve", maxNumSeqs: E.max_num_seqs, maxBatchedTokens: E.max_num_batched_tokens});
@@ -59,7 +61,7 @@ function loadOptions(box) {
   return {rate: v("lab_rate"), count: v("lab_requests"), prompt: v("lab_prompt"), output: v("lab_output"),
     slo: {ttft: v("lab_ttft_slo"), tpot: v("lab_tpot_slo")}};
 }
-function showRun(P, box, o, run, metrics) {
+function showRun(P, box, o, run, metrics, guess) {
   for (const name of ["ttft", "tpot", "itl", "e2el"]) {
     const tr = box.querySelector(`tr[data-metric="${name}"]`);
     for (const stat of ["mean", "p50", "p90", "p99"]) {
@@ -69,7 +71,8 @@ function showRun(P, box, o, run, metrics) {
   }
   const tr = document.createElement("tr"), cells = [
     P.fmt(o.rate, 0), `${run.requests.length}/${run.n}`, P.fmt(metrics.request_throughput, 2),
-    P.fmt(metrics.output_throughput, 0), P.fmt(metrics.p50_ttft_ms, 0), P.fmt(metrics.p99_ttft_ms, 0),
+    P.fmt(metrics.output_throughput, 0), P.fmt(metrics.p50_ttft_ms, 0), guess === undefined ? "—" : P.fmt(guess, 0),
+    P.fmt(metrics.p99_ttft_ms, 0),
     P.fmt(metrics.median_tpot_ms, 1), P.fmt(metrics.p99_tpot_ms, 1), `${P.fmt(100 * metrics.slo_attainment, 0)}%`,
     P.fmt(metrics.request_goodput, 2)];
   for (const c of cells) { const td = document.createElement("td"); td.className = "r"; td.textContent = c; tr.appendChild(td); }
@@ -116,22 +119,23 @@ function cdfChart(svg, values, target, label) {
   svg.hidden = false;
 }
 function loadExperiment(P, box) {
-  async function one(o) {
+  async function one(o, guess) {  // guess: the student's TTFT p99 for this run (the sweep's rates have none)
     const status = P.$(".status", box);
     status.textContent = `请求率 ${o.rate} req/s:发送中…`;
     const run = await serveRun(P, o, (done, n) => { status.textContent = `请求率 ${o.rate} req/s:已完成 ${done} / ${n} 个请求`; });
     const metrics = P.L.runMetrics(run.requests, run.duration, o.slo);
-    box.lastRun = {requests: run.requests, duration: run.duration, slo: o.slo, metrics};  // for a reader's console
-    showRun(P, box, o, run, metrics);
+    box.lastRun = {requests: run.requests, duration: run.duration, slo: o.slo, metrics, guess};  // for a reader's console
+    showRun(P, box, o, run, metrics, guess);
     const notes = [];
     if (run.n < run.asked) notes.push(`为了在约 ${P.settings.load.arrival_s} 秒内发完,只发了 ${run.n} 个(不是 ${run.asked} 个)`);
     if (run.stopped) notes.push(`到了 ${P.settings.load.budget_s} 秒的上限就停了,只统计完成的 ${run.requests.length} 个`);
-    status.textContent = `请求率 ${o.rate} req/s 完成${notes.length ? `(${notes.join(";")})` : ""}。`;
+    const guessed = guess === undefined ? "" : `你猜 TTFT p99 约 ${P.fmt(guess, 0)} ms,实测 ${P.fmt(metrics.p99_ttft_ms, 0)} ms。`;
+    status.textContent = `请求率 ${o.rate} req/s 完成${notes.length ? `(${notes.join(";")})` : ""}。${guessed}`;
     box.dataset.done = String(Number(box.dataset.done || 0) + 1);
     return metrics;
   }
   const [runBtn, sweepBtn] = box.querySelectorAll("button");
-  runBtn.addEventListener("click", () => P.exclusive(box, () => one(loadOptions(box))));
+  runBtn.addEventListener("click", () => P.exclusive(box, () => one(loadOptions(box), P.guesses(box).ttft_p99)));
   sweepBtn.addEventListener("click", () => P.exclusive(box, async () => {
     for (const rate of P.settings.load.sweep_rates) await one({...loadOptions(box), rate});
   }));

@@ -15,12 +15,19 @@ function predictRun(S, model, stepModel, link, plan, engine) {
   return Array.from({length: n}, (_, i) => ({send: sent[i], input: plan[i].prompt, output: plan[i].output,
     times: [trace.first_token_s[i] + back, trace.finish_s[i] + back]}));
 }
-// Calibrate: serve the two calibration plans (calibrationPlans), fit the step model and the roofline on their steps.
+// Calibrate: serve the calibration plans (calibrationPlans) one after another within the calibration's bound, fit
+// the step model and the roofline on their steps. The burst is served warmup_runs times first and its steps thrown
+// away: a fresh page runs the kernel's baseline code until V8 has compiled its optimised tier, and its first steps
+// were up to a fifth slower than the same steps a few seconds later.
 async function calibrate(P, onProgress) {
   const C = P.settings.calibration, start = performance.now(), runs = [];
-  for (const plan of calibrationPlans(P.L, C, P.settings.engine, P.settings.load)) {
-    const left = C.budget_s * 1000 - (performance.now() - start);
-    runs.push(await serveRequests(P, plan, Math.max(left, 1), C.seed, (done, n) => onProgress(runs.length, done, n)));
+  const plans = calibrationPlans(P.L, C, P.settings.engine, P.settings.load).filter((plan) => plan.length);
+  const left = () => Math.max(C.budget_s * 1000 - (performance.now() - start), 1);
+  for (let k = 0; k < C.warmup_runs; k++) {
+    await serveRequests(P, plans[0], left(), C.seed, (done, n) => onProgress(-1, plans.length, done, n));
+  }
+  for (const plan of plans) {
+    runs.push(await serveRequests(P, plan, left(), C.seed, (done, n) => onProgress(runs.length, plans.length, done, n)));
   }
   const rows = runs.flatMap((r) => stepRows(r.steps)), link = linkTimes(P.L, runs);
   const overhead = (link.inbound_ms + link.outbound_ms) / 1000;
@@ -51,8 +58,9 @@ function showCheck(P, box, rows) {
     const digits = CHECKED[metric][1], err = metric === "attainment" ? `${P.fmt(r.predicted - r.measured, 0)} 个百分点`
       : `${P.fmt(100 * (r.predicted - r.measured) / r.measured, 0)}%`;
     cell(metric, "meas", P.fmt(r.measured, digits));
-    cell(metric, "spread", r.runs > 1 ? `${P.fmt(r.min, digits)}–${P.fmt(r.max, digits)}` : "—");
-    cell(metric, "err", r.inside === null ? err : `${err}${r.inside ? "(在波动内)" : "(超出波动)"}`);
+    cell(metric, "spread", r.runs > 1 ? `${P.fmt(r.min, digits)}–${P.fmt(r.max, digits)}` : "只测了一次");
+    cell(metric, "err", err);
+    cell(metric, "inside", r.inside === null ? "" : r.inside ? "在波动内" : "超出波动");
   }
 }
 // Measure the run up to `repeats` times: another run starts only if one more of the longest so far still ends
@@ -77,30 +85,39 @@ function coresNote(P, box) {
     ? `你的浏览器报告 ${n} 个逻辑核心:页面、引擎的 Worker 和浏览器自己的线程要轮流用它们,这些都算进了校准量到的一步里,所以实测的一步比单独计时的慢。`
     : `你的浏览器报告 ${n || "未知数目的"} 个逻辑核心:页面和引擎的 Worker 大多能各占一个,校准量到的一步里主要是消息和计时器的开销。`;
 }
+// The fitted step in words: a decode step of 1 and of max_num_seqs requests at this run's mean context (its prompt
+// and half its output), a prompt chunk of this run's prompt alone; the roofline's three numbers beside it.
+function fitSentence(P, cal, o) {
+  const sm = new P.S.StepModel(cal.stepModel), ctx = o.prompt + o.output / 2, most = P.settings.engine.max_num_seqs;
+  const ms = (x) => P.fmt(x * 1000, 2), r = cal.roofline;
+  return `本机实测的一步(${cal.rows.length} 步拟合,上下文约 ${P.fmt(ctx, 0)} 个 token 时):1 个请求 decode ${ms(sm.decode(1, ctx))} ms,` +
+    `${most} 个 ${ms(sm.decode(most, most * ctx))} ms;单独一段 ${o.prompt} token 的 prompt ${ms(sm.seconds(0, 0, [[0, o.prompt]]))} ms。` +
+    `屋顶线读法:等效带宽 ${P.fmt(r.bw / 1e9, 1)} GB/s,等效算力 ${P.fmt(r.peak / 1e9, 1)} GFLOP/s,每步开销 ${ms(r.overhead)} ms。`;
+}
 function predictExperiment(P, box, loadBox) {
   const C = P.settings.calibration, shown = (sel, text) => { P.$(sel, box).textContent = text; };
   coresNote(P, box);
   box.querySelector("button.run-predict").addEventListener("click", () => P.exclusive(box, async () => {
     const o = loadOptions(loadBox), guesses = P.guesses(box);
-    const cal = await calibrate(P, (phase, done, n) => shown(".status", `校准第 ${phase + 1} 段:已完成 ${done} / ${n} 个请求`));
-    const sm = cal.stepModel, D = (m) => new P.S.StepModel(sm).D(m) * 1000;
-    shown(".fit", `本机实测的一步:1 个请求 decode ${P.fmt(D(1), 2)} ms,${P.settings.engine.max_num_seqs} 个 ${P.fmt(D(P.settings.engine.max_num_seqs), 2)} ms;` +
-      `prompt 每 token 约 ${P.fmt(sm.prompt_token_s * 1e6, 0)} µs(${cal.rows.length} 步拟合)。屋顶线读法:等效带宽 ${P.fmt(cal.roofline.bw / 1e9, 1)} GB/s,` +
-      `等效算力 ${P.fmt(cal.roofline.peak / 1e9, 1)} GFLOP/s,每步开销 ${P.fmt(cal.roofline.overhead * 1000, 2)} ms`);
+    const cal = await calibrate(P, (phase, phases, done, n) => shown(".status", phase < 0
+      ? `热身(这一段不计):已完成 ${done} / ${n} 个请求` : `校准第 ${phase + 1} 段(共 ${phases} 段):已完成 ${done} / ${n} 个请求`));
+    shown(".fit", fitSentence(P, cal, o));
     const plan = loadPlan(P, o), duration = plan[plan.length - 1].at;
-    const predicted = P.L.runMetrics(predictRun(P.S, P.settings.sim_model, sm, cal.link, plan, P.settings.engine), duration, o.slo);
+    const predicted = P.L.runMetrics(predictRun(P.S, P.settings.sim_model, cal.stepModel, cal.link, plan, P.settings.engine), duration, o.slo);
     for (const metric of Object.keys(CHECKED)) {
       P.$(`tr[data-metric="${metric}"] .pred`, box).textContent = P.fmt(checkedValue(predicted, metric), CHECKED[metric][1]);
-      for (const col of ["meas", "spread", "err"]) P.$(`tr[data-metric="${metric}"] .${col}`, box).textContent = "…";
+      for (const col of ["meas", "err"]) P.$(`tr[data-metric="${metric}"] .${col}`, box).textContent = "…";
+      for (const col of ["spread", "inside"]) P.$(`tr[data-metric="${metric}"] .${col}`, box).textContent = "";
     }
     shown(".status", `预测写好了(请求率 ${o.rate} req/s,${plan.length} 个请求)。现在实测同一组请求…`);
     const runs = await measureRuns(P, o, C, shown), measured = runs.map((r) => P.L.runMetrics(r.requests, r.duration, o.slo));
     const rows = checkRows(predicted, measured, guesses);
     showCheck(P, box, rows);
-    box.lastCheck = {stepModel: sm, roofline: cal.roofline, link: cal.link, calibrationRows: cal.rows, predicted, measured, rows};
+    box.lastCheck = {stepModel: cal.stepModel, roofline: cal.roofline, link: cal.link, calibrationRows: cal.rows, predicted, measured, rows,
+      runRows: runs.map((r) => stepRows(r.raw.steps)), runSteps: runs.map((r) => r.raw.steps.map((s) => [s.start, s.ms, s.recv, s.cycle]))};
     const stopped = runs.filter((r) => r.stopped).length;
     shown(".status", `完成:校准 ${cal.rows.length} 步,实测 ${runs.length} 次。` + (stopped ? `其中 ${stopped} 次到了时间上限,只统计完成的请求。` : "") +
-      (runs.length > 1 ? "「实测」是几次的中位数,括号说预测落在几次实测的范围之内还是之外。" : "只来得及实测一次,看不出波动。"));
+      (runs.length > 1 ? "「实测」是几次的中位数,下面的小字是几次的范围;最后一列的小字说预测落在这个范围之内还是之外。" : "只来得及实测一次,看不出波动。"));
     box.dataset.done = String(Number(box.dataset.done || 0) + 1);
   }));
 }

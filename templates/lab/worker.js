@@ -107,5 +107,6 @@ function labWorker(L, scope) {
       post({type: "error", message: String(err.message || err)});
     }
   };
+  return Object.keys(handlers);  // the commands it answers (config/lab.json experiments name theirs)
 }
 
