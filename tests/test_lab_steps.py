@@ -138,7 +138,9 @@ def numpy_fit(rows: list[dict], c: dict, overhead: float) -> dict:
         if not r["chunks"] and r["decoders"] > 0:
             groups[r["decoders"]].append((r["contextSum"], r["seconds"]))
     sxy = sxx = 0.0
-    for g in groups.values():
+    for m, g in groups.items():
+        if m > c["attention_max_batch"]:
+            continue
         x, y = np.array(g).T
         sxy += float(np.sum((x - x.mean()) * (y - y.mean())))
         sxx += float(np.sum((x - x.mean()) ** 2))
@@ -147,8 +149,9 @@ def numpy_fit(rows: list[dict], c: dict, overhead: float) -> dict:
     for m in sorted(groups):
         if len(groups[m]) >= c["min_samples"]:
             knots.append(m)
-            values.append(max(values[-1] if values else 0.0,
-                              float(np.median([s - attention * x for x, s in groups[m]]))))
+            net = np.sort([s - attention * x for x, s in groups[m]])
+            cut = len(net) // 4
+            values.append(max(values[-1] if values else 0.0, float(np.mean(net[cut:len(net) - cut]))))
     model = StepModel(tuple(knots), tuple(values), 0, 0, 0, attention, overhead)
     prompts = [r for r in rows if r["chunks"]]
     X = np.array([[len(r["chunks"]), sum(n for _, n in r["chunks"]),

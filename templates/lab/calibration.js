@@ -46,7 +46,9 @@ function linkTimes(L, runs) {
 }
 
 // ---- the measured step model (stepcost.js StepModel) fitted to the rows; pure ---------------------------------------
-// attention: the within-batch-size least-squares slope of decode-only steps' seconds on their contexts (kept >= 0);
+// attention: the within-batch-size least-squares slope of decode-only steps' seconds on their contexts, over the
+// batch sizes up to attention_max_batch (kept >= 0): there the lone phase moves one request's context from its
+// prompt to its end with nothing else changing, while at larger batches the contexts rise with the load itself;
 // D(m): the interquartile mean (the middle half's mean: robust to a stretched step, and it averages away the
 // worker clock's 0.1 ms grain that a median keeps), less attention, of the decode-only steps with m decoders, at
 // every m with at least min_samples of them (1 among them), made non-decreasing; a, b, c: a least-squares fit, each kept >= 0 (the best
@@ -57,7 +59,8 @@ function fitStepModel(L, S, rows, C, overheadS) {
   const decodes = rows.filter((r) => !r.chunks.length && r.decoders > 0), groups = new Map();
   for (const r of decodes) { if (!groups.has(r.decoders)) groups.set(r.decoders, []); groups.get(r.decoders).push(r); }
   let sxy = 0, sxx = 0;
-  for (const g of groups.values()) {
+  for (const [m, g] of groups) {
+    if (m > C.attention_max_batch) continue;
     const mx = g.reduce((a, r) => a + r.contextSum, 0) / g.length, my = g.reduce((a, r) => a + r.seconds, 0) / g.length;
     for (const r of g) { sxy += (r.contextSum - mx) * (r.seconds - my); sxx += (r.contextSum - mx) ** 2; }
   }
