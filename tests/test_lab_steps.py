@@ -133,6 +133,7 @@ def test_the_page_refuses_a_step_model_it_cannot_price(scripts):
 
 def numpy_fit(rows: list[dict], c: dict, overhead: float) -> dict:
     """fitStepModel written again from its comment, in numpy (the reference the page's fit is held to)."""
+    rows = [r for r in rows if not r.get("afterIdle")]
     groups = defaultdict(list)
     for r in rows:
         if not r["chunks"] and r["decoders"] > 0:
@@ -224,3 +225,28 @@ def test_the_check_says_which_errors_lie_inside_the_measured_spread(scripts):
     assert many["ttft_p99"]["guess"] == 55 and many["ttft_p99"]["inside"] is False  # 50 over the runs' 40-48
     assert many["attainment"]["predicted"] == 100 and many["attainment"]["min"] == 90 and many["attainment"]["inside"]
     assert one["tpot_mean"]["inside"] is None and one["tpot_mean"]["measured"] == 2.9
+
+
+def test_a_request_that_wakes_the_engine_pays_the_wake_factor_on_its_prompt_step(scripts):
+    """wakeFactor is the median of the after-wait steps' time over their price (1 at least, 1 without any);
+    predictRun delays by (factor - 1) x its prompt step's price exactly the requests that find the engine with
+    nothing to do: the first and one long after it; one that comes while the first still decodes is not woken (its
+    first token moves only by where the first's steps now fall)."""
+    model = {k: v for k, v in FIXED.items()}
+    price = StepModel.from_dict(FIXED).seconds(0, 0, [(0, 64)])
+    rows = [{"decoders": 0, "contextSum": 0, "chunks": [[0, 64]], "seconds": price * f, "afterIdle": True}
+            for f in (1.1, 1.3, 1.2)] + [{"decoders": 1, "contextSum": 10, "chunks": [], "seconds": 1.0}]
+    plan = [{"at": 0.0, "prompt": 64, "output": 8}, {"at": 0.01, "prompt": 64, "output": 8},
+            {"at": 5.0, "prompt": 64, "output": 8}]
+    link = {"send_late_ms": 0, "inbound_ms": 0, "outbound_ms": 0}
+    out = node(scripts, f"""const rows = {json.dumps(rows)}, plan = {json.dumps(plan)}, sm = {json.dumps(model)};
+const f = P.wakeFactor(L, S, rows, sm), none = P.wakeFactor(L, S, [], sm);
+const engine = {{max_num_seqs: 4, max_num_batched_tokens: 256}}, sim = {{kv_bytes_per_token: 1,
+  state_bytes_per_request: 0, weight_bytes_total: 0, runtime_reserve_bytes: 0, max_position_embeddings: 4096}};
+const woke = P.predictRun(S, sim, sm, {{...{json.dumps(link)}, wake_factor: f}}, plan, engine);
+const plain = P.predictRun(S, sim, sm, {{...{json.dumps(link)}, wake_factor: 1}}, plan, engine);
+console.log(JSON.stringify({{f, none, woke: woke.map((r) => r.times[0]), plain: plain.map((r) => r.times[0])}}));""")
+    assert out["f"] == pytest.approx(1.2) and out["none"] == 1
+    extra = [w - p for w, p in zip(out["woke"], out["plain"], strict=True)]
+    assert extra[0] == pytest.approx(0.2 * price, rel=1e-9) and extra[2] == pytest.approx(0.2 * price, rel=1e-9)
+    assert 0 <= extra[1] < 0.5 * extra[0]  # it came while the first decoded: only the first's delay reaches it

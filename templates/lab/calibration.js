@@ -21,13 +21,14 @@ function calibrationPlans(L, C, E, load) {
   return [burst, lone, poisson];
 }
 // A served run's steps as calibration rows: each step whose next one started right after it (cycle: the next
-// start less its own), its shape and seconds.
+// start less its own), its shape, its seconds and whether the engine had been waiting for work just before it.
 function stepRows(steps) {
   const rows = [];
   for (let k = 1; k < steps.length; k++) {
     if (steps[k].cycle === null) continue;
     const s = steps[k - 1].shape;
-    rows.push({decoders: s.decoders, contextSum: s.contextSum, chunks: s.chunks, seconds: steps[k].cycle / 1000});
+    rows.push({decoders: s.decoders, contextSum: s.contextSum, chunks: s.chunks, seconds: steps[k].cycle / 1000,
+      afterIdle: steps[k - 1].afterIdle === true});
   }
   return rows;
 }
@@ -54,9 +55,10 @@ function linkTimes(L, runs) {
 // every m with at least min_samples of them (1 among them), made non-decreasing; a, b, c: a least-squares fit, each kept >= 0 (the best
 // of every subset of the three, solved exactly), of what the steps with prompt work took beyond D and attention,
 // then again without the rows further than outlier_mads median absolute deviations from it (a timer or a garbage
-// collection that stretched one step).
-function fitStepModel(L, S, rows, C, overheadS) {
-  const decodes = rows.filter((r) => !r.chunks.length && r.decoders > 0), groups = new Map();
+// collection that stretched one step). All of it over the steps that ran right after another: a step that woke the
+// engine from a wait is priced apart (wakeFactor).
+function fitStepModel(L, S, allRows, C, overheadS) {
+  const rows = allRows.filter((r) => !r.afterIdle), decodes = rows.filter((r) => !r.chunks.length && r.decoders > 0), groups = new Map();
   for (const r of decodes) { if (!groups.has(r.decoders)) groups.set(r.decoders, []); groups.get(r.decoders).push(r); }
   let sxy = 0, sxx = 0;
   for (const [m, g] of groups) {
@@ -96,6 +98,15 @@ function interquartileMean(values) {  // the mean of the sorted values from inde
   let s = 0;
   for (let i = cut; i < v.length - cut; i++) s += v[i];
   return s / (v.length - 2 * cut);
+}
+// How much longer a step that woke the engine from a wait takes than the same step run right after another: the
+// median, over the calibration's steps that came after a wait, of their seconds over the fitted model's price (1
+// when there were none or it came out below 1). On this machine the prompt steps of a 4 req/s run that woke the
+// engine took 1.0-1.4 times their back-to-back price (median about 1.1).
+function wakeFactor(L, S, rows, stepModel) {
+  const m = new S.StepModel(stepModel), ratios = rows.filter((r) => r.afterIdle)
+    .map((r) => r.seconds / m.seconds(r.decoders, r.contextSum, r.chunks));
+  return ratios.length ? Math.max(1, L.median(ratios)) : 1;
 }
 // Least squares with every coefficient >= 0: the best of the unconstrained fits over each subset of the columns
 // whose coefficients all come out >= 0 (the empty subset, all zero, always qualifies). Three columns: 8 subsets.

@@ -21,5 +21,5 @@ const WIRING = {
 })();
 if (typeof module !== "undefined") {
   module.exports = {labWorker, labTimings, poissonArrivals, bootstrapMedian, fitStepModel, fitRoofline, predictRun,
-    calibrationPlans, stepRows, linkTimes, nonNegativeFit, checkRows, WIRING};
+    calibrationPlans, stepRows, linkTimes, nonNegativeFit, checkRows, wakeFactor, WIRING};
 }

@@ -27,7 +27,7 @@ function serveRequests(P, plan, budgetMs, seed, onProgress) {
       const recv = clock();
       for (const [id, at, idle] of m.seen) { reqs[id].seen = at; reqs[id].idle = idle; }
       for (const [id, , isDone] of m.events) { reqs[id].times.push(recv); if (isDone) finished += 1; }
-      steps.push({shape: m.shape, start: m.start, cycle: m.cycle, ms: m.ms, recv});
+      steps.push({shape: m.shape, start: m.start, cycle: m.cycle, afterIdle: m.afterIdle, ms: m.ms, recv});
       if (recv - shownAt >= PROGRESS_MS || finished === reqs.length) { shownAt = recv; onProgress(finished, reqs.length); }
       if (finished === reqs.length) end(false);
     });

@@ -3,14 +3,31 @@
 // limits (the lab's Engine takes the same decisions: tests/test_lab_steps.py), contexts reserved whole (no paging),
 // every step priced by the measured step model. The page's clock against the engine's (linkTimes): the engine sees
 // a request late_ms + inbound_ms after its planned time, and the page receives a step's tokens outbound_ms after the
-// simulator ends it. Times in seconds from the run's start, as serveRun returns them.
-function predictRun(S, model, stepModel, link, plan, engine) {
-  const n = plan.length, sent = plan.map((p) => p.at + link.send_late_ms / 1000);
+// simulator ends it. A request that finds the engine with nothing to do (every earlier one finished) wakes it: its
+// prompt step takes wake_factor times its price (calibration.js wakeFactor), which the simulator sees as the request
+// arriving that much later (the engine is idle until then either way); which requests find it idle is read off the
+// simulation, and the simulation run again until that set stops changing (at most maxPasses times). Times in
+// seconds from the run's start, as serveRun returns them.
+function predictRun(S, model, stepModel, link, plan, engine, maxPasses = 4) {
+  const n = plan.length, sent = plan.map((p) => p.at + link.send_late_ms / 1000), sm = new S.StepModel(stepModel);
+  const seen = sent.map((t) => t + link.inbound_ms / 1000), factor = link.wake_factor || 1;
+  const wake = plan.map((p) => (factor - 1) * sm.seconds(0, 0, [[0, Math.min(p.prompt, engine.max_num_batched_tokens)]]));
   const gpu = {name: "this device", hbm_bytes: 2 ** 50, hbm_bandwidth_bytes_per_s: 1, peak_bf16_flops: 1};
-  const trace = S.simulate(model, gpu, {arrival_s: sent.map((t) => t + link.inbound_ms / 1000),
-    prompt_tokens: plan.map((p) => p.prompt), output_tokens: plan.map((p) => p.output)}, "vllm-v1",
-  {max_batch: engine.max_num_seqs, max_num_batched_tokens: engine.max_num_batched_tokens, paged: false,
-    capacity_bytes: 2 ** 50, step_model: stepModel});
+  let woke = new Array(n).fill(false), trace = null;
+  for (let pass = 0; pass < maxPasses; pass++) {
+    trace = S.simulate(model, gpu, {arrival_s: seen.map((t, i) => t + (woke[i] ? wake[i] : 0)),
+      prompt_tokens: plan.map((p) => p.prompt), output_tokens: plan.map((p) => p.output)}, "vllm-v1",
+    {max_batch: engine.max_num_seqs, max_num_batched_tokens: engine.max_num_batched_tokens, paged: false,
+      capacity_bytes: 2 ** 50, step_model: stepModel});
+    let busyUntil = -Infinity;
+    const next = seen.map((t, i) => {
+      const idle = factor > 1 && busyUntil <= t;
+      busyUntil = Math.max(busyUntil, trace.finish_s[i]);
+      return idle;
+    });
+    if (next.every((x, i) => x === woke[i])) break;
+    woke = next;
+  }
   const back = link.outbound_ms / 1000;
   return Array.from({length: n}, (_, i) => ({send: sent[i], input: plan[i].prompt, output: plan[i].output,
     times: [trace.first_token_s[i] + back, trace.finish_s[i] + back]}));
@@ -30,9 +47,10 @@ async function calibrate(P, onProgress) {
     runs.push(await serveRequests(P, plan, left(), C.seed, (done, n) => onProgress(runs.length, plans.length, done, n)));
   }
   const rows = runs.flatMap((r) => stepRows(r.steps)), link = linkTimes(P.L, runs);
-  const overhead = (link.inbound_ms + link.outbound_ms) / 1000;
-  return {rows, link, stepModel: fitStepModel(P.L, P.S, rows, C, overhead),
-    roofline: fitRoofline(P.S, P.settings.sim_model, rows, C), stopped: runs.some((r) => r.stopped)};
+  const overhead = (link.inbound_ms + link.outbound_ms) / 1000, stepModel = fitStepModel(P.L, P.S, rows, C, overhead);
+  link.wake_factor = wakeFactor(P.L, P.S, rows, stepModel);
+  return {rows, link, stepModel, roofline: fitRoofline(P.S, P.settings.sim_model, rows, C),
+    stopped: runs.some((r) => r.stopped)};
 }
 
 const CHECKED = {ttft_p50: ["p50_ttft_ms", 0], ttft_p99: ["p99_ttft_ms", 0], tpot_mean: ["mean_tpot_ms", 2],
@@ -113,8 +131,8 @@ function predictExperiment(P, box, loadBox) {
     const runs = await measureRuns(P, o, C, shown), measured = runs.map((r) => P.L.runMetrics(r.requests, r.duration, o.slo));
     const rows = checkRows(predicted, measured, guesses);
     showCheck(P, box, rows);
-    box.lastCheck = {stepModel: cal.stepModel, roofline: cal.roofline, link: cal.link, calibrationRows: cal.rows, predicted, measured, rows,
-      runRows: runs.map((r) => stepRows(r.raw.steps)), runSteps: runs.map((r) => r.raw.steps.map((s) => [s.start, s.ms, s.recv, s.cycle]))};
+    box.lastCheck = {stepModel: cal.stepModel, roofline: cal.roofline, link: cal.link, calibrationRows: cal.rows,  // for a
+      predicted, measured, rows, runs: runs.map((r) => r.raw)};  // reader's console: the runs' requests and steps as served
     const stopped = runs.filter((r) => r.stopped).length;
     shown(".status", `完成:校准 ${cal.rows.length} 步,实测 ${runs.length} 次。` + (stopped ? `其中 ${stopped} 次到了时间上限,只统计完成的请求。` : "") +
       (runs.length > 1 ? "「实测」是几次的中位数,下面的小字是几次的范围;最后一列的小字说预测落在这个范围之内还是之外。" : "只来得及实测一次,看不出波动。"));

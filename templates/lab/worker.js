@@ -84,7 +84,7 @@ function labWorker(L, scope) {
       if (!engine.busy()) { last = null; await new Promise((r) => { wake = r; }); continue; }
       const t0 = clock(), step = engine.step();
       post({type: "step", events: step.events, tokens: step.tokens, requests: step.requests, ms: clock() - t0,
-        shape: step.shape, start: t0, cycle: last === null ? null : t0 - last, seen});
+        shape: step.shape, start: t0, cycle: last === null ? null : t0 - last, afterIdle: last === null, seen});
       seen = [];
       last = t0;
       await yieldTask();
