@@ -73,7 +73,7 @@ function checkRows(predicted, measuredRuns, guesses) {
 function showCheck(P, box, rows) {
   const cell = (metric, col, text) => { P.$(`tr[data-metric="${metric}"] .${col}`, box).textContent = text; };
   for (const [metric, r] of Object.entries(rows)) {
-    const digits = CHECKED[metric][1], err = metric === "attainment" ? `${P.fmt(r.predicted - r.measured, 0)} 个百分点`
+    const digits = CHECKED[metric][1], err = metric === "attainment" ? `${P.fmt(r.predicted - r.measured, 0)} 点`
       : `${P.fmt(100 * (r.predicted - r.measured) / r.measured, 0)}%`;
     cell(metric, "meas", P.fmt(r.measured, digits));
     cell(metric, "spread", r.runs > 1 ? `${P.fmt(r.min, digits)}–${P.fmt(r.max, digits)}` : "只测了一次");
@@ -112,6 +112,18 @@ function fitSentence(P, cal, o) {
     `${most} 个 ${ms(sm.decode(most, most * ctx))} ms;单独一段 ${o.prompt} token 的 prompt ${ms(sm.seconds(0, 0, [[0, o.prompt]]))} ms。` +
     `屋顶线读法:等效带宽 ${P.fmt(r.bw / 1e9, 1)} GB/s,等效算力 ${P.fmt(r.peak / 1e9, 1)} GFLOP/s,每步开销 ${ms(r.overhead)} ms。`;
 }
+// The measured table and the roofline beside it: a decode step of each batch size at this run's mean context, as
+// the fitted step model prices it and as the fitted roofline does.
+function showSteps(P, box, cal, o) {
+  const sm = new P.S.StepModel(cal.stepModel), r = cal.roofline, ctx = o.prompt + o.output / 2;
+  const roof = P.S.iterationCost(P.settings.sim_model, r.bw, r.peak);
+  for (const tr of box.querySelectorAll(".steps-table tr[data-batch]")) {
+    const b = Number(tr.dataset.batch);
+    P.$(".measured", tr).textContent = P.fmt(1000 * sm.decode(b, b * ctx), 2);
+    P.$(".roofline", tr).textContent = P.fmt(1000 * (roof.decode(b, b * ctx) + r.overhead), 2);
+  }
+  P.$(".steps-table", box).hidden = false;
+}
 function predictExperiment(P, box, loadBox) {
   const C = P.settings.calibration, shown = (sel, text) => { P.$(sel, box).textContent = text; };
   coresNote(P, box);
@@ -120,6 +132,7 @@ function predictExperiment(P, box, loadBox) {
     const cal = await calibrate(P, (phase, phases, done, n) => shown(".status", phase < 0
       ? `热身(这一段不计):已完成 ${done} / ${n} 个请求` : `校准第 ${phase + 1} 段(共 ${phases} 段):已完成 ${done} / ${n} 个请求`));
     shown(".fit", fitSentence(P, cal, o));
+    showSteps(P, box, cal, o);
     const plan = loadPlan(P, o), duration = plan[plan.length - 1].at;
     const predicted = P.L.runMetrics(predictRun(P.S, P.settings.sim_model, cal.stepModel, cal.link, plan, P.settings.engine), duration, o.slo);
     for (const metric of Object.keys(CHECKED)) {
@@ -135,7 +148,7 @@ function predictExperiment(P, box, loadBox) {
       predicted, measured, rows, runs: runs.map((r) => r.raw)};  // reader's console: the runs' requests and steps as served
     const stopped = runs.filter((r) => r.stopped).length;
     shown(".status", `完成:校准 ${cal.rows.length} 步,实测 ${runs.length} 次。` + (stopped ? `其中 ${stopped} 次到了时间上限,只统计完成的请求。` : "") +
-      (runs.length > 1 ? "「实测」是几次的中位数,下面的小字是几次的范围;最后一列的小字说预测落在这个范围之内还是之外。" : "只来得及实测一次,看不出波动。"));
+      (runs.length > 1 ? "「实测」是几次的中位数,下面的小字是几次的范围;误差下面的小字说预测落在这个范围之内还是之外(达标率的误差以百分点计)。" : "只来得及实测一次,看不出波动。"));
     box.dataset.done = String(Number(box.dataset.done || 0) + 1);
   }));
 }
