@@ -23,7 +23,7 @@ FILES = {"anchor": "anchor-model.json", "cited": "config/cited.json", "tokenizer
          "passages": "config/passages.json", "workloads": "config/workloads.json", "questions": "questions/C13-L5.md",
          "gpus": "config/gpus.json", "vendor": "config/vendor.json", "cluster": "config/cluster.yaml",
          "course": "config/course.json", "techniques": "config/techniques.json", "prefix": "config/prefix.json",
-         **{f"template {Path(t).name}": t for t in TEMPLATES}}
+         "lab": "config/lab.json", **{f"template {Path(t).name}": t for t in TEMPLATES}}
 BENCH = sorted((ROOT / "precomputed" / "bench").glob("*.json"))
 SERVE = "precomputed/serve/example.json"
 VLLM_RESULT = {"duration": 2.0, "ttfts": [0.1, 0.2], "itls": [[0.01], []], "input_lens": [10, 20],

@@ -32,7 +32,8 @@ from tests.conftest import ROOT
 INPUTS = {"anchor": "anchor-model.json", "cited": "config/cited.json", "tokenizers": "config/tokenizers.json",
           "passages": "config/passages.json", "workloads": "config/workloads.json", "gpus": "config/gpus.json",
           "vendor": "config/vendor.json", "cluster": "config/cluster.yaml", "questions": "questions/C13-L5.md",
-          "course": "config/course.json", "techniques": "config/techniques.json", "prefix": "config/prefix.json"}
+          "course": "config/course.json", "techniques": "config/techniques.json", "prefix": "config/prefix.json",
+          "lab": "config/lab.json"}
 BENCH = sorted((ROOT / "precomputed" / "bench").glob("*.json"))
 VLLM = {"duration": 2.0, "ttfts": [0.1, 0.2], "itls": [[0.01], []], "input_lens": [10, 20], "output_lens": [2, 1],
         "errors": ["", ""], "latencies": [0.11, 0.2]}

@@ -18,7 +18,8 @@ CITED_READ = ("cited.course.gpt2_tokens", "cited.course.qwen_tokens")
 CITED_DENOMINATORS = ("cited.course.qwen_tokens",)
 TEMPLATES = ("templates/index.html.j2", "templates/bench_section.html.j2", "templates/provenance.html.j2",
              "templates/lesson.js", "templates/lesson.css", "templates/lab.html.j2", "templates/validation.html.j2",
-             "templates/page_base.html.j2", "templates/techniques_block.html.j2")
+             "templates/page_base.html.j2", "templates/techniques_block.html.j2", "templates/lab/model/model.js",
+             "templates/lab/model/kernel.wat")
 
 
 def check_cited(path: Path, templates: Path | None = None) -> dict:
@@ -66,7 +67,6 @@ def check_templates(root: Path) -> None:
     templates/lab/ and its model and kernel too): present, regular, UTF-8 without forbidden characters."""
     parts = sorted(p.relative_to(root).as_posix() for folder in ("lesson", "lab")
                    for p in (root / "templates" / folder).glob("*.js"))
-    parts += ["templates/lab/model/model.js", "templates/lab/model/kernel.wat"]
     for rel in (*TEMPLATES, *parts):
         text = read_text(root / rel, max_bytes=2 * 1024 * 1024)
         for n, line in enumerate(text.splitlines(), 1):
