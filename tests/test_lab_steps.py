@@ -216,9 +216,9 @@ def test_the_check_says_which_errors_lie_inside_the_measured_spread(scripts):
     def metrics(ttft50, ttft99, tpot, att):
         return {"p50_ttft_ms": ttft50, "p99_ttft_ms": ttft99, "mean_tpot_ms": tpot, "slo_attainment": att}
     out = node(scripts, f"""console.log(JSON.stringify([
-  P.checkRows({json.dumps(metrics(10, 50, 3, 1))}, [{json.dumps(metrics(9, 40, 2.9, 1))},
+  P.checkRows(L, {json.dumps(metrics(10, 50, 3, 1))}, [{json.dumps(metrics(9, 40, 2.9, 1))},
     {json.dumps(metrics(11, 45, 3.5, 0.9))}, {json.dumps(metrics(12, 48, 3.1, 0.95))}], {{ttft_p99: 55}}),
-  P.checkRows({json.dumps(metrics(10, 50, 3, 1))}, [{json.dumps(metrics(9, 40, 2.9, 1))}], {{}})]));""")
+  P.checkRows(L, {json.dumps(metrics(10, 50, 3, 1))}, [{json.dumps(metrics(9, 40, 2.9, 1))}], {{}})]));""")
     many, one = out
     assert many["ttft_p50"] == {"guess": None, "predicted": 10, "measured": 11, "min": 9, "max": 12, "runs": 3,
                                 "inside": True}

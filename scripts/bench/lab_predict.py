@@ -39,8 +39,7 @@ RUN_ONCE = """async (rate) => {
   const t0 = performance.now();
   while (Number(box.dataset.done || 0) === before) {
     if (performance.now() - t0 > 120000) throw new Error('experiment C did not finish in 120 s');
-    const failed = box.querySelector('.status').textContent.startsWith('出错了');
-    if (failed) throw new Error(box.querySelector('.status').textContent);
+    if (box.dataset.error !== undefined) throw new Error(box.dataset.error);
     await new Promise((r) => setTimeout(r, 100));
   }
   return box.lastCheck.rows;

@@ -43,6 +43,11 @@ def lab_model_script(templates: Path) -> str:
 
 LAB_CONFIG = "config/lab.json"
 NOT_SETTINGS = ("schema_version", "description", "experiments")  # the file's other keys: each other is a group
+
+
+def setting_groups(doc: dict) -> list[str]:
+    """config/lab.json's settings groups (engine, batch, kv, ...): every top-level key but NOT_SETTINGS."""
+    return [g for g in doc if g not in NOT_SETTINGS]
 DEFAULTS = {"rate": "rates", "request_count": "requests", "prompt": "prompt_tokens", "output": "output_tokens"}
 
 
@@ -62,7 +67,7 @@ def read_lab(path: Path) -> tuple[dict, dict]:
 
     shown = path.as_posix()
     doc = schema.read_input(path, schema.LAB)
-    out = {g: {k: e["value"] for k, e in fields.items()} for g, fields in doc.items() if g not in NOT_SETTINGS}
+    out = {g: {k: e["value"] for k, e in doc[g].items()} for g in setting_groups(doc)}
     out["experiments"] = doc["experiments"]
     out["sim_model"] = sim_model(out["engine"]["max_context"])
     load, engine = out["load"], out["engine"]
@@ -81,7 +86,7 @@ def read_lab(path: Path) -> tuple[dict, dict]:
         raise InputError(f"{shown}: field kv.min_pairs must be a whole number no larger than kv.pairs")
     if out["batch"]["position"] + 1 > engine["max_context"]:
         raise InputError(f"{shown}: field batch.position is past engine.max_context")
-    _check_experiments(out, shown)
+    _check_experiments(out, setting_groups(doc), shown)
     return doc, out
 
 
@@ -97,8 +102,8 @@ def _check_calibration(out: dict, shown: str) -> None:
             raise InputError(f"{shown}: field calibration.{key} must be [low, high] with low below high")
 
 
-def _check_experiments(out: dict, shown: str) -> None:
-    """Ids and boxes once each; every run_seconds factor a field of the file."""
+def _check_experiments(out: dict, groups: list[str], shown: str) -> None:
+    """Ids and boxes once each; every run_seconds factor a field of one of the file's settings `groups`."""
     for key in ("id", "element"):
         names = [e[key] for e in out["experiments"]]
         for k, name in enumerate(names):
@@ -108,7 +113,7 @@ def _check_experiments(out: dict, shown: str) -> None:
         for term in e["run_seconds"]:
             for factor in term:
                 group, _, key = factor.partition(".")
-                if key not in out.get(group, {}) or group in ("experiments", "sim_model"):
+                if group not in groups or key not in out[group]:
                     raise InputError(f"{shown}: field experiments[{k}].run_seconds names {factor}, which is not a "
                                      "field of the file")
 
@@ -147,7 +152,7 @@ def lab_records(doc: dict, settings: dict) -> dict[str, dict]:
         "lab.model.params", WORDS["lab.model.params"], param_total(), "param", "int",
         derivation=Derivation.TINYGPT, formula="scripts.bench.tinygpt:param_count",
         inputs=["scripts/bench/shape.py Shape"], script="scripts/page/lab.py", args=DEFAULT.as_dict(), scale=1.0)}
-    for group in (g for g in doc if g not in NOT_SETTINGS):
+    for group in setting_groups(doc):
         for key, value in settings[group].items():
             if isinstance(value, list):
                 continue

@@ -37,6 +37,7 @@ function labPage(L, doc) {
   async function exclusive(box, work) {
     if (busy) { $(".status", box).textContent = "另一个实验正在运行,等它结束再点。"; return; }
     busy = true;
+    delete box.dataset.error;
     box.querySelectorAll("button").forEach((b) => { b.disabled = true; });
     try {
       $(".status", box).textContent = "正在生成模型权重(在页面里按种子生成,不下载)…";
@@ -44,6 +45,7 @@ function labPage(L, doc) {
       await work();
     } catch (err) {
       $(".status", box).textContent = `出错了:${err.message}`;
+      box.dataset.error = err.message;  // for a harness (scripts/bench/lab_predict.py): the run ended in an error
     } finally {
       busy = false;
       box.querySelectorAll("button").forEach((b) => { b.disabled = false; });

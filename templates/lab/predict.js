@@ -58,15 +58,13 @@ const CHECKED = {ttft_p50: ["p50_ttft_ms", 0], ttft_p99: ["p99_ttft_ms", 0], tpo
 const checkedValue = (m, metric) => (metric === "attainment" ? 100 * m.slo_attainment : m[CHECKED[metric][0]]);
 // The rows of the check: per metric the guess (or null), the prediction, the median of the measured runs, their
 // smallest and largest, and whether the prediction lies within them (null with one run).
-function checkRows(predicted, measuredRuns, guesses) {
+function checkRows(L, predicted, measuredRuns, guesses) {
   const rows = {};
   for (const metric of Object.keys(CHECKED)) {
-    const values = measuredRuns.map((m) => checkedValue(m, metric)), sorted = [...values].sort((a, b) => a - b);
-    const p = checkedValue(predicted, metric), mid = sorted.length % 2 ? sorted[(sorted.length - 1) / 2]
-      : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
-    rows[metric] = {guess: guesses[metric] ?? null, predicted: p, measured: mid, min: sorted[0],
-      max: sorted[sorted.length - 1], runs: values.length,
-      inside: values.length > 1 ? p >= sorted[0] && p <= sorted[sorted.length - 1] : null};
+    const values = measuredRuns.map((m) => checkedValue(m, metric)), p = checkedValue(predicted, metric);
+    const min = Math.min(...values), max = Math.max(...values);
+    rows[metric] = {guess: guesses[metric] ?? null, predicted: p, measured: L.median(values), min, max,
+      runs: values.length, inside: values.length > 1 ? p >= min && p <= max : null};
   }
   return rows;
 }
@@ -103,20 +101,18 @@ function coresNote(P, box) {
     ? `你的浏览器报告 ${n} 个逻辑核心:页面、引擎的 Worker 和浏览器自己的线程要轮流用它们,这些都算进了校准量到的一步里,所以实测的一步比单独计时的慢。`
     : `你的浏览器报告 ${n || "未知数目的"} 个逻辑核心:页面和引擎的 Worker 大多能各占一个,校准量到的一步里主要是消息和计时器的开销。`;
 }
-// The fitted step in words: a decode step of 1 and of max_num_seqs requests at this run's mean context (its prompt
-// and half its output), a prompt chunk of this run's prompt alone; the roofline's three numbers beside it.
-function fitSentence(P, cal, o) {
-  const sm = new P.S.StepModel(cal.stepModel), ctx = o.prompt + o.output / 2, most = P.settings.engine.max_num_seqs;
-  const ms = (x) => P.fmt(x * 1000, 2), r = cal.roofline;
+// The fitted step in words: a decode step of 1 and of max_num_seqs requests at the run's mean context `ctx`, a
+// prompt chunk of this run's prompt alone (`sm`: the fitted StepModel); the roofline's three numbers beside it.
+function fitSentence(P, cal, o, sm, ctx) {
+  const most = P.settings.engine.max_num_seqs, ms = (x) => P.fmt(x * 1000, 2), r = cal.roofline;
   return `本机实测的一步(${cal.rows.length} 步拟合,上下文约 ${P.fmt(ctx, 0)} 个 token 时):1 个请求 decode ${ms(sm.decode(1, ctx))} ms,` +
     `${most} 个 ${ms(sm.decode(most, most * ctx))} ms;单独一段 ${o.prompt} token 的 prompt ${ms(sm.seconds(0, 0, [[0, o.prompt]]))} ms。` +
     `屋顶线读法:等效带宽 ${P.fmt(r.bw / 1e9, 1)} GB/s,等效算力 ${P.fmt(r.peak / 1e9, 1)} GFLOP/s,每步开销 ${ms(r.overhead)} ms。`;
 }
-// The measured table and the roofline beside it: a decode step of each batch size at this run's mean context, as
-// the fitted step model prices it and as the fitted roofline does.
-function showSteps(P, box, cal, o) {
-  const sm = new P.S.StepModel(cal.stepModel), r = cal.roofline, ctx = o.prompt + o.output / 2;
-  const roof = P.S.iterationCost(P.settings.sim_model, r.bw, r.peak);
+// The measured table and the roofline beside it: a decode step of each batch size at the run's mean context, as
+// the fitted step model `sm` prices it and as the fitted roofline does.
+function showSteps(P, box, cal, sm, ctx) {
+  const r = cal.roofline, roof = P.S.iterationCost(P.settings.sim_model, r.bw, r.peak);
   for (const tr of box.querySelectorAll(".steps-table tr[data-batch]")) {
     const b = Number(tr.dataset.batch);
     P.$(".measured", tr).textContent = P.fmt(1000 * sm.decode(b, b * ctx), 2);
@@ -131,8 +127,9 @@ function predictExperiment(P, box, loadBox) {
     const o = loadOptions(loadBox), guesses = P.guesses(box);
     const cal = await calibrate(P, (phase, phases, done, n) => shown(".status", phase < 0
       ? `热身(这一段不计):已完成 ${done} / ${n} 个请求` : `校准第 ${phase + 1} 段(共 ${phases} 段):已完成 ${done} / ${n} 个请求`));
-    shown(".fit", fitSentence(P, cal, o));
-    showSteps(P, box, cal, o);
+    const sm = new P.S.StepModel(cal.stepModel), ctx = o.prompt + o.output / 2;  // the run's mean context
+    shown(".fit", fitSentence(P, cal, o, sm, ctx));
+    showSteps(P, box, cal, sm, ctx);
     const plan = loadPlan(P, o), duration = plan[plan.length - 1].at;
     const predicted = P.L.runMetrics(predictRun(P.S, P.settings.sim_model, cal.stepModel, cal.link, plan, P.settings.engine), duration, o.slo);
     for (const metric of Object.keys(CHECKED)) {
@@ -142,7 +139,7 @@ function predictExperiment(P, box, loadBox) {
     }
     shown(".status", `预测写好了(请求率 ${o.rate} req/s,${plan.length} 个请求)。现在实测同一组请求…`);
     const runs = await measureRuns(P, o, C, shown), measured = runs.map((r) => P.L.runMetrics(r.requests, r.duration, o.slo));
-    const rows = checkRows(predicted, measured, guesses);
+    const rows = checkRows(P.L, predicted, measured, guesses);
     showCheck(P, box, rows);
     box.lastCheck = {stepModel: cal.stepModel, roofline: cal.roofline, link: cal.link, calibrationRows: cal.rows,  // for a
       predicted, measured, rows, runs: runs.map((r) => r.raw)};  // reader's console: the runs' requests and steps as served

@@ -51,8 +51,8 @@
   }
   const bytesPerRequest = (m, context) => context * m.kv_bytes_per_token + m.state_bytes_per_request;
 
-  // ---- scripts/realengine/stepmodel.py StepModel, the part a device's calibration fits (the lab, lab_model.js
-  // fitStepModel): seconds = D(decoders) + sum over prompt chunks (a + b x length + c x (length x start +
+  // ---- scripts/realengine/stepmodel.py StepModel, the part a device's calibration fits (the lab,
+  // templates/lab/calibration.js fitStepModel; P/D is refused with it, so it needs no prefill): seconds = D(decoders) + sum over prompt chunks (a + b x length + c x (length x start +
   // length^2 / 2)) + attention x (decoders' contexts); D piecewise linear through its knots (running requests,
   // from 1, increasing; seconds non-decreasing), linear past the last, D(0) = 0. The cached-context and ubatch
   // terms are the real engine's (Python's alone): a model that sets them is refused here. Same operations in the
@@ -99,7 +99,6 @@
         cums[s] = acc;
       }
     }
-    prefill(prompt) { return this.chunk(0, prompt); }
   }
 
   // The step-cost models: the roofline bound, the roofline at achieved shares of the peaks plus an overhead per

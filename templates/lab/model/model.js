@@ -1,7 +1,7 @@
 // The lab's model and engine, in the student's browser: the course's tiny GPT (scripts/bench/tinygpt.py, the same
 // shape and the same weights: scripts/bench/seeded_weights.py documents the generator both sides run), a KV cache
 // per request slot, and a continuous-batching engine that follows vLLM V1's scheduling rule. Pure: no DOM. The
-// build (scripts/page/lab.py) puts the compiled kernel (templates/lab_kernel.wat) where KERNEL_BASE64 stands and
+// build (scripts/page/lab.py) puts the compiled kernel (templates/lab/model/kernel.wat) where KERNEL_BASE64 stands and
 // writes site/lab-model.js; the page builds its Web Worker from this function's source (a Blob: file:// works) and
 // Node can require() it (tests/test_lab_model.py).
 "use strict";
