@@ -35,7 +35,7 @@ rule render_site:
         # every page template (a section added later is an input without listing it here), the script (its
         # sections in templates/lesson/) and style, and the simulator's twin, joined by render
         templates=[*sorted(glob.glob("templates/*.html.j2")), "templates/lesson.js", "templates/lesson.css",
-                   *sorted(glob.glob("templates/lab/*.js")), "templates/lab/model/model.js", "templates/lab/model/kernel.wat",
+                   *sorted(glob.glob("templates/lab/*.js")), *sorted(glob.glob("templates/lab/model/*")),
                    *sorted(glob.glob("templates/lesson/*.js")), *sorted(glob.glob("templates/serving_sim/*.js"))],
         code=code("scripts/render_site.py"),
     output:

@@ -310,72 +310,6 @@ def test_the_kv_experiment_uses_the_benchmarks_prompt():
     assert lab_settings(ROOT / "config" / "lab.json")["kv"]["prompt_tokens"] == PROMPT_TOKENS
 
 
-HAND_RUN = [{"send": 0.0, "ttft": 0.1, "e2el": 0.15, "gaps": [0.02, 0.03], "output": 3},
-            {"send": 0.05, "ttft": 0.2, "e2el": 0.2, "gaps": [], "output": 1}]
-
-
-def test_each_tools_definitions_on_a_hand_worked_run():
-    """Two requests (3 tokens: TTFT 100 ms then gaps of 20 and 30 ms; 1 token at 200 ms), run 0-0.3 s, TPOT target
-    20 ms. Worked by hand from each tool's source (scripts/serving/tool_metrics.py names the files)."""
-    from scripts.serving.tool_metrics import tool_metrics
-
-    m = tool_metrics(HAND_RUN, 0.0, 0.3, 20)
-    approx = pytest.approx
-    assert m["vllm"] == approx({"ttft_p50": 0.15, "tpot_mean": 0.025, "itl_mean": 0.025, "output_throughput": 4 / 0.3,
-                                "request_throughput": 2 / 0.3, "tpot_attainment": 0.5})  # the 1-token request: TPOT 0
-    assert m["guidellm"]["tpot_mean"] == approx((0.15 / 3 + 0.2 / 1) / 2)  # TTFT spread over the tokens: 125 ms
-    assert m["guidellm"]["itl_mean"] == approx(0.025) and m["guidellm"]["tpot_attainment"] == 0.0  # 1 token: left out
-    assert m["aiperf"]["itl_mean"] == approx(0.025)
-    assert m["aiperf"]["output_throughput"] == approx(4 / 0.25)  # first send to last response: 0.25 s, not 0.3
-    assert m["llmperf"]["tpot_mean"] == approx(0.125) and m["llmperf"]["output_throughput"] == approx(4 / 0.3)
-    assert m["llmperf"]["itl_mean"] is None and m["guidellm"]["output_throughput"] is None
-
-
-@pytest.mark.parametrize("seed", [0, 3])
-def test_the_page_computes_each_tool_as_the_python_twin(lab_js, seed):
-    from scripts.serving.tool_metrics import tool_metrics
-
-    runs = synthetic_run(seed, 31) + [{"send": 1.0, "times": [1.2], "input": 8, "output": 1}]
-    reqs = [{"send": r["send"], "ttft": r["times"][0] - r["send"], "e2el": r["times"][-1] - r["send"],
-             "gaps": [b - a for a, b in zip(r["times"], r["times"][1:], strict=False)], "output": r["output"]}
-            for r in runs]
-    end = max(r["times"][-1] for r in runs) + 0.01
-    for case in (reqs, HAND_RUN):
-        stop = end if case is reqs else 0.3
-        call = f"L.toolMetrics({json.dumps(case)}, {{start: 0, end: {stop}}}, 20)"
-        js = node(lab_js, f"console.log(JSON.stringify({call}));")
-        py = tool_metrics(case, 0.0, stop, 20)
-        for tool, values in py.items():
-            for k, v in values.items():
-                assert (js[tool][k] is None) == (v is None), (tool, k)
-                if v is not None:
-                    assert js[tool][k] == pytest.approx(v, rel=1e-12), (tool, k)
-
-
-def vllm_file(**change) -> str:
-    doc = {"duration": 2.0, "ttfts": [0.1, 0.2], "itls": [[0.02, 0.03], []], "input_lens": [8, 9],
-           "output_lens": [3, 1], "latencies": [0.15, 0.2]}
-    doc.update(change)
-    return json.dumps(doc)
-
-
-REFUSED = [("{not json", "不是 JSON"), ("[1, 2]", "顶层应是一个对象"),
-           (vllm_file(itls=None), "缺少字段 itls"), (vllm_file(output_lens=[3]), "字段 output_lens 有 1 项"),
-           (vllm_file(itls=[[0.02], []]), "字段 itls[0] 有 1 个间隔"),
-           (vllm_file(latencies=[0.05, 0.2]), "字段 latencies[0] 比 ttfts[0] 还短"),
-           (vllm_file(duration=0.1), "字段 duration(0.1 秒)比第 0 个请求"), (vllm_file(ttfts=[]), "字段 ttfts 是空的"),
-           (vllm_file(ttfts=["x", 0.2]), "字段 ttfts[0] 应是不小于 0 的秒数")]
-
-
-def test_the_drop_in_reader_refuses_malformed_files_and_reads_a_good_one(lab_js):
-    texts = [t for t, _ in REFUSED] + [vllm_file()]
-    out = node(lab_js, f"""console.log(JSON.stringify({json.dumps(texts)}.map((t) => {{
-  try {{ return L.readVllmResult(t).reqs.length; }} catch (err) {{ return err.message; }} }})));""")
-    for (_, message), got in zip(REFUSED, out, strict=False):
-        assert isinstance(got, str) and message in got, (message, got)
-    assert out[-1] == 2
-
-
 WORKER_KV = """
 const {labWorker} = require(%s);
 const posted = [], scope = {postMessage: (m) => posted.push(m)};
@@ -435,21 +369,6 @@ def test_the_python_engine_is_the_pages(lab_js):
     js = node(lab_js, SCENARIO_JS)
     assert [[list(e) for e in events] for events in steps] == [events for _, events in js]
     assert sum(len(events) for events in steps) == sum(r["outputLen"] for r in SCENARIO)
-
-
-def test_a_served_run_is_a_vllm_result_the_page_reads(lab_js, tmp_path):
-    """A short run of the Python server: the file passes the kit's vLLM-result reader, and the page's drop-in reader
-    gives vLLM's mean TPOT as the file states it."""
-    from scripts.bench.serve_tiny import main
-    from scripts.serving.results import load_result
-
-    out = tmp_path / "run.json"
-    main(["--out", str(out), "--rate", "200", "--requests", "12", "--prompt", "16", "--output", "6"])
-    doc = load_result(out)
-    js = node(lab_js, f"""const r = L.readVllmResult(require("fs").readFileSync({json.dumps(str(out))}, "utf8"));
-console.log(JSON.stringify(L.toolMetrics(r.reqs, r.run, 20).vllm));""")
-    assert js["tpot_mean"] * 1000 == pytest.approx(doc["mean_tpot_ms"], rel=1e-9)
-    assert js["output_throughput"] == pytest.approx(doc["output_throughput"], rel=1e-9)
 
 
 def test_a_checkpoint_that_is_not_tinygpt_is_refused_by_name(tmp_path):

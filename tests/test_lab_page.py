@@ -2,6 +2,7 @@
 check as tests/test_lab_model.py, here in the browser), every experiment finishes within its bound at 1280 and
 390 px with no console error, and the load experiment's metrics, recomputed by scripts/serving/metrics.py from the
 timestamps the page took, agree within 1e-9."""
+import json
 import time
 
 import pytest
@@ -108,27 +109,38 @@ def check_prediction(page):
 
 
 def check_tools(page):
-    """Experiment D on the last load run: vLLM's TPOT and AIPerf's ITL agree; GuideLLM's TPOT includes the TTFT."""
+    """Experiment D on the last load run: AIPerf's ITL is vLLM's TPOT; GuideLLM's TPOT includes the TTFT; the
+    reading sentence names the run's largest differences."""
     run(page, "exp-tools")
-    tpot = {t: page.locator(f'#exp-tools tr[data-metric="tpot_mean"] .{t}').inner_text() for t in
-            ("vllm", "guidellm", "aiperf", "llmperf")}
-    assert tpot["vllm"] == tpot["aiperf"] and "(+" in tpot["guidellm"] and tpot["guidellm"] == tpot["llmperf"], tpot
+    cell = lambda metric, tool: page.locator(f'#exp-tools tr[data-metric="{metric}"] .{tool}').inner_text()  # noqa: E731
+    assert cell("tpot_mean", "vllm") == cell("itl_mean", "aiperf").split("(")[0], (cell("tpot_mean", "vllm"),
+                                                                                  cell("itl_mean", "aiperf"))
+    assert "(+" in cell("tpot_mean", "guidellm") and cell("tpot_mean", "aiperf") == "—"
+    assert page.locator("#exp-tools .reading").inner_text().startswith("这次运行里")
 
 
-def test_a_malformed_result_file_is_refused_by_name(browser, lab_url, tmp_path):
-    from tests.test_lab_model import vllm_file
+def test_a_malformed_result_file_is_refused_by_name_and_any_clients_file_is_read(browser, lab_url, tmp_path):
+    from tests.test_clients import gl_report, gl_request
+    from tests.test_tool_metrics import HAND, vllm_text
 
     page, watch = open_page(browser, lab_url, width=390, height=844)
     bad = tmp_path / "run.json"
-    bad.write_text(vllm_file(itls=[[0.02], []]), encoding="utf-8")
+    bad.write_text(vllm_text(itls=[[0.02, 0.03, 0.01], [], [], []]), encoding="utf-8")
     page.locator('#exp-tools input[type="file"]').set_input_files(str(bad))
     page.wait_for_function("document.querySelector('#exp-tools .status').textContent.includes('读不了')")
     assert "itls[0]" in page.locator("#exp-tools .status").inner_text()
     good = tmp_path / "good.json"
-    good.write_text(vllm_file(), encoding="utf-8")
+    good.write_text(json.dumps(HAND), encoding="utf-8")  # send times, bundled tokens, a failure, one token
     page.locator('#exp-tools input[type="file"]').set_input_files(str(good))
-    page.wait_for_function("document.getElementById('exp-tools').dataset.done")
-    assert page.locator('#exp-tools tr[data-metric="tpot_mean"] .vllm').inner_text() == "25.00"
+    page.wait_for_function("document.getElementById('exp-tools').dataset.done === '1'")
+    assert page.locator('#exp-tools tr[data-metric="tpot_mean"] .vllm').inner_text() == "17.50"
+    assert page.locator('#exp-tools tr[data-metric="itl_mean"] .inference_perf').inner_text() == "—c"
+    report = gl_report(tmp_path, [gl_request(1.0, 1.2, 1.5, 4, 256), gl_request(0.5, 0.6, 0.7, 2, 128)], benchmarks=2)
+    page.locator('#exp-tools input[type="file"]').set_input_files(str(report))
+    page.wait_for_function("document.getElementById('exp-tools').dataset.done === '2'")
+    assert page.locator("#exp-tools .bench-pick").is_visible()
+    assert "GuideLLM" in page.locator("#exp-tools .source").inner_text()
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
     assert watch.errors == []
     page.close()
 

@@ -19,6 +19,7 @@ CITED_DENOMINATORS = ("cited.course.qwen_tokens",)
 TEMPLATES = ("templates/index.html.j2", "templates/bench_section.html.j2", "templates/provenance.html.j2",
              "templates/lesson.js", "templates/lesson.css", "templates/lab.html.j2", "templates/validation.html.j2",
              "templates/page_base.html.j2", "templates/techniques_block.html.j2", "templates/lab/model/model.js",
+             "templates/lab/model/tools.js", "templates/lab/model/readers.js",
              "templates/lab/model/kernel.wat")
 
 

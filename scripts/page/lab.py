@@ -13,6 +13,7 @@ from scripts.bench.shape import DEFAULT
 from scripts.record.inputs import InputError
 
 MODEL_SOURCE = "lab/model/model.js"
+MODEL_PARTS = ("lab/model/tools.js", "lab/model/readers.js")  # appended: experiment D's tool metrics and file readers
 WORDS = json.loads((Path(__file__).parent / "labels.json").read_text(encoding="utf-8"))["lab"]  # record labels
 KERNEL_SOURCE = "lab/model/kernel.wat"
 PLACEHOLDER = "@KERNEL_BASE64@"
@@ -38,7 +39,9 @@ def lab_model_script(templates: Path) -> str:
             raise InputError(f"{(templates / MODEL_SOURCE).as_posix()}: needs the placeholder {mark} exactly once")
     encoded = base64.b64encode(kernel_bytes(templates / KERNEL_SOURCE)).decode("ascii")
     model = {"shape": DEFAULT.as_dict(), "seed": SEED, "spec": [[n, list(d), o, s] for n, d, o, s in spec()]}
-    return source.replace(PLACEHOLDER, encoded).replace(MODEL_PLACEHOLDER, json.dumps(model, separators=(",", ":")))
+    parts = [(templates / part).read_text(encoding="utf-8") for part in MODEL_PARTS]
+    model_text = json.dumps(model, separators=(",", ":"))
+    return "\n".join([source.replace(PLACEHOLDER, encoded).replace(MODEL_PLACEHOLDER, model_text), *parts])
 
 
 LAB_CONFIG = "config/lab.json"

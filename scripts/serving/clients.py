@@ -13,7 +13,8 @@ inter_chunk_latency, the list of gaps between consecutive content chunks in ms, 
 input_sequence_length and output_sequence_length in tokens) and `error` (null, or ErrorDetails with a `message`).
 Converted: warmup records left out; send_times = request_start_ns less the earliest, in seconds; ttfts, latencies
 and itls in seconds; output_lens the output tokens, and a successful request must have one chunk gap fewer than
-tokens (vLLM's ITLs are per token: a file whose chunks merged tokens is refused, not reinterpreted); errors the
+tokens (vLLM's ITLs are per token: a file whose chunks merged tokens is refused, not reinterpreted, unless the
+reading asks only for chunks, as the tools' table does: per_token False); errors the
 error message, "" on success; duration from the earliest start to the latest end (vLLM times its run from before
 the first send to after the last response: the same span up to the client's own overhead). A failed request with
 no input_sequence_length (with --use-server-token-count the count is the server's, and a request whose body was never
@@ -90,8 +91,9 @@ def _error_message(error, where: str) -> str:
     return str(error.get("message") or error.get("type") or "error")
 
 
-def from_aiperf(path: Path | str) -> dict:
-    """An aiperf profile_export.jsonl as a vLLM --save-detailed result with send_times (module docstring)."""
+def from_aiperf(path: Path | str, per_token: bool = True) -> dict:
+    """An aiperf profile_export.jsonl as a vLLM --save-detailed result with send_times (module docstring). With
+    `per_token` False a request whose chunks bundled tokens is kept, its gaps per chunk (as vLLM writes them)."""
     name = Path(path).as_posix()
     rows = []
     for n, rec in jsonl_objects(Path(path), 50 * MAX_JSON_BYTES):
@@ -121,10 +123,12 @@ def from_aiperf(path: Path | str) -> dict:
             row["osl"] = int(_metric(rec, "output_sequence_length", where))
             gaps = _metric(rec, "inter_chunk_latency", where, required=False) or []
             row["itl"] = [float(g) / 1000 for g in gaps]
-            if row["osl"] >= 1 and len(row["itl"]) != row["osl"] - 1:
-                raise InputError(f"{where}: {len(row['itl']) + 1} content chunks for {row['osl']} output tokens: "
-                                 "the server merged tokens into chunks, so per-token gaps are not known (vLLM's "
-                                 "ITLs are per token)")
+            chunks = len(row["itl"]) + 1
+            if row["osl"] >= 1 and (chunks > row["osl"] or (per_token and chunks != row["osl"])):
+                raise InputError(f"{where}: {chunks} content chunks for {row['osl']} output tokens: "
+                                 + ("more chunks than tokens" if chunks > row["osl"] else
+                                    "the server merged tokens into chunks, so per-token gaps are not known (this "
+                                    "reading needs every token's arrival)"))
         else:
             row.update(ttft=0.0, e2el=0.0, osl=0, itl=[])
         rows.append(row)
@@ -230,6 +234,20 @@ def from_guidellm(path: Path | str, benchmark: int | None = None) -> dict:
             "latencies": [r["e2el"] for r in rows], "itls": [r["itl"] for r in rows],
             "input_lens": [r["isl"] for r in rows], "output_lens": [r["osl"] for r in rows],
             "errors": [r["error"] for r in rows], "success": [not r["error"] for r in rows]}
+
+
+def read_any(path: Path | str, benchmark: int | None = None) -> dict:
+    """Any client's file as a run in the vLLM layout, chunks as they came (the tools' table: experiment D): an aiperf
+    profile_export.jsonl (a .jsonl name), a GuideLLM report (a JSON object with `benchmarks`), or a vLLM result."""
+    from scripts.record.inputs import read_json
+
+    path = Path(path)
+    if path.suffix.lower() == ".jsonl":
+        return from_aiperf(path, per_token=False)
+    doc = read_json(path)
+    if isinstance(doc, dict) and "benchmarks" in doc:
+        return from_guidellm(path, benchmark)
+    return results.load_result(path, per_token=False)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -16,11 +16,14 @@ OPTIONAL_PER_REQUEST = ("latencies", "errors", "success", "generated_texts")
 FREE_TEXT = ("generated_texts", "errors")
 
 
-def load_result(path: Path) -> dict:
+def load_result(path: Path, per_token: bool = True) -> dict:
     """schemas/vllm-result (types, bounds, at least one request, errors as strings), then what makes the file one
     run: every per-request list of one length, each request's E2EL >= its TTFT, the run at least as long as its
-    longest request, and a successful request's inter-token gaps one fewer than its output tokens. The text vLLM
-    saves (generated_texts, errors) is never shown, so it is not checked for control characters."""
+    longest request, and a successful request's inter-chunk gaps fewer than its output tokens: exactly one fewer
+    when `per_token` (what the step-time campaign needs: every token's arrival), at most one fewer otherwise (vLLM
+    writes one gap per chunk, and a chunk may bundle tokens: speculative decoding, a stream interval; its own
+    calculate_metrics reads such files, TPOT from the output length and ITL from the list). The text vLLM saves
+    (generated_texts, errors) is never shown, so it is not checked for control characters."""
     name = Path(path).as_posix()
     doc = read_input(path, schema.VLLM_RESULT, max_bytes=200 * 1024 * 1024, free_text=FREE_TEXT)
     n = len(doc["ttfts"])
@@ -34,9 +37,17 @@ def load_result(path: Path) -> dict:
         if e2el[i] < doc["ttfts"][i]:
             raise InputError(f"{name}: field latencies[{i}] ({e2el[i]:g} s) is shorter than ttfts[{i}] "
                              f"({doc['ttfts'][i]:g} s): a request ends after its first token")
-        if success[i] and doc["output_lens"][i] >= 1 and len(doc["itls"][i]) != doc["output_lens"][i] - 1:
-            raise InputError(f"{name}: field itls[{i}] has {len(doc['itls'][i])} gaps for output_lens[{i}] = "
-                             f"{doc['output_lens'][i]} tokens: a successful request has one gap fewer than tokens")
+        gaps, tokens = len(doc["itls"][i]), doc["output_lens"][i]
+        if success[i] and tokens >= 1 and (gaps > tokens - 1 or (per_token and gaps != tokens - 1)):
+            raise InputError(f"{name}: field itls[{i}] has {gaps} gaps for output_lens[{i}] = {tokens} tokens: a "
+                             "successful request has one gap fewer than tokens"
+                             + ("" if gaps > tokens - 1 else " (tokens bundled into chunks: this reading needs "
+                                "every token's arrival)"))
+    sends = doc.get("send_times")  # the kit's clients write each request's send time from the run's start
+    if sends is not None and (not isinstance(sends, list) or len(sends) != n or not all(
+            isinstance(t, int | float) and not isinstance(t, bool) and 0 <= t <= 1e7 for t in sends)):
+        raise InputError(f"{name}: field send_times must hold one send time per request (ttfts: {n}), each a number "
+                         "of seconds from 0 to 1e7")
     longest = max(e2el[i] for i in range(n))
     if doc["duration"] < longest:
         raise InputError(f"{name}: field duration ({doc['duration']:g} s) is shorter than the longest request "

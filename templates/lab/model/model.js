@@ -322,65 +322,7 @@ function c13LabModel() {
       ...stats("e2el", e2el, percentiles)};
   }
 
-  // ---- experiment D: one run under each tool's definitions (scripts/serving/tool_metrics.py is the twin; the
-  // files and versions each follows are listed there and on the page). A request: {send, ttft, e2el, gaps, output}
-  // in seconds (send: null when unknown, as in a saved vLLM file); run: {start, end} seconds ---------------------------
-  const mean = (a) => (a.length ? a.reduce((x, y) => x + y, 0) / a.length : null);
-  function toolMetrics(reqs, run, tpotSloMs) {
-    const n = (r) => r.output, out = reqs.reduce((acc, r) => acc + n(r), 0), many = reqs.filter((r) => n(r) > 1);
-    const vllmTpot = (r) => (n(r) > 1 ? (r.e2el - r.ttft) / (n(r) - 1) : 0);
-    const sends = reqs.map((r) => r.send), known = sends.every((x) => x !== null);
-    const aiperfSpan = known ? Math.max(...reqs.map((r) => r.send + r.e2el)) - Math.min(...sends) : null;
-    const span = run.end - run.start, slo = tpotSloMs / 1000;
-    const ttftP50 = npPercentile(Float64Array.from(reqs, (r) => r.ttft).sort(), 50);
-    return {
-      vllm: {ttft_p50: ttftP50, tpot_mean: mean(many.map(vllmTpot)), itl_mean: mean(reqs.flatMap((r) => r.gaps)),
-        output_throughput: out / span, request_throughput: reqs.length / span,
-        tpot_attainment: reqs.filter((r) => vllmTpot(r) <= slo).length / reqs.length},
-      guidellm: {ttft_p50: ttftP50, tpot_mean: mean(reqs.map((r) => (r.ttft + sum(r.gaps)) / n(r))),
-        itl_mean: mean(many.map((r) => sum(r.gaps) / (n(r) - 1))), output_throughput: null, request_throughput: null,
-        tpot_attainment: many.length ? many.filter((r) => sum(r.gaps) / (n(r) - 1) <= slo).length / many.length : null},
-      aiperf: {ttft_p50: ttftP50, tpot_mean: mean(many.map(vllmTpot)), itl_mean: mean(many.map(vllmTpot)),
-        output_throughput: aiperfSpan ? out / aiperfSpan : null,
-        request_throughput: aiperfSpan ? reqs.length / aiperfSpan : null, tpot_attainment: null},
-      llmperf: {ttft_p50: ttftP50, tpot_mean: mean(reqs.map((r) => (r.ttft + sum(r.gaps)) / n(r))), itl_mean: null,
-        output_throughput: out / span, request_throughput: reqs.length / span, tpot_attainment: null},
-    };
-  }
-  function sum(a) { let s = 0; for (const x of a) s += x; return s; }
-  // A `vllm bench serve --save-result --save-detailed` file, checked as scripts/serving/results.load_result checks
-  // it; one line naming the field on any problem. Returns {reqs, run} for toolMetrics (successful requests only).
-  function readVllmResult(text) {
-    let doc;
-    try { doc = JSON.parse(text); } catch (err) { throw new Error(`不是 JSON:${err.message}`); }
-    if (!doc || typeof doc !== "object" || Array.isArray(doc)) throw new Error("顶层应是一个对象(vllm bench serve 的结果)");
-    for (const key of ["ttfts", "itls", "input_lens", "output_lens"]) {
-      if (!Array.isArray(doc[key])) throw new Error(`缺少字段 ${key}(需要 --save-detailed 保存的逐请求列表)`);
-    }
-    if (typeof doc.duration !== "number" || !(doc.duration > 0)) throw new Error("字段 duration 应是正数(秒)");
-    const count = doc.ttfts.length;
-    if (!count) throw new Error("字段 ttfts 是空的:文件里没有请求");
-    for (const key of ["itls", "input_lens", "output_lens", "latencies", "success", "errors"]) {
-      if (key in doc && (!Array.isArray(doc[key]) || doc[key].length !== count)) throw new Error(`字段 ${key} 有 ${Array.isArray(doc[key]) ? doc[key].length : "非列表"} 项,ttfts 有 ${count} 项:应每个请求一项`);
-    }
-    const reqs = [];
-    for (let i = 0; i < count; i++) {
-      const ok = "success" in doc ? doc.success[i] === true : !(doc.errors && doc.errors[i]) && doc.output_lens[i] > 0;
-      if (!ok) continue;
-      const ttft = doc.ttfts[i], gaps = doc.itls[i], out = doc.output_lens[i];
-      if (typeof ttft !== "number" || !(ttft >= 0)) throw new Error(`字段 ttfts[${i}] 应是不小于 0 的秒数`);
-      if (!Array.isArray(gaps) || !gaps.every((g) => typeof g === "number" && g >= 0)) throw new Error(`字段 itls[${i}] 应是秒数的列表`);
-      if (!Number.isInteger(out) || out < 1) throw new Error(`字段 output_lens[${i}] 应是正整数`);
-      if (gaps.length !== out - 1) throw new Error(`字段 itls[${i}] 有 ${gaps.length} 个间隔,output_lens[${i}] = ${out}:成功的请求间隔比 token 少一个`);
-      const e2el = doc.latencies ? doc.latencies[i] : ttft + sum(gaps);
-      if (!(e2el >= ttft)) throw new Error(`字段 latencies[${i}] 比 ttfts[${i}] 还短:请求应在首 token 之后结束`);
-      if (e2el > doc.duration) throw new Error(`字段 duration(${doc.duration} 秒)比第 ${i} 个请求(${e2el} 秒)还短`);
-      reqs.push({send: null, ttft, e2el, gaps, output: out});
-    }
-    if (!reqs.length) throw new Error("文件里没有成功的请求");
-    return {reqs, run: {start: 0, end: doc.duration}};
-  }
-  return {TinyModel, Engine, runMetrics, toolMetrics, readVllmResult, npPercentile, greedy, SHAPE, SEED, weightSpec, generatedWeights, paramCount, Arena, kernelInstance, transposed, layerNorm, mulberry32, median,
+  return {TinyModel, Engine, runMetrics, npPercentile, greedy, SHAPE, SEED, weightSpec, generatedWeights, paramCount, Arena, kernelInstance, transposed, layerNorm, mulberry32, median,
     decodeBase64};
 }
 if (typeof self !== "undefined") self.C13Lab = c13LabModel();
