@@ -199,3 +199,54 @@ def test_a_served_run_is_a_vllm_result_the_page_reads(lab_js, tmp_path):  # noqa
 console.log(JSON.stringify(L.toolMetrics(r.doc, 20).cells.vllm));""")
     assert js["tpot_mean"] * 1000 == pytest.approx(doc["mean_tpot_ms"], rel=1e-9)
     assert js["output_throughput"] == pytest.approx(doc["output_throughput"], rel=1e-9)
+
+
+def as_aiperf(doc: dict, path):
+    """A per-token run written as aiperf 0.13.0's profile_export.jsonl (send times to the nanosecond)."""
+    lines = []
+    for i, send in enumerate(doc["send_times"]):
+        ms = [g * 1000 for g in doc["itls"][i]]
+        rec = record(send * 1000, doc["ttfts"][i] * 1000, ms, doc["input_lens"][i],
+                     error=None if doc["success"][i] else {"message": doc["errors"][i]})
+        lines.append(json.dumps(rec))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_the_same_run_from_each_clients_file_gives_the_same_cells(tmp_path):
+    """One run as a vLLM result and as an aiperf export: every cell agrees (to the export's nanoseconds) except
+    those needing the run's start, which aiperf's file does not hold (it starts at the first send)."""
+    doc = random_doc(5)
+    doc["itls"] = [g if len(g) == out - 1 else [0.01] * (out - 1) for g, out in zip(doc["itls"], doc["output_lens"],
+                                                                                    strict=True)]
+    doc["latencies"] = [t + sum(g) if ok else 0.0 for t, g, ok in zip(doc["ttfts"], doc["itls"], doc["success"],
+                                                                       strict=True)]
+    doc["duration"] = max(s + e for s, e in zip(doc["send_times"], doc["latencies"], strict=True)) + 0.05
+    order = sorted(range(len(doc["ttfts"])), key=lambda i: doc["send_times"][i])
+    doc = {k: ([v[i] for i in order] if isinstance(v, list) else v) for k, v in doc.items()}
+    vllm = tmp_path / "vllm.json"
+    vllm.write_text(json.dumps(doc), encoding="utf-8")
+    a, b = tool_metrics(read_any(vllm), 20), tool_metrics(read_any(as_aiperf(doc, tmp_path / "run.jsonl")), 20)
+    run_start = {("vllm", k) for k in ("output_throughput", "request_throughput", "goodput")} | {
+        ("llmperf", k) for k in ("output_throughput", "request_throughput")}
+    for tool in TOOLS:
+        for key in KEYS:
+            x, y = a["cells"][tool][key], b["cells"][tool][key]
+            if (tool, key) in run_start or x is None:
+                continue
+            assert y == pytest.approx(x, rel=1e-5, abs=1e-6), (tool, key)
+
+
+def test_the_table_prints_from_any_file_and_a_bad_one_is_one_line(tmp_path, capsys):
+    from scripts.serving.tool_table import main
+
+    good = tmp_path / "run.json"
+    good.write_text(json.dumps(HAND), encoding="utf-8")
+    assert main([str(good)]) == 0
+    rows = {line.split()[0]: line.split()[1:] for line in capsys.readouterr().out.splitlines()[1:]}
+    assert rows["tpot_mean"][:2] == ["17.50", "48.89"] and rows["itl_mean"][3] == "<=98.33"
+    bad = tmp_path / "bad.json"
+    bad.write_text(vllm_text(duration=0.1), encoding="utf-8")
+    assert main([str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert "bad.json: field duration" in err and len(err.strip().splitlines()) == 1

@@ -50,13 +50,10 @@ def _positive(doc: dict, key: str, default) -> float:
 
 def check_send_times(doc: dict) -> None:
     """A file's own send_times: one per request, finite seconds >= 0, in the order the requests were sent."""
+    if problem := results.send_times_problem(doc):  # one per request, finite seconds >= 0: results' rule
+        raise ValueError(problem)
     sends = doc["send_times"]
-    if not isinstance(sends, list) or len(sends) != len(doc["ttfts"]):
-        raise ValueError(f"field send_times has {len(sends) if isinstance(sends, list) else 'no list of'} entries "
-                         f"for {len(doc['ttfts'])} requests (ttfts): one per request")
     for i, t in enumerate(sends):
-        if isinstance(t, bool) or not isinstance(t, int | float) or not 0 <= t < float("inf"):
-            raise ValueError(f"field send_times[{i}] must be a finite number of seconds >= 0, not {t!r:.40}")
         if i and t < sends[i - 1]:
             raise ValueError(f"field send_times[{i}] ({t:g} s) is before send_times[{i - 1}] ({sends[i - 1]:g} s): "
                              "requests are listed in the order they were sent")

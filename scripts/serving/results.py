@@ -43,16 +43,26 @@ def load_result(path: Path, per_token: bool = True) -> dict:
                              "successful request has one gap fewer than tokens"
                              + ("" if gaps > tokens - 1 else " (tokens bundled into chunks: this reading needs "
                                 "every token's arrival)"))
-    sends = doc.get("send_times")  # the kit's clients write each request's send time from the run's start
-    if sends is not None and (not isinstance(sends, list) or len(sends) != n or not all(
-            isinstance(t, int | float) and not isinstance(t, bool) and 0 <= t <= 1e7 for t in sends)):
-        raise InputError(f"{name}: field send_times must hold one send time per request (ttfts: {n}), each a number "
-                         "of seconds from 0 to 1e7")
+    if "send_times" in doc and (problem := send_times_problem(doc)):
+        raise InputError(f"{name}: {problem}")
     longest = max(e2el[i] for i in range(n))
     if doc["duration"] < longest:
         raise InputError(f"{name}: field duration ({doc['duration']:g} s) is shorter than the longest request "
                          f"({longest:g} s)")
     return doc
+
+
+def send_times_problem(doc: dict) -> str | None:
+    """What is wrong with a file's send_times (the kit's clients write each request's send from the run's start),
+    or None: one per request, each finite seconds >= 0."""
+    sends = doc["send_times"]
+    if not isinstance(sends, list) or len(sends) != len(doc["ttfts"]):
+        return (f"field send_times has {len(sends) if isinstance(sends, list) else 'no list of'} entries for "
+                f"{len(doc['ttfts'])} requests (ttfts): one per request")
+    for i, t in enumerate(sends):
+        if isinstance(t, bool) or not isinstance(t, int | float) or not 0 <= t < float("inf"):
+            return f"field send_times[{i}] must be a finite number of seconds >= 0, not {t!r:.40}"
+    return None
 
 
 def successes(doc: dict) -> list[bool]:

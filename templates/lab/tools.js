@@ -16,7 +16,7 @@ function showToolCell(P, box, cell, value, note, diff) {
   if (mark && mark.dataset.mark) mark.hidden = false;
   const [scale, digits] = toolScale(cell.parentElement.dataset.metric);
   const text = value === null ? "—" : (BOUND_NOTES[note] || "") + P.fmt(value * scale, digits);
-  const far = diff !== undefined && Math.abs(diff) > 0.01;
+  const far = diff !== undefined && Math.abs(diff) > P.settings.tools.differs_pct / 100;
   cell.textContent = text + (far ? `(${diff > 0 ? "+" : ""}${P.fmt(100 * diff, 0)}%)` : "");
   if (mark && mark.dataset.mark) cell.insertAdjacentHTML("beforeend", `<sup>${mark.dataset.mark}</sup>`);
   cell.classList.toggle("differs", far);
@@ -27,11 +27,12 @@ function toolReading(P, box, diffs) {
     const group = d.key.replace(/_(mean|p50|p90|p99)$/, "");
     return (P.$(`.tool-why li[data-why="${group}.${d.tool}"]`, box) || P.$('.tool-why li[data-why="other"]', box)).textContent;
   };
-  if (!diffs.length || Math.abs(diffs[0].diff) < 0.05) return P.$('.tool-why li[data-why="none"]', box).textContent;
+  const large = P.settings.tools.reading_pct / 100;
+  if (!diffs.length || Math.abs(diffs[0].diff) < large) return P.$('.tool-why li[data-why="none"]', box).textContent;
   const seen = new Set(), top = [];
   for (const d of diffs) {
     const id = `${d.key.replace(/_(mean|p50|p90|p99)$/, "")}.${d.tool}`;
-    if (Math.abs(d.diff) < 0.05 || seen.has(id)) continue;
+    if (Math.abs(d.diff) < large || seen.has(id)) continue;
     seen.add(id);
     top.push(`${name(d.tool)}的「${label(d.key)}」比 ${name(d.base)} ${d.diff > 0 ? "高" : "低"} ${P.fmt(100 * Math.abs(d.diff), 0)}%:${why(d)}`);
     if (top.length === 3) break;
