@@ -120,7 +120,7 @@ def check_tools(page):
 
 
 def test_a_malformed_result_file_is_refused_by_name_and_any_clients_file_is_read(browser, lab_url, tmp_path):
-    from tests.test_clients import gl_report, gl_request
+    from tests.test_clients import gl_report, gl_request, record
     from tests.test_tool_metrics import HAND, vllm_text
 
     page, watch = open_page(browser, lab_url, width=390, height=844)
@@ -135,9 +135,17 @@ def test_a_malformed_result_file_is_refused_by_name_and_any_clients_file_is_read
     page.wait_for_function("document.getElementById('exp-tools').dataset.done === '1'")
     assert page.locator('#exp-tools tr[data-metric="tpot_mean"] .vllm').inner_text() == "17.50"
     assert page.locator('#exp-tools tr[data-metric="itl_mean"] .inference_perf').inner_text() == "—c"
+    export = tmp_path / "profile_export.jsonl"  # aiperf: 3 content chunks for 7 tokens, and an error
+    bundled = record(5.0, 90.0, [12.0, 15.0], 64)
+    bundled["metrics"]["output_sequence_length"]["value"] = 7
+    export.write_text("\n".join(json.dumps(r) for r in (record(1.0, 120.0, [10.0, 11.0], 128), bundled,
+                                                       record(9.0, 0, [], 40, error="HTTP 500"))), encoding="utf-8")
+    page.locator('#exp-tools input[type="file"]').set_input_files(str(export))
+    page.wait_for_function("document.getElementById('exp-tools').dataset.done === '2'")
+    assert page.locator('#exp-tools tr[data-metric="attainment"] .aiperf').inner_text() == "66.7"
     report = gl_report(tmp_path, [gl_request(1.0, 1.2, 1.5, 4, 256), gl_request(0.5, 0.6, 0.7, 2, 128)], benchmarks=2)
     page.locator('#exp-tools input[type="file"]').set_input_files(str(report))
-    page.wait_for_function("document.getElementById('exp-tools').dataset.done === '2'")
+    page.wait_for_function("document.getElementById('exp-tools').dataset.done === '3'")
     assert page.locator("#exp-tools .bench-pick").is_visible()
     assert "GuideLLM" in page.locator("#exp-tools .source").inner_text()
     assert page.evaluate("document.documentElement.scrollWidth") <= 390

@@ -193,7 +193,8 @@ def serve(model: TinyGPT, rate: float, requests: int, prompt: int, output: int, 
     itls = [list(np.diff(t)) for t in times]
     duration = max(t[-1] for t in times)
     out = {"duration": duration, "completed": requests, "ttfts": ttfts, "itls": [[float(g) for g in i] for i in itls],
-           "latencies": latencies, "send_times": [float(a) for a in arrivals], "input_lens": [prompt] * requests, "output_lens": [output] * requests,
+           "latencies": latencies, "send_times": [float(a) for a in arrivals],
+           "input_lens": [prompt] * requests, "output_lens": [output] * requests,
            "errors": [""] * requests, "request_rate": rate, "engine": "scripts.bench.serve_tiny (vLLM V1's rule)"}
     out.update(metrics.compute(ttfts, latencies, [g for i in itls for g in i], out["input_lens"],
                                out["output_lens"], duration))
