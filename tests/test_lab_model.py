@@ -215,6 +215,8 @@ def broken_lab(doc: dict, where: tuple, value, tmp_path):
 
 LAB_CASES = [  # (the field replaced, its new value (None: deleted), what the one line says)
     (("load", "rate"), {"value": 5, "assumption": "x"}, "field load.rate (5) is not one of load.rates"),
+    (("waits", "prompt"), {"value": 300, "assumption": "x"}, "field waits.prompt (300) is not one of waits.prompts"),
+    (("waits", "users"), {"value": 40, "assumption": "x"}, "field waits.users.value must be <= 15"),
     (("engine", "max_context"), {"value": 64, "assumption": "x"}, "field engine.max_context (64) is shorter"),
     (("kv", "pairs"), {"value": 3}, "field kv.pairs needs exactly one of 'source' or 'assumption'"),
     (("batch", "sizes"), {"value": [], "assumption": "x"}, "field batch.sizes.value must have at least 1 entries"),
@@ -264,7 +266,7 @@ def test_the_settings_file_is_read_whole():
     doc = json.loads((ROOT / "config" / "lab.json").read_text(encoding="utf-8"))
     settings = lab_settings(ROOT / "config" / "lab.json")
     assert settings["engine"]["max_num_seqs"] == doc["engine"]["max_num_seqs"]["value"]
-    assert [e["id"] for e in settings["experiments"]] == ["batch", "kv", "load", "predict", "tools"]
+    assert [e["id"] for e in settings["experiments"]] == ["batch", "kv", "load", "predict", "tools", "waits"]
 
 
 def test_a_top_level_list_is_refused_in_one_line(tmp_path):

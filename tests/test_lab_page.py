@@ -200,3 +200,25 @@ def test_the_prediction_and_the_sweep_run_on_a_phone(browser, lab_url):
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
     assert watch.errors == []
     page.close()
+
+
+@pytest.mark.parametrize("width", [390, 1280])
+def test_who_waits_runs_its_three_set_ups_on_a_phone_and_a_laptop(browser, lab_url, width):
+    """Experiment E at its shortest prompt: three rows of measured figures, the hand-off in the P/D row, a lane of
+    measured steps for each set-up (a prompt step in whole and chunked only), the cores said, nothing too wide."""
+    page, watch = open_page(browser, lab_url, width=width, height=844)
+    page.select_option('#exp-waits select[name="waits_prompt"]', str(min(SETTINGS["waits"]["prompts"])))
+    assert run(page, "exp-waits") < SETTINGS["waits"]["budget_s"]
+    for mode in ("whole", "chunked", "pd"):
+        cells = filled(page, f'#exp-waits tr[data-mode="{mode}"] td')
+        assert all(c not in ("—", "") for c in cells[1:4]), (mode, cells)
+        lane = f'#exp-waits svg[data-mode="{mode}"]'
+        decode_prompt = page.locator(f'{lane} rect.lane-prompt[y="3"]').count()  # the decode device's lane
+        assert page.locator(f"{lane} rect.lane-decode").count() > 0
+        assert (decode_prompt == 0) == (mode == "pd"), (mode, decode_prompt)  # P/D: no decode step holds the prompt
+        assert (page.locator(f"{lane} rect.lane-move").count() == 1) == (mode == "pd")
+    assert "MB" in filled(page, '#exp-waits tr[data-mode="pd"] td.handoff')[0]
+    assert "逻辑核心" in page.locator("#exp-waits .cores").inner_text()
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    assert watch.errors == []
+    page.close()

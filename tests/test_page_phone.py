@@ -16,9 +16,9 @@ SITE = ROOT / "site"
 def test_the_page_has_no_inline_script_and_names_its_three_files():
     for name, page in (("lab.html", "lab"), ("validation.html", "validation"), ("index.html", "index")):
         scripts = re.findall(r"<script\b[^>]*>", (SITE / name).read_text(encoding="utf-8"))
-        # the measured records the lesson does not show (the lab and the report), and the lab's prefix experiment
-        lab_only = {"lab": ' data-lab="lab-data.js" data-prefix="prefix-data.js"',
-                    "validation": ' data-lab="lab-data.js"'}.get(page, "")
+        # the measured records the lesson does not show (the lab and the report), and the report's prefix experiment
+        lab_only = {"lab": ' data-lab="lab-data.js"',
+                    "validation": ' data-lab="lab-data.js" data-prefix="prefix-data.js"'}.get(page, "")
         # the lab's own experiments: its model (and kernel) and the page's side of them
         own = ['<script defer src="serving-sim.js">', '<script defer src="lab-model.js">',
                '<script defer src="lab.js">'] if page == "lab" else []

@@ -115,7 +115,7 @@ READ = """() => Object.fromEntries([...document.querySelectorAll('#prefix-try [d
 
 @pytest.fixture(scope="module")
 def lab(browser):
-    page, watch = open_page(browser, (ROOT / "site" / "lab.html").as_uri(), width=1280)
+    page, watch = open_page(browser, (ROOT / "site" / "validation.html").as_uri(), width=1280)
     page.locator("#prefix-try").scroll_into_view_if_needed()
     page.wait_for_function("window.C13_PREFIX !== undefined && window.C13Sim !== undefined", timeout=30000)
     page.evaluate("window.lessonPending()")
@@ -166,7 +166,7 @@ def test_a_table_rate_names_its_records_again_and_the_switch_hides_the_turns(lab
 
 
 def test_the_slider_and_switch_work_by_hand_on_a_phone(browser):
-    page, watch = open_page(browser, (ROOT / "site" / "lab.html").as_uri(), width=390, height=844)
+    page, watch = open_page(browser, (ROOT / "site" / "validation.html").as_uri(), width=390, height=844)
     box = page.locator("#prefix-try")
     box.scroll_into_view_if_needed()
     page.wait_for_function("window.C13_PREFIX !== undefined", timeout=30000)

@@ -85,6 +85,9 @@ def read_lab(path: Path) -> tuple[dict, dict]:
         raise InputError(f"{shown}: field engine.max_num_seqs must hold every batch.sizes and not exceed "
                          "engine.max_num_batched_tokens")
     _check_calibration(out, shown)
+    for default, choices in (("prompt", "prompts"), ("chunk", "chunks")):
+        if out["waits"][default] not in out["waits"][choices]:
+            raise InputError(f"{shown}: field waits.{default} ({out['waits'][default]}) is not one of waits.{choices}")
     if out["kv"]["min_pairs"] > out["kv"]["pairs"]:
         raise InputError(f"{shown}: field kv.min_pairs must be a whole number no larger than kv.pairs")
     if out["batch"]["position"] + 1 > engine["max_context"]:

@@ -6,10 +6,15 @@ function labPage(L, doc) {
     maximumFractionDigits: digits}) : "—");
   let worker = null, ready = null, listener = null, busy = false;
 
+  function newWorker() {  // the model and the worker's code from this page's own source (a Blob: file:// works)
+    const src = `${c13LabModel.toString()}\n${labTimings.toString()}\n${labWaits.toString()}\n(${labWorker.toString()})(c13LabModel(), self);\n`;
+    return new Worker(URL.createObjectURL(new Blob([src], {type: "text/javascript"})));
+  }
+  let spare = null;  // a second worker: experiment E's prefill device (P/D)
+  const spareWorker = () => { if (!spare) spare = newWorker(); return spare; };
   function startWorker() {
     if (ready) return ready;
-    const src = `${c13LabModel.toString()}\n${labTimings.toString()}\n(${labWorker.toString()})(c13LabModel(), self);\n`;
-    worker = new Worker(URL.createObjectURL(new Blob([src], {type: "text/javascript"})));
+    worker = newWorker();
     worker.onmessage = (e) => { if (listener) listener(e.data); };
     const e = settings.engine;
     ready = ask({cmd: "init", slots: e.max_num_seqs, maxContext: e.max_context, maxTokens: e.max_num_batched_tokens},
@@ -61,7 +66,7 @@ function labPage(L, doc) {
     }
     return out;
   }
-  return {settings, $, fmt, ask, seededIds, exclusive, startWorker, guesses, worker: () => worker,
+  return {settings, $, fmt, ask, seededIds, exclusive, startWorker, guesses, worker: () => worker, spareWorker,
     listen: (f) => { listener = f; }};
 }
 

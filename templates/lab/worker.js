@@ -61,7 +61,8 @@ function labWorker(L, scope) {
   let resume = null;
   channel.port1.onmessage = () => { const r = resume; resume = null; if (r) r(); };
   const yieldTask = () => new Promise((r) => { resume = r; channel.port2.postMessage(0); });
-  const w = {model: null, post, yieldTask, median: L.median}, timings = labTimings(L, w);
+  const w = {model: null, post, yieldTask, median: L.median, transfer: (m, list) => scope.postMessage(m, list)};
+  const timings = labTimings(L, w), waits = labWaits(L, w);
 
   function init(m) {
     const t0 = performance.now();
@@ -91,7 +92,7 @@ function labWorker(L, scope) {
     }
   }
   const handlers = {
-    init, ...timings, serve,
+    init, ...timings, ...waits, serve,
     request(m) {  // seen: when, and whether the engine was waiting (else the message waited for a step to end)
       engine.add(m.request);
       seen.push([m.request.id, clock(), wake !== null]);

@@ -123,6 +123,26 @@ function c13LabModel() {
     }
     linear(src, L, dst, rows) { this.arena.linear(src.at, L.w.at, L.b.at, dst.at, rows, L.nIn, L.nOut); }
     slotCache(slot) { return this.kv[slot]; }
+    // A slot's first n positions of K and V, layer by layer ([K0, V0, K1, V1, ...], each n x d): what a prefill
+    // device hands a decode device (experiment "who waits", P/D); importKV writes such a block into a slot.
+    exportKV(slot, n) {
+      const d = this.s.d_model, c = this.kv[slot], out = new Float32Array(2 * this.s.n_layer * n * d);
+      for (let l = 0; l < this.s.n_layer; l++) {
+        const at = l * this.maxContext * d;
+        out.set(c.k.view.subarray(at, at + n * d), 2 * l * n * d);
+        out.set(c.v.view.subarray(at, at + n * d), (2 * l + 1) * n * d);
+      }
+      return out;
+    }
+    importKV(slot, n, block) {
+      const d = this.s.d_model, c = this.kv[slot];
+      if (n > this.maxContext || block.length !== 2 * this.s.n_layer * n * d) throw new Error(`a KV block of ${block.length} floats is not ${n} positions`);
+      for (let l = 0; l < this.s.n_layer; l++) {
+        const at = l * this.maxContext * d;
+        c.k.view.set(block.subarray(2 * l * n * d, (2 * l + 1) * n * d), at);
+        c.v.view.set(block.subarray((2 * l + 1) * n * d, (2 * l + 2) * n * d), at);
+      }
+    }
     rotate(a, o, p) {  // RoPE on the pairs (2j, 2j+1) of each head of the vector at a[o ..]
       const half = this.dh / 2, c = this.cos, sn = this.sin;
       for (let hh = 0; hh < this.s.n_head; hh++) {
@@ -227,6 +247,17 @@ function c13LabModel() {
       this.waiting.push({...req, tokens: Array.from(req.prompt), computed: 0, out: 0, slot: -1});
     }
     busy() { return this.running.length + this.waiting.length > 0; }
+    // A request whose prompt was prefilled elsewhere (P/D: the KV already in `slot`, from takeSlot): it joins the
+    // running set as a decoder with its first token, so no step of this engine holds its prompt.
+    takeSlot() {
+      if (this.running.length >= this.maxNumSeqs || !this.free.length) throw new Error("no free slot for a prefilled request");
+      return this.free.pop();
+    }
+    inject(req, slot, first) {
+      const r = {...req, tokens: [...req.prompt, first], computed: req.prompt.length, out: 1, slot};
+      this.running.push(r);
+      this.admitted.push(r.id);
+    }
     schedule() {  // [request, tokens this step] in the step's order
       const plan = [];
       let budget = this.maxBatchedTokens;
