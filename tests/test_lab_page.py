@@ -202,13 +202,23 @@ def test_the_prediction_and_the_sweep_run_on_a_phone(browser, lab_url):
     page.close()
 
 
+STEP_MODEL = {"decode_batch": [1, 4, 16], "decode_seconds": [0.001, 0.002, 0.006], "prompt_chunk_s": 0.0005,
+              "prompt_token_s": 0.0001, "prompt_pair_s": 1e-7, "attention_s_per_token": 2e-6, "request_overhead_s": 0.0}
+
+
 @pytest.mark.parametrize("width", [390, 1280])
 def test_who_waits_runs_its_three_set_ups_on_a_phone_and_a_laptop(browser, lab_url, width):
     """Experiment E at its shortest prompt: three rows of measured figures, the hand-off in the P/D row, a lane of
     measured steps for each set-up (a prompt step in whole and chunked only), the cores said, nothing too wide."""
     page, watch = open_page(browser, lab_url, width=width, height=844)
     page.select_option('#exp-waits select[name="waits_prompt"]', str(min(SETTINGS["waits"]["prompts"])))
+    calibrated = width > 500  # as if experiment C had run: its fitted step model on its box
+    if calibrated:
+        page.evaluate("m => { document.getElementById('exp-predict').lastCheck = {stepModel: m}; }", STEP_MODEL)
     assert run(page, "exp-waits") < SETTINGS["waits"]["budget_s"]
+    predictions = page.locator("#exp-waits .ttft-pred, #exp-waits .longest-pred").all_inner_texts()
+    assert len(predictions) == 6 and all(p.startswith("预测 ") == calibrated for p in predictions), predictions
+    assert page.locator("#exp-waits .pred-note").is_visible() != calibrated
     for mode in ("whole", "chunked", "pd"):
         cells = filled(page, f'#exp-waits tr[data-mode="{mode}"] td')
         assert all(c not in ("—", "") for c in cells[1:4]), (mode, cells)

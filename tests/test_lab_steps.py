@@ -250,3 +250,50 @@ console.log(JSON.stringify({{f, none, woke: woke.map((r) => r.times[0]), plain: 
     extra = [w - p for w, p in zip(out["woke"], out["plain"], strict=True)]
     assert extra[0] == pytest.approx(0.2 * price, rel=1e-9) and extra[2] == pytest.approx(0.2 * price, rel=1e-9)
     assert 0 <= extra[1] < 0.5 * extra[0]  # it came while the first decoded: only the first's delay reaches it
+
+
+# Experiment E's prediction (templates/lab/waits.js predictWaits) against the simulator it stands for: the users
+# prefilled in one step, the long prompt arriving as that step ends; whole prefill is the twin's orca rule (the prompt
+# in one step beside the decodes), chunked prefill its sarathi rule (one chunk a step); P/D priced as a decode step
+# of the users and the prompt alone (the twin's disagg path takes no measured step model).
+WAITS_VS_TWIN = """
+const W = {users: 8, user_prompt: 16, warm_steps: 1}, o = {prompt: 300, chunk: 128}, sm = %(model)s;
+const gpu = {name: "this device", hbm_bytes: 2 ** 50, hbm_bandwidth_bytes_per_s: 1, peak_bf16_flops: 1};
+const users = {arrival_s: Array(8).fill(0), prompt_tokens: Array(8).fill(16), output_tokens: Array(8).fill(40)};
+const opts = {paged: false, capacity_bytes: 2 ** 50, step_model: sm, chunk_tokens: o.chunk}, sim = {};
+for (const [mode, rule] of [["whole", "orca"], ["chunked", "sarathi"]]) {
+  const arrive = Math.max(...S.simulate(%(sim_model)s, gpu, users, rule, opts).first_token_s);
+  const r = S.simulate(%(sim_model)s, gpu, {arrival_s: [...users.arrival_s, arrive],
+    prompt_tokens: [...users.prompt_tokens, o.prompt], output_tokens: [...users.output_tokens, 4]}, rule, opts);
+  sim[mode] = r.first_token_s[8] - arrive;
+}
+console.log(JSON.stringify({sim, pred: P.predictWaits(S, sm, W, o)}));
+"""
+
+
+def test_the_who_waits_prediction_is_the_simulators_rule_on_the_calibrated_step_model(scripts):
+    sim_model = lab_settings(ROOT / "config" / "lab.json")["sim_model"]
+    out = node(scripts, WAITS_VS_TWIN % {"model": json.dumps(FIXED), "sim_model": json.dumps(sim_model)})
+    pred, py, ctx = out["pred"], StepModel.from_dict(FIXED), 8 * 17
+    assert pred["whole"]["ttft"] == pytest.approx(out["sim"]["whole"], rel=1e-12)
+    assert pred["chunked"]["ttft"] == pytest.approx(out["sim"]["chunked"], rel=1e-12)
+    whole = py.seconds(8, ctx, [(0, 300)])
+    chunks = [py.seconds(8, ctx + 8 * k, [(128 * k, min(128, 300 - 128 * k))]) for k in range(3)]
+    assert pred["whole"] == pytest.approx({"longestGap": whole, "ttft": whole}, rel=1e-12)
+    assert pred["chunked"] == pytest.approx({"longestGap": max(chunks), "ttft": sum(chunks)}, rel=1e-12)
+    pd = {"longestGap": py.seconds(8, ctx, []), "ttft": py.seconds(0, 0, [(0, 300)])}
+    assert pred["pd"] == pytest.approx(pd, rel=1e-12)
+    assert pred["chunked"]["longestGap"] < pred["whole"]["longestGap"] < pred["chunked"]["ttft"]
+
+
+def test_the_who_waits_step_model_recovers_the_prompt_terms_of_exact_probe_rows(scripts):
+    """Probe rows priced exactly by known prompt terms (the whole prompt, then 64-token chunks): the refit gives them
+    back and keeps the calibration's decode side."""
+    truth = {"prompt_chunk_s": 0.0004, "prompt_token_s": 4e-5, "prompt_pair_s": 3e-8}
+    py = StepModel.from_dict({**FIXED, **truth})
+    rows = [{"decoders": 0, "contextSum": 0, "chunks": [[s, n]], "seconds": py.seconds(0, 0.0, [(s, n)])}
+            for s, n in [(0, 512)] + [(k * 64, 64) for k in range(8)]]
+    fit = node(scripts, f"console.log(JSON.stringify(P.waitsStepModel({json.dumps(FIXED)}, {json.dumps(rows)})));")
+    assert {k: fit[k] for k in truth} == pytest.approx(truth, rel=1e-6)
+    decode_side = {k: v for k, v in FIXED.items() if not k.startswith("prompt_")}
+    assert {k: fit[k] for k in decode_side} == decode_side

@@ -88,3 +88,39 @@ def test_whole_prefill_stalls_the_users_for_its_prompt_step_and_chunks_stall_the
     assert f["whole"]["longestGap"] >= prompt_step["end"] - prompt_step["start"]
     assert f["chunked"]["longestGap"] < prompt_step["end"] - prompt_step["start"]
     assert f["chunked"]["ttft"] > 0 and f["pd"]["handoff"] >= 0 and f["pd"]["prefill"] > 0
+
+
+PROBE = r"""
+const posted = [], scope = {postMessage: (m) => posted.push(m)};
+labWorker(L, scope);
+const next = L.mulberry32(4), prompt = Array.from({length: 100}, () => next() %% L.SHAPE.vocab);
+scope.onmessage({data: {cmd: "probe", prompt, chunk: 32}});
+const poll = () => {
+  const m = posted.find((x) => x.type === "probed" || x.type === "error");
+  if (!m) { setTimeout(poll, 2); return; }
+  const fit = waitsStepModel(%(model)s, m.rows);
+  console.log(JSON.stringify({m, fit}));
+  process.exit(0);
+};
+poll();
+"""
+
+
+def test_the_probe_times_the_whole_prompt_and_each_chunk_and_refits_the_prompt_terms_only(lab_js, lab_page_js):  # noqa: F811
+    """The prefill worker's probe of the long prompt (experiment E's prediction): one row for the whole prompt, one
+    per chunk at its start, none with decoders; the step model keeps experiment C's decode side, takes the prompt
+    terms fitted on those rows."""
+    calibrated = {"decode_batch": [1, 2], "decode_seconds": [0.001, 0.002], "prompt_chunk_s": 9.0,
+                  "prompt_token_s": 9.0, "prompt_pair_s": 9.0, "attention_s_per_token": 1e-6,
+                  "request_overhead_s": 0.0003}
+    head = f"const {{labWorker, waitsStepModel}} = require({json.dumps(str(lab_page_js))});\n"
+    out = node(lab_js, head + PROBE % {"model": json.dumps(calibrated)})
+    rows = out["m"]["rows"]
+    assert [r["chunks"] for r in rows] == [[[0, 100]], [[0, 32]], [[32, 32]], [[64, 32]], [[96, 4]]]
+    assert all(r["decoders"] == 0 and r["contextSum"] == 0 and r["seconds"] > 0 for r in rows)
+    fit = out["fit"]
+    kept = {k: v for k, v in calibrated.items() if not k.startswith("prompt_")}
+    assert {k: fit[k] for k in kept} == kept
+    assert all(0 <= fit[k] < 1 for k in ("prompt_chunk_s", "prompt_token_s", "prompt_pair_s"))
+    assert rows[0]["seconds"] == pytest.approx(fit["prompt_token_s"] * 100 + fit["prompt_pair_s"] * 5000
+                                               + fit["prompt_chunk_s"], rel=0.5)

@@ -8,7 +8,7 @@ const WIRING = {
   load: (P, box) => loadExperiment(P, box),
   predict: (P, box, boxes) => { if (P.S) predictExperiment(P, box, boxes.load); },
   tools: (P, box, boxes) => toolsExperiment(P, box, boxes.load),
-  waits: (P, box) => waitsExperiment(P, box),
+  waits: (P, box, boxes) => waitsExperiment(P, box, boxes.predict),
 };
 (function start() {
   if (typeof document === "undefined") return;  // Node (tests) loads this file for its pure parts
@@ -22,5 +22,5 @@ const WIRING = {
 })();
 if (typeof module !== "undefined") {
   module.exports = {labWorker, labTimings, poissonArrivals, bootstrapMedian, fitStepModel, fitRoofline, predictRun,
-    calibrationPlans, stepRows, linkTimes, nonNegativeFit, checkRows, wakeFactor, labWaits, waitFigures, WIRING};
+    calibrationPlans, stepRows, linkTimes, nonNegativeFit, checkRows, wakeFactor, labWaits, waitFigures, predictWaits, waitsStepModel, WIRING};
 }

@@ -78,13 +78,27 @@ function labWaits(L, w) {
     const sent = clock();
     w.transfer({type: "prefilled", first, kv, start, end, sent}, [kv]);
   }
+  // The prompt's cost at this experiment's lengths, for the prediction (experiment C's calibration holds prompts of at
+  // most a few hundred tokens, where a prompt's quadratic term cannot be told apart): on the prefill device, the whole
+  // prompt in one step, then again chunk by chunk at the chosen size; each step timed, no decoders.
+  function probe(m) {
+    const model = modelFor(1, m.prompt.length, m.prompt.length, m.prompt), ids = m.prompt, rows = [];
+    const timed = (start, n) => {
+      const piece = ids.slice(start, start + n), t0 = clock();
+      model.forward(piece, piece.map(() => 0), piece.map((_, i) => start + i), [n - 1]);
+      rows.push({decoders: 0, contextSum: 0, chunks: [[start, n]], seconds: (clock() - t0) / 1000});
+    };
+    timed(0, ids.length);
+    for (let start = 0; start < ids.length; start += m.chunk) timed(start, Math.min(m.chunk, ids.length - start));
+    w.post({type: "probed", rows});
+  }
   function handoff(m) {  // the decode device receives the prefill's KV (moved between workers, not copied)
     if (!waiting) throw new Error("a KV block arrived with no P/D run waiting for it");
     const h = waiting;
     waiting = null;
     h.wake(m);
   }
-  return {waits, prefill, handoff};
+  return {waits, prefill, probe, handoff};
 }
 
 // ---- experiment E, the page's side: run the three set-ups, measure who waited, draw the swimlanes -----------------
@@ -127,19 +141,23 @@ async function runWaits(P, box, o) {
   const userPrompts = Array.from({length: W.users}, (_, u) => P.seededIds(W.seed + u, W.user_prompt));
   const base = {users: W.users, userPrompts, prompt: P.seededIds(W.seed + 100, o.prompt), longOutput: W.long_output,
     chunk: o.chunk, warmSteps: W.warm_steps, tailSteps: W.tail_steps, maxContext: W.user_prompt + W.user_room};
-  const spare = P.spareWorker(), warm = async () => {  // the prefill device builds its model and warms up
-    const done = new Promise((resolve) => { spare.onmessage = (e) => resolve(e.data); });
-    spare.postMessage({cmd: "prefill", prompt: base.prompt});
-    const m = await done;
+  const spare = P.spareWorker(), askSpare = (message) => new Promise((resolve) => {
+    spare.onmessage = (e) => resolve(e.data);
+    spare.postMessage(message);
+  });
+  const warm = async () => {  // the prefill device builds its model and warms up
+    const m = await askSpare({cmd: "prefill", prompt: base.prompt});
     return m.end - m.start;
   };
   let prefillMs = await warm();
-  // a slow device: the three set-ups take about four prefills of the prompt; a shorter prompt keeps the bound
-  const shorter = W.prompts.filter((n) => n < base.prompt.length);
-  while (4 * prefillMs > W.budget_s * 1000 && shorter.length) {
+  // a slow device: the three set-ups take about four prefills of the prompt (the probe for a prediction two more); a
+  // shorter prompt keeps the bound
+  const shorter = W.prompts.filter((n) => n < base.prompt.length), prefills = o.onProbed ? 6 : 4;
+  while (prefills * prefillMs > W.budget_s * 1000 && shorter.length) {
     base.prompt = P.seededIds(W.seed + 100, shorter.pop());
     prefillMs = await warm();
   }
+  if (o.onProbed) o.onProbed(base.prompt.length, (await askSpare({cmd: "probe", prompt: base.prompt, chunk: o.chunk})).rows);
   out.shrunk = base.prompt.length < o.prompt ? base.prompt.length : null;
   for (const mode of WAIT_MODES) {
     P.$(".status", box).textContent = `正在跑「${P.$(`tr[data-mode="${mode}"] td`, box).textContent}」…`;
@@ -150,6 +168,37 @@ async function runWaits(P, box, o) {
     });
   }
   return out;
+}
+// The prediction before the run: the lesson's rules for the three set-ups priced by the step model experiment C fitted
+// on this device (S.StepModel: a decode step of the users at their context, a prompt chunk by its start and length):
+// whole, one step holding the prompt stalls every user and is the TTFT; chunked, one chunk a step, the longest step
+// stalls the users and the steps add up to the TTFT; P/D, the users' steps stay decode steps and the TTFT is the
+// prompt's prefill on the other device (the move between workers is not in the simulator: measured only). Whole and
+// chunked are the twin's orca and sarathi rules to the digit (tests/test_lab_steps.py). Seconds.
+// The step model the prediction uses: experiment C's (its decode steps and attention), its prompt terms fitted again
+// on the probe's steps of this prompt (probe above; the fit is C's, fitStepModel's nonNegativeFit).
+function waitsStepModel(stepModel, probeRows) {
+  const features = (r) => { const [[s, n]] = r.chunks; return [1, n, n * s + n * n / 2]; };
+  const [a, b, c] = nonNegativeFit(probeRows.map(features), probeRows.map((r) => r.seconds));
+  return {...stepModel, prompt_chunk_s: a, prompt_token_s: b, prompt_pair_s: c};
+}
+function predictWaits(S, stepModel, W, o) {
+  const sm = new S.StepModel(stepModel), n = W.users, ctx = n * (W.user_prompt + W.warm_steps), P = o.prompt;
+  const chunks = [];
+  for (let start = 0, k = 0; start < P; start += o.chunk, k++) {  // each step the users' contexts grow a token
+    chunks.push(sm.seconds(n, ctx + k * n, [[start, Math.min(o.chunk, P - start)]]));
+  }
+  const whole = sm.seconds(n, ctx, [[0, P]]);
+  return {whole: {longestGap: whole, ttft: whole}, chunked: {longestGap: Math.max(...chunks), ttft: chunks.reduce((a, b) => a + b, 0)},
+    pd: {longestGap: sm.decode(n, ctx), ttft: sm.seconds(0, 0, [[0, P]])}};
+}
+function showPrediction(P, box, predicted) {
+  for (const mode of WAIT_MODES) {
+    for (const col of ["longest", "ttft"]) {
+      const v = predicted ? predicted[mode][col === "longest" ? "longestGap" : "ttft"] * 1000 : null;
+      P.$(`tr[data-mode="${mode}"] .${col}-pred`, box).textContent = v === null ? "" : `预测 ${P.fmt(v, col === "ttft" ? 0 : 1)}`;
+    }
+  }
 }
 // The cores in words, chosen by the measurement: whether the P/D decode steps stayed near the steady step while the
 // other worker prefilled (each had a core) or were stretched (they shared one).
@@ -165,9 +214,9 @@ function showWaits(P, box, runs) {
   const span = Math.max(...WAIT_MODES.map((m) => figs[m].until - runs[m].arrive)) * 1.05;
   for (const mode of WAIT_MODES) {
     const f = figs[mode], row = P.$(`tr[data-mode="${mode}"]`, box), ms = (v, d) => (v === null ? "—" : P.fmt(v, d));
-    P.$(".longest", row).textContent = ms(f.longestGap, 1);
+    P.$(".longest .meas", row).textContent = ms(f.longestGap, 1);
     P.$(".p99", row).textContent = ms(f.gapP99, 1);
-    P.$(".ttft", row).textContent = ms(f.ttft, 0);
+    P.$(".ttft .meas", row).textContent = ms(f.ttft, 0);
     P.$(".handoff", row).textContent = f.handoff === null ? "—" : `${P.fmt(f.handoff, 1)}(${P.fmt(f.bytes / 1e6, 1)} MB)`;
     drawLanes(P.$(`svg[data-mode="${mode}"]`, box), runs[mode], f, span);
   }
@@ -177,12 +226,19 @@ function showWaits(P, box, runs) {
   box.lastWaits = {runs, figs};
   box.dataset.done = String(Number(box.dataset.done || 0) + 1);
 }
-function waitsExperiment(P, box) {
+function waitsExperiment(P, box, predictBox) {
   const choose = (name) => Number(P.$(`select[name="${name}"]`, box).value), n = navigator.hardwareConcurrency || 0;
   P.$(".cores", box).textContent = `P/D 要第二个核心。你的浏览器报告 ${n || "未知数目的"} 个逻辑核心${n && n <= 2
     ? ":页面、预填 Worker 和解码 Worker 要共用它们,跑完看 P/D 一行的解码受了多少影响。" : ",预填和解码的 Worker 可以各占一个。"}`;
   box.querySelector("button").addEventListener("click", () => P.exclusive(box, async () => {
-    const runs = await runWaits(P, box, {prompt: choose("waits_prompt"), chunk: choose("waits_chunk")});
+    const o = {prompt: choose("waits_prompt"), chunk: choose("waits_chunk")}, cal = predictBox && predictBox.lastCheck;
+    showPrediction(P, box, null);
+    P.$(".pred-note", box).hidden = Boolean(cal && P.S);
+    if (cal && P.S) {  // the prediction, shown before the three set-ups run
+      o.onProbed = (prompt, rows) => showPrediction(P, box, predictWaits(P.S, waitsStepModel(cal.stepModel, rows),
+        P.settings.waits, {...o, prompt}));
+    }
+    const runs = await runWaits(P, box, o);
     showWaits(P, box, runs);
     P.$(".status", box).textContent = `完成。三种做法用的是同一批用户、同一个长 prompt;每个数都在你的设备上刚测出。${runs.shrunk
       ? `你的设备上这个 prompt 的 prefill 较慢,为了不超过 ${P.settings.waits.budget_s} 秒,这次改用 ${runs.shrunk} token 的 prompt。` : ""}`;
