@@ -202,6 +202,31 @@ def test_the_prediction_and_the_sweep_run_on_a_phone(browser, lab_url):
     page.close()
 
 
+def test_the_prefix_cache_pair_runs_on_a_phone(browser, lab_url):
+    """Experiment B's prefix comparison at 390 px on its quickest run: the same requests with the cache off, then
+    on; two rows, the first saying the cache was off, the second its hit rate; the status gives TTFT off -> on and
+    the prompt tokens saved, which are the system prompt's full blocks for every request after the first at most."""
+    load = SETTINGS["load"]
+    page, watch = open_page(browser, lab_url, width=390, height=844)
+    page.select_option('#exp-load select[name="lab_requests"]', str(min(load["requests"])))
+    page.locator("#exp-load button").nth(2).click()
+    page.wait_for_function("document.getElementById('exp-load').lastPrefix !== undefined",
+                           timeout=(2 * load["budget_s"] + 10) * 1000)
+    rows = page.locator("#exp-load .runs tbody tr")
+    assert rows.count() == 2
+    last = [rows.nth(k).locator("td").last.inner_text() for k in (0, 1)]
+    assert last[0] == "关" and last[1].endswith("%"), last
+    f = page.evaluate("document.getElementById('exp-load').lastPrefix.figures")
+    system, block = load["prefix_system_prompt"], load["prefix_block_size"]
+    n = min(load["requests"])
+    assert 0 < f["saved"] <= (n - 1) * (system // block) * block and f["saved"] % block == 0
+    assert f["asked"] == n * (system + load["prompt"]) and f["hitRate"] == pytest.approx(f["saved"] / f["asked"])
+    assert "命中" in page.locator("#exp-load .status").inner_text()
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    assert watch.errors == []
+    page.close()
+
+
 STEP_MODEL = {"decode_batch": [1, 4, 16], "decode_seconds": [0.001, 0.002, 0.006], "prompt_chunk_s": 0.0005,
               "prompt_token_s": 0.0001, "prompt_pair_s": 1e-7, "attention_s_per_token": 2e-6, "request_overhead_s": 0.0}
 

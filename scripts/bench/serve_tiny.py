@@ -4,6 +4,7 @@ scripts/serving/results.load_result).
 
   python -m scripts.bench.serve_tiny --out build/serve-tiny.json [--checkpoint my_model.pt --heads 4]
         [--rate 16 --requests 80 --prompt 64 --output 32 --seed 7 --max-num-seqs 16 --max-num-batched-tokens 256]
+        [--system-prompt 64 --prefix-caching]
 
 The model is the course's TinyGPT (the lab's seeded weights by default, or a state_dict the student trained: its
 shape is read from the weights, its head count given). The engine follows vLLM V1's rule as templates/lab/model/model.js
@@ -29,6 +30,7 @@ from scripts.bench.shape import Shape
 from scripts.bench.tinygpt import TinyGPT
 from scripts.record.atomic import write_json_atomic
 from scripts.record.inputs import InputError
+from scripts.serving.engine.prefix import TokenPrefixCache
 
 
 class FlatModel:
@@ -65,6 +67,14 @@ class FlatModel:
             t = end
         return out
 
+    def export_kv(self, slot: int, n: int, start: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """K and V of a slot's n positions from `start` (a prefix-cache block's store), copies."""
+        return self.k[:, slot, start:start + n].clone(), self.v[:, slot, start:start + n].clone()
+
+    def import_kv(self, slot: int, start: int, kv: tuple[torch.Tensor, torch.Tensor]) -> None:
+        n = kv[0].shape[1]
+        self.k[:, slot, start:start + n], self.v[:, slot, start:start + n] = kv
+
     @torch.inference_mode()
     def forward(self, ids: list[int], slots: list[int], pos: list[int], wanted: list[int]) -> torch.Tensor:
         s, m = self.s, self.model
@@ -85,10 +95,14 @@ class FlatModel:
 
 
 class Engine:
-    """vLLM V1's rule, as templates/lab/model/model.js Engine (the same names)."""
+    """vLLM V1's rule, as templates/lab/model/model.js Engine (the same names); with a TokenPrefixCache
+    (scripts/serving/engine/prefix.py, vLLM V1's APC) a request starts from its prompt's cached blocks, their KV
+    copied into its slot from the blocks' store, and `hits` lists [id, cached tokens] of the step's admissions."""
 
-    def __init__(self, model: FlatModel, max_num_seqs: int, max_batched_tokens: int):
+    def __init__(self, model: FlatModel, max_num_seqs: int, max_batched_tokens: int,
+                 prefix_cache: TokenPrefixCache | None = None):
         self.model, self.max_num_seqs, self.budget = model, max_num_seqs, max_batched_tokens
+        self.prefix_cache, self.store, self.hits = prefix_cache, {}, []
         self.waiting: deque = deque()
         self.running: list[dict] = []
         self.free = list(range(max_num_seqs - 1, -1, -1))
@@ -96,7 +110,16 @@ class Engine:
     def add(self, rid: int, prompt: list[int], output_len: int) -> None:
         if len(prompt) + output_len > self.model.max_context:
             raise ValueError(f"request {rid}: {len(prompt)} + {output_len} tokens exceed the context")
-        self.waiting.append({"id": rid, "tokens": list(prompt), "computed": 0, "out": 0, "output_len": output_len})
+        self.waiting.append({"id": rid, "prompt": list(prompt), "tokens": list(prompt), "computed": 0, "out": 0,
+                             "output_len": output_len, "blocks": [], "cached": 0})
+
+    def reuse(self, r: dict) -> None:
+        blocks, hit = self.prefix_cache.admit(r["prompt"])
+        bs = self.prefix_cache.block_size
+        for k, b in enumerate(blocks):
+            self.model.import_kv(r["slot"], k * bs, self.store[b.id])
+        r.update(blocks=blocks, computed=hit, cached=hit)
+        self.hits.append((r["id"], hit))
 
     def busy(self) -> bool:
         return bool(self.running or self.waiting)
@@ -113,15 +136,19 @@ class Engine:
         while self.waiting and budget > 0 and len(self.running) < self.max_num_seqs:
             r = self.waiting.popleft()
             r["slot"] = self.free.pop()
+            if self.prefix_cache:
+                self.reuse(r)
             self.running.append(r)
-            n = min(len(r["tokens"]), budget)
+            n = min(len(r["tokens"]) - r["computed"], budget)
             plan.append((r, n))
             budget -= n
         return plan
 
     def step(self) -> list[tuple[int, int, bool]]:
         ids, slots, pos, wanted, ends = [], [], [], [], []
-        for r, n in self.schedule():
+        self.hits = []
+        plan = self.schedule()
+        for r, n in plan:
             for k in range(n):
                 ids.append(r["tokens"][r["computed"] + k])
                 slots.append(r["slot"])
@@ -131,7 +158,10 @@ class Engine:
                 wanted.append(len(ids) - 1)
                 ends.append(r)
         logits = self.model.forward(ids, slots, pos, wanted) if ids else None
-        events = []
+        pc, events = self.prefix_cache, []
+        for r, _ in plan if pc else ():
+            for b, at in pc.grow(r["blocks"], r["tokens"], r["computed"]):
+                self.store[b.id] = self.model.export_kv(r["slot"], pc.block_size, at)
         for row, r in enumerate(ends):
             token = int(logits[row].argmax())
             r["tokens"].append(token)
@@ -140,6 +170,8 @@ class Engine:
             if done:
                 self.running.remove(r)
                 self.free.append(r["slot"])
+                if pc:
+                    pc.release(r["blocks"])
             events.append((r["id"], token, done))
         return events
 
@@ -166,14 +198,21 @@ def load_checkpoint(path: Path, heads: int) -> TinyGPT:
 
 
 def serve(model: TinyGPT, rate: float, requests: int, prompt: int, output: int, seed: int, max_num_seqs: int,
-          max_batched_tokens: int) -> dict:
-    """One open-loop run; returns the vLLM-layout result (per-request lists and vLLM's metrics)."""
+          max_batched_tokens: int, system_prompt: int = 0, prefix_caching: bool = False) -> dict:
+    """One open-loop run; returns the vLLM-layout result (per-request lists and vLLM's metrics). Every prompt is
+    `system_prompt` shared tokens, then `prompt` of its own; with prefix caching the pool holds the slots' memory
+    in 16-token blocks, and the result adds each request's cached tokens and the run's hit rate (cached / prompt
+    tokens, as vLLM's prefix-cache hit rate counts queries and hits in tokens)."""
     from scripts.serving import metrics
 
     rng = np.random.default_rng(seed)
     arrivals = np.cumsum(rng.exponential(1.0 / rate, requests))
-    prompts = rng.integers(0, model.s.vocab, (requests, prompt)).tolist()
-    engine = Engine(FlatModel(model, max_num_seqs, prompt + output), max_num_seqs, max_batched_tokens)
+    shared = rng.integers(0, model.s.vocab, system_prompt).tolist()
+    prompts = [shared + p for p in rng.integers(0, model.s.vocab, (requests, prompt)).tolist()]
+    context = system_prompt + prompt + output
+    cache = TokenPrefixCache(max_num_seqs * -(-context // 16)) if prefix_caching else None
+    engine = Engine(FlatModel(model, max_num_seqs, context), max_num_seqs, max_batched_tokens, cache)
+    cached = [0] * requests
     times: list[list[float]] = [[] for _ in range(requests)]
     pending, start = deque(range(requests)), time.perf_counter()
     while pending or engine.busy():
@@ -186,6 +225,8 @@ def serve(model: TinyGPT, rate: float, requests: int, prompt: int, output: int, 
             continue
         events = engine.step()
         received = time.perf_counter() - start
+        for rid, hit in engine.hits:
+            cached[rid] = hit
         for rid, _, _ in events:
             times[rid].append(received)
     ttfts = [t[0] - a for t, a in zip(times, arrivals, strict=True)]
@@ -194,8 +235,10 @@ def serve(model: TinyGPT, rate: float, requests: int, prompt: int, output: int, 
     duration = max(t[-1] for t in times)
     out = {"duration": duration, "completed": requests, "ttfts": ttfts, "itls": [[float(g) for g in i] for i in itls],
            "latencies": latencies, "send_times": [float(a) for a in arrivals],
-           "input_lens": [prompt] * requests, "output_lens": [output] * requests,
+           "input_lens": [system_prompt + prompt] * requests, "output_lens": [output] * requests,
            "errors": [""] * requests, "request_rate": rate, "engine": "scripts.bench.serve_tiny (vLLM V1's rule)"}
+    if prefix_caching:
+        out.update(cached_tokens=cached, prefix_cache_hit_rate=sum(cached) / (requests * (system_prompt + prompt)))
     out.update(metrics.compute(ttfts, latencies, [g for i in itls for g in i], out["input_lens"],
                                out["output_lens"], duration))
     return out
@@ -208,15 +251,18 @@ def main(argv=None) -> dict:
     p.add_argument("--heads", type=int, default=4)
     for flag, kind, default in (("--rate", float, 16.0), ("--requests", int, 80), ("--prompt", int, 64),
                                 ("--output", int, 32), ("--seed", int, 7), ("--max-num-seqs", int, 16),
-                                ("--max-num-batched-tokens", int, 256)):
+                                ("--max-num-batched-tokens", int, 256), ("--system-prompt", int, 0)):
         p.add_argument(flag, type=kind, default=default)
+    p.add_argument("--prefix-caching", action="store_true", help="vLLM V1's automatic prefix caching (16-token blocks)")
     a = p.parse_args(argv)
     torch.set_num_threads(1)
     model = load_checkpoint(Path(a.checkpoint), a.heads) if a.checkpoint else seeded_model()
-    result = serve(model, a.rate, a.requests, a.prompt, a.output, a.seed, a.max_num_seqs, a.max_num_batched_tokens)
+    result = serve(model, a.rate, a.requests, a.prompt, a.output, a.seed, a.max_num_seqs, a.max_num_batched_tokens,
+                   a.system_prompt, a.prefix_caching)
     write_json_atomic(Path(a.out), result)
     print(f"{a.out}: {a.requests} requests in {result['duration']:.2f} s; mean TTFT {result['mean_ttft_ms']:.1f} ms, "
-          f"mean TPOT {result['mean_tpot_ms']:.2f} ms")
+          f"mean TPOT {result['mean_tpot_ms']:.2f} ms"
+          + (f"; prefix cache hit rate {100 * result['prefix_cache_hit_rate']:.1f} %" if a.prefix_caching else ""))
     return result
 
 

@@ -51,7 +51,8 @@ NOT_SETTINGS = ("schema_version", "description", "experiments")  # the file's ot
 def setting_groups(doc: dict) -> list[str]:
     """config/lab.json's settings groups (engine, batch, kv, ...): every top-level key but NOT_SETTINGS."""
     return [g for g in doc if g not in NOT_SETTINGS]
-DEFAULTS = {"rate": "rates", "request_count": "requests", "prompt": "prompt_tokens", "output": "output_tokens"}
+DEFAULTS = {"rate": "rates", "request_count": "requests", "prompt": "prompt_tokens", "output": "output_tokens",
+            "prefix_system_prompt": "prefix_system_prompts"}
 
 
 def lab_settings(path: Path) -> dict:
@@ -77,10 +78,11 @@ def read_lab(path: Path) -> tuple[dict, dict]:
     for default, choices in DEFAULTS.items():
         if load[default] not in load[choices]:
             raise InputError(f"{shown}: field load.{default} ({load[default]}) is not one of load.{choices}")
-    if max(load["prompt_tokens"]) + max(load["output_tokens"]) > engine["max_context"] or \
+    longest = max(load["prefix_system_prompts"]) + max(load["prompt_tokens"]) + max(load["output_tokens"])
+    if longest > engine["max_context"] or \
             out["kv"]["prompt_tokens"] + max(out["kv"]["new_tokens"]) > engine["max_context"]:
         raise InputError(f"{shown}: field engine.max_context ({engine['max_context']}) is shorter than the longest "
-                         "request the load or KV experiment makes")
+                         "request the load (with the prefix comparison's system prompt) or KV experiment makes")
     if max(out["batch"]["sizes"]) > engine["max_num_seqs"] or engine["max_num_seqs"] > engine["max_num_batched_tokens"]:
         raise InputError(f"{shown}: field engine.max_num_seqs must hold every batch.sizes and not exceed "
                          "engine.max_num_batched_tokens")

@@ -22,5 +22,5 @@ const WIRING = {
 })();
 if (typeof module !== "undefined") {
   module.exports = {labWorker, labTimings, poissonArrivals, bootstrapMedian, fitStepModel, fitRoofline, predictRun,
-    calibrationPlans, stepRows, linkTimes, nonNegativeFit, checkRows, wakeFactor, labWaits, waitFigures, predictWaits, waitsStepModel, WIRING};
+    calibrationPlans, stepRows, linkTimes, nonNegativeFit, checkRows, wakeFactor, prefixFigures, labWaits, waitFigures, predictWaits, waitsStepModel, WIRING};
 }

@@ -10,9 +10,12 @@ function poissonArrivals(next, n, rate) {  // seconds from the start: exponentia
 // previous step's start when the two ran back to back (cycle; else null) and when the page received it.
 const PROGRESS_MS = 100;  // the progress line is written at most this often: a line per step (1000 a second on a
 // laptop) kept the page's thread busy laying it out, and on two cores that thread and the worker's share them
-function serveRequests(P, plan, budgetMs, seed, onProgress) {
+// A plan entry's `system` tokens (the prefix comparison's shared system prompt) come first in its prompt; with
+// prefixBlock > 0 the engine caches prefixes in blocks of that many tokens and each request records its hit.
+function serveRequests(P, plan, budgetMs, seed, onProgress, prefixBlock = 0) {
   const clock = () => performance.timeOrigin + performance.now(), E = P.settings.engine;
-  const reqs = plan.map((p, id) => ({id, planned: 0, send: null, seen: null, idle: false, times: [], output: p.output, input: p.prompt}));
+  const reqs = plan.map((p, id) => ({id, planned: 0, send: null, seen: null, idle: false, times: [], output: p.output,
+    input: (p.system || 0) + p.prompt, cached: null}));
   return new Promise((resolve) => {
     const t0 = clock(), timers = [], steps = [];
     let finished = 0, shownAt = -Infinity;
@@ -26,18 +29,20 @@ function serveRequests(P, plan, budgetMs, seed, onProgress) {
       if (m.type !== "step") return;
       const recv = clock();
       for (const [id, at, idle] of m.seen) { reqs[id].seen = at; reqs[id].idle = idle; }
+      for (const [id, hit] of m.hits) reqs[id].cached = hit;
       for (const [id, , isDone] of m.events) { reqs[id].times.push(recv); if (isDone) finished += 1; }
       steps.push({shape: m.shape, start: m.start, cycle: m.cycle, afterIdle: m.afterIdle, ms: m.ms, recv});
       if (recv - shownAt >= PROGRESS_MS || finished === reqs.length) { shownAt = recv; onProgress(finished, reqs.length); }
       if (finished === reqs.length) end(false);
     });
-    P.worker().postMessage({cmd: "serve", maxNumSeqs: E.max_num_seqs, maxBatchedTokens: E.max_num_batched_tokens});
+    P.worker().postMessage({cmd: "serve", maxNumSeqs: E.max_num_seqs, maxBatchedTokens: E.max_num_batched_tokens, prefixBlock});
     plan.forEach((p, id) => {
       const r = reqs[id];
       r.planned = t0 + p.at * 1000;
       timers.push(setTimeout(() => {
         r.send = clock();
-        P.worker().postMessage({cmd: "request", request: {id, prompt: P.seededIds(seed * 1000 + id, p.prompt), outputLen: p.output}});
+        const system = p.system ? P.seededIds(seed * 1000 - 1, p.system) : [];
+        P.worker().postMessage({cmd: "request", request: {id, prompt: [...system, ...P.seededIds(seed * 1000 + id, p.prompt)], outputLen: p.output}});
       }, p.at * 1000));
     });
     timers.push(setTimeout(() => end(true), budgetMs));
@@ -48,13 +53,22 @@ function serveRequests(P, plan, budgetMs, seed, onProgress) {
 const runSize = (o, load) => Math.min(o.count, Math.max(1, Math.floor(o.rate * load.arrival_s)));
 function loadPlan(P, o) {
   const L = P.settings.load, n = runSize(o, L);
-  return poissonArrivals(P.L.mulberry32(L.seed), n, o.rate).map((at) => ({at, prompt: o.prompt, output: o.output}));
+  return poissonArrivals(P.L.mulberry32(L.seed), n, o.rate).map((at) => ({at, prompt: o.prompt, output: o.output,
+    system: o.system || 0}));
 }
 async function serveRun(P, o, onProgress) {
-  const L = P.settings.load, plan = loadPlan(P, o), run = await serveRequests(P, plan, L.budget_s * 1000, L.seed, onProgress);
+  const L = P.settings.load, plan = loadPlan(P, o);
+  const run = await serveRequests(P, plan, L.budget_s * 1000, L.seed, onProgress, o.prefix === "on" ? L.prefix_block_size : 0);
   const done = run.requests.filter((r) => r.times.length === o.output), rel = (t) => (t - run.t0) / 1000;
   return {n: plan.length, asked: o.count, stopped: run.stopped, duration: rel(run.last), raw: run,
-    requests: done.map((r) => ({send: rel(r.send), times: r.times.map(rel), input: o.prompt, output: o.output}))};
+    requests: done.map((r) => ({send: rel(r.send), times: r.times.map(rel), input: r.input, output: o.output, cached: r.cached}))};
+}
+// The prefix cache's work in a run: the prompt tokens found cached over all prompt tokens (vLLM's hit rate counts
+// both in tokens) and the tokens whose prefill it saved; null when the cache was off.
+function prefixFigures(requests) {
+  if (!requests.length || requests.some((r) => r.cached === null)) return null;
+  const saved = requests.reduce((a, r) => a + r.cached, 0), asked = requests.reduce((a, r) => a + r.input, 0);
+  return {hitRate: saved / asked, saved, asked};
 }
 function loadOptions(box) {
   const v = (name) => Number(box.querySelector(`[name="${name}"]`).value);
@@ -74,7 +88,7 @@ function showRun(P, box, o, run, metrics, guess) {
     P.fmt(metrics.output_throughput, 0), P.fmt(metrics.p50_ttft_ms, 0), guess === undefined ? "—" : P.fmt(guess, 0),
     P.fmt(metrics.p99_ttft_ms, 0),
     P.fmt(metrics.median_tpot_ms, 1), P.fmt(metrics.p99_tpot_ms, 1), `${P.fmt(100 * metrics.slo_attainment, 0)}%`,
-    P.fmt(metrics.request_goodput, 2)];
+    P.fmt(metrics.request_goodput, 2), o.prefix === undefined ? "—" : (o.prefix === "on" ? `${P.fmt(100 * prefixFigures(run.requests).hitRate, 0)}%` : "关")];
   for (const c of cells) { const td = document.createElement("td"); td.className = "r"; td.textContent = c; tr.appendChild(td); }
   P.$(".runs tbody", box).appendChild(tr);
   P.$(".runs", box).hidden = false;
@@ -132,12 +146,21 @@ function loadExperiment(P, box) {
     const guessed = guess === undefined ? "" : `你猜 TTFT p99 约 ${P.fmt(guess, 0)} ms,实测 ${P.fmt(metrics.p99_ttft_ms, 0)} ms。`;
     status.textContent = `请求率 ${o.rate} req/s 完成${notes.length ? `(${notes.join(";")})` : ""}。${guessed}`;
     box.dataset.done = String(Number(box.dataset.done || 0) + 1);
-    return metrics;
+    return {metrics, run};
   }
-  const [runBtn, sweepBtn] = box.querySelectorAll("button");
+  const [runBtn, sweepBtn, pairBtn] = box.querySelectorAll("button");
   runBtn.addEventListener("click", () => P.exclusive(box, () => one(loadOptions(box), P.guesses(box).ttft_p99)));
   sweepBtn.addEventListener("click", () => P.exclusive(box, async () => {
     for (const rate of P.settings.load.sweep_rates) await one({...loadOptions(box), rate});
+  }));
+  pairBtn.addEventListener("click", () => P.exclusive(box, async () => {  // the same requests, cache off then on
+    const o = {...loadOptions(box), system: Number(P.$('select[name="lab_system"]', box).value)};
+    const off = await one({...o, prefix: "off"}), on = await one({...o, prefix: "on"}), f = prefixFigures(on.run.requests);
+    const ms = (m, k) => P.fmt(m.metrics[k], 0);
+    P.$(".status", box).textContent = `前缀缓存关 → 开(共享系统提示 ${o.system} token,请求率 ${o.rate} req/s):TTFT p50 ${ms(off, "p50_ttft_ms")} → ${ms(on, "p50_ttft_ms")} ms,`
+      + `p99 ${ms(off, "p99_ttft_ms")} → ${ms(on, "p99_ttft_ms")} ms;${f ? `命中 ${P.fmt(100 * f.hitRate, 1)}% 的 prompt token,省下 ${f.saved} 个 token 的 prefill(共 ${f.asked} 个)。` : "没有请求完成。"}`;
+    box.lastPrefix = {off: off.metrics, on: on.metrics, figures: f};
+    box.dataset.done = String(Number(box.dataset.done || 0) + 1);
   }));
 }
 

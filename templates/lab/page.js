@@ -7,7 +7,8 @@ function labPage(L, doc) {
   let worker = null, ready = null, listener = null, busy = false;
 
   function newWorker() {  // the model and the worker's code from this page's own source (a Blob: file:// works)
-    const src = `${c13LabModel.toString()}\n${labTimings.toString()}\n${labWaits.toString()}\n(${labWorker.toString()})(c13LabModel(), self);\n`;
+    const sim = typeof c13ServingSim === "function" ? c13ServingSim.toString() : "const c13ServingSim = null;";
+    const src = `${c13LabModel.toString()}\n${sim}\n${labTimings.toString()}\n${labWaits.toString()}\n(${labWorker.toString()})(c13LabModel(), self, c13ServingSim && c13ServingSim());\n`;
     return new Worker(URL.createObjectURL(new Blob([src], {type: "text/javascript"})));
   }
   let spare = null;  // a second worker: experiment E's prefill device (P/D)

@@ -54,7 +54,7 @@ function labTimings(L, w) {
   return {batches, kv: kvCache};
 }
 
-function labWorker(L, scope) {
+function labWorker(L, scope, S = null) {  // S: the serving simulator (its TokenPrefixCache), when the page has it
   let model = null, engine = null, wake = null;
   const post = (m) => scope.postMessage(m);
   const channel = new MessageChannel();
@@ -78,13 +78,16 @@ function labWorker(L, scope) {
   let seen = [];
   async function serve(m) {
     seen = [];
-    engine = new L.Engine(model, {maxNumSeqs: m.maxNumSeqs, maxBatchedTokens: m.maxBatchedTokens});
+    if (m.prefixBlock && !S) throw new Error("prefix caching needs the simulator's script (serving-sim.js) on the page");
+    // the cache's pool: the slots' memory in blocks (a running request always finds its blocks; the rest caches)
+    const pool = m.prefixBlock ? new S.TokenPrefixCache(m.maxNumSeqs * Math.ceil(model.maxContext / m.prefixBlock), m.prefixBlock) : null;
+    engine = new L.Engine(model, {maxNumSeqs: m.maxNumSeqs, maxBatchedTokens: m.maxBatchedTokens, prefixCache: pool});
     const serving = engine;
     let last = null;
     while (engine === serving) {
       if (!engine.busy()) { last = null; await new Promise((r) => { wake = r; }); continue; }
       const t0 = clock(), step = engine.step();
-      post({type: "step", events: step.events, tokens: step.tokens, requests: step.requests, ms: clock() - t0,
+      post({type: "step", events: step.events, tokens: step.tokens, requests: step.requests, hits: step.hits, ms: clock() - t0,
         shape: step.shape, start: t0, cycle: last === null ? null : t0 - last, afterIdle: last === null, seen});
       seen = [];
       last = t0;

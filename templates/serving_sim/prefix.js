@@ -108,16 +108,46 @@
       block.hash = hash;
       if (!this.cached.has(hash)) this.cached.set(hash, block);
     }
-    free(blocks) {  // in reverse order; a cached block to the tail, an uncached one to the head (move_to_end last=False)
+    free(blocks) {  // last block first; the uncached to the head together in that order, the cached to the tail
+      const first = [], last = [];
       for (let k = blocks.length - 1; k >= 0; k--) {
         const b = blocks[k];
         b.ref_cnt -= 1;
-        if (b.ref_cnt === 0) {
-          if (b.hash === null) this.free_queue.prepend(b.id);
-          else this.free_queue.append(b.id);
-        }
+        if (b.ref_cnt === 0) (b.hash === null ? first : last).push(b);
       }
+      for (let k = first.length - 1; k >= 0; k--) this.free_queue.prepend(first[k].id);
+      for (const b of last) this.free_queue.append(b.id);
     }
+  }
+  // prefix.py TokenPrefixCache: vLLM V1's APC for an engine holding real token ids (the lab's Engine; serve_tiny.py)
+  class TokenPrefixCache {
+    constructor(numBlocks, blockSize = 16) {
+      this.block_size = blockSize;
+      this.pool = new VllmPrefixPool(numBlocks, blockSize);
+      this.hashes = new BlockHashes();
+    }
+    chain(tokens) { return this.hashes.chain(tokens.map((t) => [t, 1]), this.block_size); }
+    admit(prompt) {  // [the hit blocks, touched; the tokens they hold]
+      const hit = this.pool.lookup(this.chain(prompt), prompt.length);
+      this.pool.touch(hit);
+      return [hit.slice(), hit.length * this.block_size];
+    }
+    grow(blocks, tokens, computed) {  // [[block, first position]] of the blocks this step filled, now cached
+      const bs = this.block_size, need = Math.ceil(computed / bs) - blocks.length;
+      if (need > 0) {
+        const fresh = this.pool.allocate(need);
+        if (fresh === null) throw new Error(`prefix cache: ${need} more blocks wanted, ${this.pool.numFree()} free (the pool must hold every running request's context)`);
+        blocks.push(...fresh);
+      }
+      const full = Math.floor(computed / bs);
+      let first = 0;
+      while (first < full && blocks[first].hash !== null) first++;
+      if (first === full) return [];
+      const hashes = this.chain(tokens.slice(0, full * bs)), out = [];
+      for (let k = first; k < full; k++) { this.pool.cache(blocks[k], hashes[k]); out.push([blocks[k], k * bs]); }
+      return out;
+    }
+    release(blocks) { this.pool.free(blocks); }
   }
   class LlamaSlots {
     constructor(nSlots, similarity = 0.1) {

@@ -14,7 +14,7 @@ function c13ServingSim() {
   // @include registry.js stepcost.js schedulers.js prefix.js kv.js loop.js disagg.js breakdown.js simulation.js summary.js workload.js prefix_runs.js
 
   return {PARTS, LESSON_PRESETS, REGISTRIES, simulate, engines, iterationCost, StepModel, arrivalTimes, cellSummary, percentile, quantize,
-    pairwiseSum, rint, vllmV1Defaults, systemPromptRequests, conversationRequests, prefixRunSummary};
+    pairwiseSum, rint, vllmV1Defaults, systemPromptRequests, conversationRequests, prefixRunSummary, TokenPrefixCache};
 }
 if (typeof self !== "undefined") self.C13Sim = c13ServingSim();
 if (typeof module !== "undefined") module.exports = c13ServingSim();

@@ -6,7 +6,8 @@ one turn of a conversation, one 512-token block of a Mooncake trace). Two prompt
 position p exactly when their segments agree up to p (`common_prefix`); nothing finer is known or needed.
 
 vLLM V1 automatic prefix caching (`VllmPrefixPool`), as vllm/v1/core/ does it (kv_cache_manager.py, block_pool.py,
-kv_cache_utils.py on vLLM's main line, late 2026):
+kv_cache_utils.py, single_type_kv_cache_manager.py; checked against the vLLM 0.34.0 release's sdist, sha256
+fcad848b…, the one scripts/serving/tool_metrics.py follows):
   - a full block of `block_size` tokens is identified by a chained hash of (its parent's hash, its tokens)
     (kv_cache_utils.hash_block_tokens); here the chain is interned exactly, so two blocks share an id only when their
     whole prefixes are the same tokens (no collisions to model);
@@ -15,9 +16,9 @@ kv_cache_utils.py on vLLM's main line, late 2026):
     for its logits);
   - block_pool: a hit block is "touched" (taken out of the free queue, its reference count raised); a new block
     comes from the head of the free queue, and a cached block taken so is evicted (its hash forgotten); freed blocks
-    go back in reverse order, a hashed one to the tail (evicted last: LRU), an unhashed one to the head (reused
-    first: block_pool.free_blocks on that line; earlier versions appended both to the tail); a block is cached (its
-    hash set) once it is full.
+    go back in reverse order, the hashed ones to the tail (evicted last: LRU), the unhashed ones to the head together
+    (reused first: block_pool.free_blocks with FreeKVCacheBlockQueue.prepend_n; earlier versions appended both to
+    the tail); a block is cached (its hash set) once it is full.
 llama.cpp server slots (`LlamaSlots`), as tools/server/server-context.cpp in the llama.cpp tree vendored by
 llama-cpp-python 0.3.36 does it:
   - get_available_slot: among idle slots holding tokens, the one whose longest common prefix with the new prompt is
@@ -139,14 +140,64 @@ class VllmPrefixPool:
         self.cached.setdefault(block_hash, block)
 
     def free(self, blocks: list[Block]) -> None:
-        """A request's blocks, released (finished or preempted): in reverse order, so its last blocks are evicted
-        before its first; a cached block goes to the tail of the free queue, an uncached one to the head."""
+        """A request's blocks, released (finished or preempted), its last block first (single_type_kv_cache_manager
+        free: reversed); of those now unreferenced, the uncached go to the head of the free queue together, in that
+        order (prepend_n: reused first), the cached to its tail (append_n: evicted last, LRU)."""
+        first, last = [], []
         for b in reversed(blocks):
             b.ref_cnt -= 1
             if b.ref_cnt == 0:
-                self.free_queue[b.id] = None
-                if b.hash is None:
-                    self.free_queue.move_to_end(b.id, last=False)
+                (first if b.hash is None else last).append(b)
+        for b in reversed(first):
+            self.free_queue[b.id] = None
+            self.free_queue.move_to_end(b.id, last=False)
+        for b in last:
+            self.free_queue[b.id] = None
+
+
+class TokenPrefixCache:
+    """vLLM V1's automatic prefix caching (VllmPrefixPool, BlockHashes) for an engine that holds real token ids: the
+    lab's Engine (templates/lab/model/model.js, its twin TokenPrefixCache in templates/serving_sim/prefix.js) and
+    scripts/bench/serve_tiny.py, the same decisions on the same requests (tests/test_prefix_engine_tokens.py). Each
+    token is its own segment, so a block's identity is its tokens and its parent's. A request's blocks are a list
+    the engine keeps: `admit` gives the hit (touched, the request's first blocks) and the tokens it saves; `grow`
+    allocates blocks from the free queue's head as the computed tokens grow and caches each block the step filled,
+    returning those blocks with their first position (the engine copies their KV into the block's store); `release`
+    frees them when the request ends. The engine copies a hit block's KV into the request's slot: in vLLM the block
+    table points at it instead (the lab's kernel attends over a slot's contiguous KV)."""
+
+    def __init__(self, num_blocks: int, block_size: int = 16):
+        self.block_size = block_size
+        self.pool = VllmPrefixPool(num_blocks, block_size)
+        self.hashes = BlockHashes()
+
+    def chain(self, tokens: list[int]) -> list[int]:
+        return self.hashes.chain([(t, 1) for t in tokens], self.block_size)
+
+    def admit(self, prompt: list[int]) -> tuple[list[Block], int]:
+        hit = self.pool.lookup(self.chain(prompt), len(prompt))
+        self.pool.touch(hit)
+        return list(hit), len(hit) * self.block_size
+
+    def grow(self, blocks: list[Block], tokens: list[int], computed: int) -> list[tuple[Block, int]]:
+        need = -(-computed // self.block_size) - len(blocks)
+        if need > 0:
+            new = self.pool.allocate(need)
+            if new is None:
+                raise RuntimeError(f"prefix cache: {need} more blocks wanted, {self.pool.num_free()} free "
+                                   "(the pool must hold every running request's context)")
+            blocks.extend(new)
+        full = computed // self.block_size
+        first = next((k for k in range(full) if blocks[k].hash is None), full)
+        if first == full:
+            return []
+        hashes = self.chain(tokens[: full * self.block_size])
+        for k in range(first, full):
+            self.pool.cache(blocks[k], hashes[k])
+        return [(blocks[k], k * self.block_size) for k in range(first, full)]
+
+    def release(self, blocks: list[Block]) -> None:
+        self.pool.free(blocks)
 
 
 @dataclass

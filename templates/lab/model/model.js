@@ -123,22 +123,23 @@ function c13LabModel() {
     }
     linear(src, L, dst, rows) { this.arena.linear(src.at, L.w.at, L.b.at, dst.at, rows, L.nIn, L.nOut); }
     slotCache(slot) { return this.kv[slot]; }
-    // A slot's first n positions of K and V, layer by layer ([K0, V0, K1, V1, ...], each n x d): what a prefill
-    // device hands a decode device (experiment "who waits", P/D); importKV writes such a block into a slot.
-    exportKV(slot, n) {
+    // A slot's n positions of K and V from `start`, layer by layer ([K0, V0, K1, V1, ...], each n x d): what a
+    // prefill device hands a decode device (experiment "who waits", P/D) and a prefix-cache block's store;
+    // importKV writes such a block into a slot at `start`.
+    exportKV(slot, n, start = 0) {
       const d = this.s.d_model, c = this.kv[slot], out = new Float32Array(2 * this.s.n_layer * n * d);
       for (let l = 0; l < this.s.n_layer; l++) {
-        const at = l * this.maxContext * d;
+        const at = (l * this.maxContext + start) * d;
         out.set(c.k.view.subarray(at, at + n * d), 2 * l * n * d);
         out.set(c.v.view.subarray(at, at + n * d), (2 * l + 1) * n * d);
       }
       return out;
     }
-    importKV(slot, n, block) {
+    importKV(slot, n, block, start = 0) {
       const d = this.s.d_model, c = this.kv[slot];
-      if (n > this.maxContext || block.length !== 2 * this.s.n_layer * n * d) throw new Error(`a KV block of ${block.length} floats is not ${n} positions`);
+      if (start + n > this.maxContext || block.length !== 2 * this.s.n_layer * n * d) throw new Error(`a KV block of ${block.length} floats is not ${n} positions`);
       for (let l = 0; l < this.s.n_layer; l++) {
-        const at = l * this.maxContext * d;
+        const at = (l * this.maxContext + start) * d;
         c.k.view.set(block.subarray(2 * l * n * d, (2 * l + 1) * n * d), at);
         c.v.view.set(block.subarray((2 * l + 1) * n * d, (2 * l + 2) * n * d), at);
       }
@@ -234,17 +235,18 @@ function c13LabModel() {
   // with as much of its prompt as the budget allows (chunked prefill). A request reserves a slot (its whole context)
   // when admitted; there is no preemption. Greedy sampling; a request ends after its output length.
   class Engine {
-    constructor(model, {maxNumSeqs = 8, maxBatchedTokens = 256} = {}) {
+    // prefixCache: a TokenPrefixCache (serving_sim/prefix.js, vLLM V1's APC) or null; its blocks' KV kept in `store`
+    constructor(model, {maxNumSeqs = 8, maxBatchedTokens = 256, prefixCache = null} = {}) {
       if (maxNumSeqs > model.slots) throw new Error(`max_num_seqs ${maxNumSeqs} > the model's ${model.slots} slots`);
       if (maxBatchedTokens > model.maxTokens) throw new Error(`max_num_batched_tokens ${maxBatchedTokens} > ${model.maxTokens}`);
-      Object.assign(this, {model, maxNumSeqs, maxBatchedTokens, waiting: [], running: [], admitted: [],
-        free: Array.from({length: maxNumSeqs}, (_, i) => maxNumSeqs - 1 - i)});
+      Object.assign(this, {model, maxNumSeqs, maxBatchedTokens, prefixCache, store: new Map(), hits: [], waiting: [], running: [],
+        admitted: [], free: Array.from({length: maxNumSeqs}, (_, i) => maxNumSeqs - 1 - i)});
     }
     add(req) {  // {id, prompt: token ids, outputLen}
       if (req.prompt.length + req.outputLen > this.model.maxContext) {
         throw new Error(`request ${req.id}: ${req.prompt.length} + ${req.outputLen} tokens exceed the context (${this.model.maxContext})`);
       }
-      this.waiting.push({...req, tokens: Array.from(req.prompt), computed: 0, out: 0, slot: -1});
+      this.waiting.push({...req, tokens: Array.from(req.prompt), computed: 0, out: 0, slot: -1, blocks: [], cached: 0});
     }
     busy() { return this.running.length + this.waiting.length > 0; }
     // A request whose prompt was prefilled elsewhere (P/D: the KV already in `slot`, from takeSlot): it joins the
@@ -267,8 +269,10 @@ function c13LabModel() {
         if (budget <= 0) break;
       }
       while (this.waiting.length && budget > 0 && this.running.length < this.maxNumSeqs) {
-        const r = this.waiting.shift(), n = Math.min(r.tokens.length, budget);
+        const r = this.waiting.shift();
         r.slot = this.free.pop();
+        if (this.prefixCache) this.reuse(r);
+        const n = Math.min(r.tokens.length - r.computed, budget);
         this.running.push(r);
         this.admitted.push(r.id);
         plan.push([r, n]);
@@ -276,12 +280,19 @@ function c13LabModel() {
       }
       return plan;
     }
+    reuse(r) {  // the prompt's cached blocks: their KV copied into the slot, their tokens computed
+      const [blocks, hit] = this.prefixCache.admit(r.prompt), bs = this.prefixCache.block_size;
+      blocks.forEach((b, k) => this.model.importKV(r.slot, bs, this.store.get(b.id), k * bs));
+      Object.assign(r, {blocks, computed: hit, cached: hit});
+      this.hits.push([r.id, hit]);
+    }
     // One step: schedule, run the model on every scheduled token at once, sample where a request reached its end.
     // Returns [[id, new token, finished]], the step's token count and its shape as the simulator prices a step
     // (stepcost.js): its decoders (requests past their prompt, one token each), the positions those tokens attend
     // (their contexts, the new token's own included: the twin's loop.py counts the same) and its prompt chunks
     // [[start, length]] in the step's order.
     step() {
+      this.hits = [];  // [id, prompt tokens found in the prefix cache] of the requests admitted this step
       const plan = this.schedule(), ids = [], slots = [], pos = [], wanted = [], ends = [];
       const shape = {decoders: 0, contextSum: 0, chunks: []};
       for (const [r, n] of plan) {
@@ -290,16 +301,21 @@ function c13LabModel() {
         r.computed += n;
         if (r.computed === r.tokens.length) { wanted.push(ids.length - 1); ends.push(r); }
       }
-      const logits = ids.length ? this.model.forward(ids, slots, pos, wanted) : null, events = [];
+      const logits = ids.length ? this.model.forward(ids, slots, pos, wanted) : null, events = [], pc = this.prefixCache;
+      if (pc) {
+        for (const [r] of plan) {
+          for (const [b, at] of pc.grow(r.blocks, r.tokens, r.computed)) this.store.set(b.id, this.model.exportKV(r.slot, pc.block_size, at));
+        }
+      }
       ends.forEach((r, row) => {
         const token = this.model.argmax(logits, row);
         r.tokens.push(token);
         r.out += 1;
         const done = r.out >= r.outputLen;
-        if (done) { this.running.splice(this.running.indexOf(r), 1); this.free.push(r.slot); }
+        if (done) { this.running.splice(this.running.indexOf(r), 1); this.free.push(r.slot); if (pc) pc.release(r.blocks); }
         events.push([r.id, token, done]);
       });
-      return {events, tokens: ids.length, requests: plan.length, shape};
+      return {events, tokens: ids.length, requests: plan.length, shape, hits: this.hits};
     }
   }
 
