@@ -267,7 +267,7 @@ for (const [mode, rule] of [["whole", "orca"], ["chunked", "sarathi"]]) {
     prompt_tokens: [...users.prompt_tokens, o.prompt], output_tokens: [...users.output_tokens, 4]}, rule, opts);
   sim[mode] = r.first_token_s[8] - arrive;
 }
-console.log(JSON.stringify({sim, pred: P.predictWaits(S, sm, W, o)}));
+console.log(JSON.stringify({sim, pred: P.predictWaits(S, {beside: sm, alone: sm}, W, o)}));
 """
 
 
@@ -287,13 +287,19 @@ def test_the_who_waits_prediction_is_the_simulators_rule_on_the_calibrated_step_
 
 
 def test_the_who_waits_step_model_recovers_the_prompt_terms_of_exact_probe_rows(scripts):
-    """Probe rows priced exactly by known prompt terms (the whole prompt, then 64-token chunks): the refit gives them
-    back and keeps the calibration's decode side."""
-    truth = {"prompt_chunk_s": 0.0004, "prompt_token_s": 4e-5, "prompt_pair_s": 3e-8}
-    py = StepModel.from_dict({**FIXED, **truth})
-    rows = [{"decoders": 0, "contextSum": 0, "chunks": [[s, n]], "seconds": py.seconds(0, 0.0, [(s, n)])}
-            for s, n in [(0, 512)] + [(k * 64, 64) for k in range(8)]]
-    fit = node(scripts, f"console.log(JSON.stringify(P.waitsStepModel({json.dumps(FIXED)}, {json.dumps(rows)})));")
-    assert {k: fit[k] for k in truth} == pytest.approx(truth, rel=1e-6)
-    decode_side = {k: v for k, v in FIXED.items() if not k.startswith("prompt_")}
-    assert {k: fit[k] for k in decode_side} == decode_side
+    """Probe rows priced exactly by known prompt terms, beside 8 decoders (the whole prompt, then 64-token chunks as
+    the users' contexts grow) and alone: each refit gives its terms back over the calibration's D and attention, and
+    keeps the calibration's decode side."""
+    beside = {"prompt_chunk_s": 0.0004, "prompt_token_s": 4e-5, "prompt_pair_s": 3e-8}
+    alone = {"prompt_chunk_s": 0.001, "prompt_token_s": 5e-5, "prompt_pair_s": 2e-8}
+    shapes = [(0, 512)] + [(k * 64, 64) for k in range(8)]
+    rows = [{"decoders": 8, "contextSum": 200 + 8 * k, "chunks": [[s, n]],
+             "seconds": StepModel.from_dict({**FIXED, **beside}).seconds(8, 200 + 8 * k, [(s, n)])}
+            for k, (s, n) in enumerate(shapes)]
+    rows += [{"decoders": 0, "contextSum": 0, "chunks": [[s, n]],
+              "seconds": StepModel.from_dict({**FIXED, **alone}).seconds(0, 0.0, [(s, n)])} for s, n in shapes]
+    fit = node(scripts, f"console.log(JSON.stringify(P.waitsStepModel(S, {json.dumps(FIXED)}, {json.dumps(rows)})));")
+    for name, truth in (("beside", beside), ("alone", alone)):
+        assert {k: fit[name][k] for k in truth} == pytest.approx(truth, rel=1e-6), name
+        decode_side = {k: v for k, v in FIXED.items() if not k.startswith("prompt_")}
+        assert {k: fit[name][k] for k in decode_side} == decode_side

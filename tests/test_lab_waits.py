@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from tests.conftest import ROOT
 from tests.test_lab_model import lab_js, lab_page_js, node  # noqa: F401  (fixtures: the built scripts)
 
 WAITS = r"""
@@ -94,11 +95,12 @@ PROBE = r"""
 const posted = [], scope = {postMessage: (m) => posted.push(m)};
 labWorker(L, scope);
 const next = L.mulberry32(4), prompt = Array.from({length: 100}, () => next() %% L.SHAPE.vocab);
-scope.onmessage({data: {cmd: "probe", prompt, chunk: 32}});
+const users = [0, 1, 2].map((u) => Array.from({length: 8}, () => next() %% L.SHAPE.vocab));
+scope.onmessage({data: {cmd: "probe", prompt, chunk: 32, users: 3, userPrompts: users, longOutput: 4, maxContext: 64}});
 const poll = () => {
   const m = posted.find((x) => x.type === "probed" || x.type === "error");
   if (!m) { setTimeout(poll, 2); return; }
-  const fit = waitsStepModel(%(model)s, m.rows);
+  const fit = waitsStepModel(S, %(model)s, m.rows);
   console.log(JSON.stringify({m, fit}));
   process.exit(0);
 };
@@ -106,21 +108,30 @@ poll();
 """
 
 
-def test_the_probe_times_the_whole_prompt_and_each_chunk_and_refits_the_prompt_terms_only(lab_js, lab_page_js):  # noqa: F811
-    """The prefill worker's probe of the long prompt (experiment E's prediction): one row for the whole prompt, one
-    per chunk at its start, none with decoders; the step model keeps experiment C's decode side, takes the prompt
-    terms fitted on those rows."""
+def test_the_probe_times_the_prompt_alone_and_beside_the_users_and_refits_the_prompt_terms_only(lab_js, lab_page_js):  # noqa: F811
+    """The prefill worker's probe of the long prompt (experiment E's prediction): the prompt alone in one step, then
+    beside the 3 users' decode tokens whole and chunk by chunk, their contexts (8 tokens, one more after the untimed
+    warm-up step) growing a token a step; the step models keep experiment C's decode side and take prompt terms
+    fitted on those rows."""
+    from scripts.page.render import sim_script
+
     calibrated = {"decode_batch": [1, 2], "decode_seconds": [0.001, 0.002], "prompt_chunk_s": 9.0,
                   "prompt_token_s": 9.0, "prompt_pair_s": 9.0, "attention_s_per_token": 1e-6,
                   "request_overhead_s": 0.0003}
-    head = f"const {{labWorker, waitsStepModel}} = require({json.dumps(str(lab_page_js))});\n"
+    sim = lab_js.parent / "S.js"
+    sim.write_text(sim_script(ROOT / "templates" / "serving_sim"), encoding="utf-8")
+    head = (f"const {{labWorker, waitsStepModel}} = require({json.dumps(str(lab_page_js))});\n"
+            f"const S = require({json.dumps(str(sim))});\n")
     out = node(lab_js, head + PROBE % {"model": json.dumps(calibrated)})
     rows = out["m"]["rows"]
-    assert [r["chunks"] for r in rows] == [[[0, 100]], [[0, 32]], [[32, 32]], [[64, 32]], [[96, 4]]]
-    assert all(r["decoders"] == 0 and r["contextSum"] == 0 and r["seconds"] > 0 for r in rows)
-    fit = out["fit"]
+    assert [(r["decoders"], r["chunks"]) for r in rows] == [
+        (0, [[0, 100]]), (3, [[0, 100]]), (3, [[0, 32]]), (3, [[32, 32]]), (3, [[64, 32]]), (3, [[96, 4]])]
+    assert [r["contextSum"] for r in rows] == [0, 30, 33, 36, 39, 42] and all(r["seconds"] > 0 for r in rows)
     kept = {k: v for k, v in calibrated.items() if not k.startswith("prompt_")}
-    assert {k: fit[k] for k in kept} == kept
-    assert all(0 <= fit[k] < 1 for k in ("prompt_chunk_s", "prompt_token_s", "prompt_pair_s"))
-    assert rows[0]["seconds"] == pytest.approx(fit["prompt_token_s"] * 100 + fit["prompt_pair_s"] * 5000
-                                               + fit["prompt_chunk_s"], rel=0.5)
+    for name in ("beside", "alone"):
+        fit = out["fit"][name]
+        assert {k: fit[k] for k in kept} == kept
+        assert all(0 <= fit[k] < 1 for k in ("prompt_chunk_s", "prompt_token_s", "prompt_pair_s"))
+    alone = out["fit"]["alone"]
+    assert rows[0]["seconds"] == pytest.approx(alone["prompt_chunk_s"] + 100 * alone["prompt_token_s"]
+                                               + 5000 * alone["prompt_pair_s"], rel=1e-9)

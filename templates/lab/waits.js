@@ -79,17 +79,32 @@ function labWaits(L, w) {
     w.transfer({type: "prefilled", first, kv, start, end, sent}, [kv]);
   }
   // The prompt's cost at this experiment's lengths, for the prediction (experiment C's calibration holds prompts of at
-  // most a few hundred tokens, where a prompt's quadratic term cannot be told apart): on the prefill device, the whole
-  // prompt in one step, then again chunk by chunk at the chosen size; each step timed, no decoders.
+  // most a few hundred tokens, where a prompt's quadratic term cannot be told apart), timed on the prefill device:
+  // the prompt alone in one step (the P/D prefill), then beside the users' decode tokens as the decode device's steps
+  // hold it, whole and chunk by chunk (a step's decode tokens share its pass over the weights, so the prompt's price
+  // beside them is not its price alone). Logits are wanted where the engine wants them: each decoder, and the prompt's
+  // last token when the step ends it. One untimed chunk first warms this model.
   function probe(m) {
-    const model = modelFor(1, m.prompt.length, m.prompt.length, m.prompt), ids = m.prompt, rows = [];
-    const timed = (start, n) => {
-      const piece = ids.slice(start, start + n), t0 = clock();
-      model.forward(piece, piece.map(() => 0), piece.map((_, i) => start + i), [n - 1]);
-      rows.push({decoders: 0, contextSum: 0, chunks: [[start, n]], seconds: (clock() - t0) / 1000});
+    const maxContext = Math.max(m.prompt.length + m.longOutput + 8, m.maxContext), P = m.prompt.length, rows = [];
+    const model = modelFor(m.users + 1, maxContext, P + m.users, m.prompt.slice(0, m.chunk)), ctx = m.userPrompts.map((u) => u.length);
+    m.userPrompts.forEach((u, k) => model.forward(u, u.map(() => k + 1), u.map((_, i) => i), [u.length - 1]));
+    const timed = (start, n, withUsers, record = true) => {
+      const ids = m.prompt.slice(start, start + n), slots = ids.map(() => 0), pos = ids.map((_, i) => start + i);
+      const wanted = start + n === P ? [n - 1] : [];
+      let contextSum = 0;
+      if (withUsers) {
+        m.userPrompts.forEach((u, k) => {
+          wanted.push(ids.length); ids.push(u[0]); slots.push(k + 1); pos.push(ctx[k]); contextSum += ctx[k] + 1; ctx[k] += 1;
+        });
+      }
+      const t0 = clock();
+      model.forward(ids, slots, pos, wanted);
+      if (record) rows.push({decoders: withUsers ? m.users : 0, contextSum, chunks: [[start, n]], seconds: (clock() - t0) / 1000});
     };
-    timed(0, ids.length);
-    for (let start = 0; start < ids.length; start += m.chunk) timed(start, Math.min(m.chunk, ids.length - start));
+    timed(0, Math.min(m.chunk, P), true, false);
+    timed(0, P, false);
+    timed(0, P, true);
+    for (let start = 0; start < P; start += m.chunk) timed(start, Math.min(m.chunk, P - start), true);
     w.post({type: "probed", rows});
   }
   function handoff(m) {  // the decode device receives the prefill's KV (moved between workers, not copied)
@@ -150,14 +165,14 @@ async function runWaits(P, box, o) {
     return m.end - m.start;
   };
   let prefillMs = await warm();
-  // a slow device: the three set-ups take about four prefills of the prompt (the probe for a prediction two more); a
+  // a slow device: the three set-ups take about four prefills of the prompt (the probe for a prediction three more); a
   // shorter prompt keeps the bound
-  const shorter = W.prompts.filter((n) => n < base.prompt.length), prefills = o.onProbed ? 6 : 4;
+  const shorter = W.prompts.filter((n) => n < base.prompt.length), prefills = o.onProbed ? 7 : 4;
   while (prefills * prefillMs > W.budget_s * 1000 && shorter.length) {
     base.prompt = P.seededIds(W.seed + 100, shorter.pop());
     prefillMs = await warm();
   }
-  if (o.onProbed) o.onProbed(base.prompt.length, (await askSpare({cmd: "probe", prompt: base.prompt, chunk: o.chunk})).rows);
+  if (o.onProbed) o.onProbed(base.prompt.length, (await askSpare({...base, cmd: "probe"})).rows);
   out.shrunk = base.prompt.length < o.prompt ? base.prompt.length : null;
   for (const mode of WAIT_MODES) {
     P.$(".status", box).textContent = `正在跑「${P.$(`tr[data-mode="${mode}"] td`, box).textContent}」…`;
@@ -169,28 +184,34 @@ async function runWaits(P, box, o) {
   }
   return out;
 }
-// The prediction before the run: the lesson's rules for the three set-ups priced by the step model experiment C fitted
-// on this device (S.StepModel: a decode step of the users at their context, a prompt chunk by its start and length):
+// The step models the prediction uses: experiment C's decode side (its D per batch and attention) with prompt terms
+// fitted again on the probe's rows, as C's fit does (fitStepModel: what a step took beyond D and attention, by
+// nonNegativeFit): `beside` on the rows with the users' decode tokens, for the decode device's steps; `alone` on the
+// prompt alone, for the prefill device (P/D).
+function waitsStepModel(S, stepModel, probeRows) {
+  const D = (n) => new S.StepModel(stepModel).D(n);
+  const features = (r) => { const [[s, n]] = r.chunks; return [1, n, n * s + n * n / 2]; };
+  const fit = (rows) => {
+    const [a, b, c] = nonNegativeFit(rows.map(features), rows.map((r) => r.seconds - D(r.decoders) - stepModel.attention_s_per_token * r.contextSum));
+    return {...stepModel, prompt_chunk_s: a, prompt_token_s: b, prompt_pair_s: c};
+  };
+  return {beside: fit(probeRows.filter((r) => r.decoders > 0)), alone: fit(probeRows.filter((r) => r.decoders === 0))};
+}
+// The prediction before the run: the lesson's rules for the three set-ups priced by the step models above
+// (S.StepModel: a decode step of the users at their context, a prompt chunk by its start and length):
 // whole, one step holding the prompt stalls every user and is the TTFT; chunked, one chunk a step, the longest step
 // stalls the users and the steps add up to the TTFT; P/D, the users' steps stay decode steps and the TTFT is the
-// prompt's prefill on the other device (the move between workers is not in the simulator: measured only). Whole and
+// prompt's prefill alone on the other device (the move between workers is not in the simulator: measured only). Whole and
 // chunked are the twin's orca and sarathi rules to the digit (tests/test_lab_steps.py). Seconds.
-// The step model the prediction uses: experiment C's (its decode steps and attention), its prompt terms fitted again
-// on the probe's steps of this prompt (probe above; the fit is C's, fitStepModel's nonNegativeFit).
-function waitsStepModel(stepModel, probeRows) {
-  const features = (r) => { const [[s, n]] = r.chunks; return [1, n, n * s + n * n / 2]; };
-  const [a, b, c] = nonNegativeFit(probeRows.map(features), probeRows.map((r) => r.seconds));
-  return {...stepModel, prompt_chunk_s: a, prompt_token_s: b, prompt_pair_s: c};
-}
-function predictWaits(S, stepModel, W, o) {
-  const sm = new S.StepModel(stepModel), n = W.users, ctx = n * (W.user_prompt + W.warm_steps), P = o.prompt;
-  const chunks = [];
+function predictWaits(S, models, W, o) {
+  const sm = new S.StepModel(models.beside), alone = new S.StepModel(models.alone);
+  const n = W.users, ctx = n * (W.user_prompt + W.warm_steps), P = o.prompt, chunks = [];
   for (let start = 0, k = 0; start < P; start += o.chunk, k++) {  // each step the users' contexts grow a token
     chunks.push(sm.seconds(n, ctx + k * n, [[start, Math.min(o.chunk, P - start)]]));
   }
   const whole = sm.seconds(n, ctx, [[0, P]]);
   return {whole: {longestGap: whole, ttft: whole}, chunked: {longestGap: Math.max(...chunks), ttft: chunks.reduce((a, b) => a + b, 0)},
-    pd: {longestGap: sm.decode(n, ctx), ttft: sm.seconds(0, 0, [[0, P]])}};
+    pd: {longestGap: sm.decode(n, ctx), ttft: alone.seconds(0, 0, [[0, P]])}};
 }
 function showPrediction(P, box, predicted) {
   for (const mode of WAIT_MODES) {
@@ -235,7 +256,7 @@ function waitsExperiment(P, box, predictBox) {
     showPrediction(P, box, null);
     P.$(".pred-note", box).hidden = Boolean(cal && P.S);
     if (cal && P.S) {  // the prediction, shown before the three set-ups run
-      o.onProbed = (prompt, rows) => showPrediction(P, box, predictWaits(P.S, waitsStepModel(cal.stepModel, rows),
+      o.onProbed = (prompt, rows) => showPrediction(P, box, predictWaits(P.S, waitsStepModel(P.S, cal.stepModel, rows),
         P.settings.waits, {...o, prompt}));
     }
     const runs = await runWaits(P, box, o);
