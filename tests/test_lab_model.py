@@ -116,6 +116,34 @@ def test_the_page_model_is_tinygpt(lab_js):
     assert [len(set(r["tokens"])) for r in runs] == [6, 12, 19]  # greedy wanders: the check is not one token repeated
 
 
+def test_both_kernel_builds_are_tinygpt(lab_js):
+    """The relaxed-SIMD build (fused multiply-adds: scripts/page/lab.py fused_kernel) and the plain one, each forced:
+    the same 64 greedy steps from three prompts and logits within 1e-4 of TinyGPT's. Node 20 validates relaxed SIMD
+    only behind its flag, so the plain build is what it picks by itself (the fallback a browser without relaxed SIMD
+    gets); Chromium picks the fused one (tests/test_lab_page.py)."""
+    greedy = GREEDY_FN.replace("{slots: 4}", "{slots: 4, kernel: K}")
+    body = f"console.log(JSON.stringify({{pick: L.kernelBuild(), runs: ({greedy})(L)}}));"
+    for build, flags in (("fma", ["--experimental-wasm-relaxed-simd"]), ("simd", [])):
+        code = f"const L = require({json.dumps(str(lab_js))}); const K = {json.dumps(build)};\n{body}"
+        out = subprocess.run(["node", *flags, "-e", code], capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr
+        got = json.loads(out.stdout)
+        assert got["pick"] == ("fma" if flags else "simd")
+        assert_same_model(got["runs"], seeded_model())
+
+
+def test_the_fused_build_rewrites_every_multiply_add_and_nothing_else():
+    from scripts.page.lab import fused_kernel
+
+    wat = ("(f32x4.add (local.get $a) (f32x4.mul (v128.load (local.get $p)) (local.get $v))) "
+           "(f32x4.add (local.get $x) (local.get $y))")
+    assert fused_kernel(wat) == ("(f32x4.relaxed_madd (v128.load (local.get $p)) (local.get $v) (local.get $a)) "
+                                 "(f32x4.add (local.get $x) (local.get $y))")
+    source = (ROOT / "templates" / KERNEL_SOURCE).read_text(encoding="utf-8")
+    fused = fused_kernel(source)
+    assert fused.count("f32x4.relaxed_madd") == 26 and fused.count("(f32x4.mul") == source.count("(f32x4.mul") - 26
+
+
 def test_without_the_cache_the_page_generates_the_same_tokens(lab_js):
     out = node(lab_js, """const m = new L.TinyModel({slots: 2});
 const a = L.greedy(m, [5, 6, 7], 20, {cache: true}), b = L.greedy(m, [5, 6, 7], 20, {cache: false, slot: 1});

@@ -9,7 +9,7 @@ import pytest
 
 from scripts.bench.seeded_weights import seeded_model
 from scripts.page.lab import lab_settings
-from tests.browser import open_page
+from tests.browser import PageWatch, open_page, wait_ready
 from tests.conftest import ROOT
 from tests.test_lab_model import GREEDY_FN, assert_same_model, python_metrics
 
@@ -160,7 +160,23 @@ def test_the_experiments_run_on_a_phone(browser, lab_url):
     tests/test_page_browser.py::test_nothing_is_wider_than_its_box_or_it_says_it_scrolls[lab-390].)"""
     page, watch = open_page(browser, lab_url, width=390, height=844)
     assert run(page, "exp-batch") < 20
+    assert page.locator("#device-kernel").inner_text().startswith("FMA")  # Chromium validates relaxed SIMD
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    assert watch.errors == []
+    page.close()
+
+
+def test_a_browser_without_relaxed_simd_gets_the_plain_kernel(browser, lab_url):
+    """Relaxed SIMD forced off (C13_KERNEL = "simd", as Safari's refusal leaves it): the worker builds the plain
+    kernel, says so, and the batch experiment runs with no console error."""
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    page.add_init_script("window.C13_KERNEL = 'simd';")
+    watch = PageWatch(page)
+    page.goto(lab_url)
+    wait_ready(page)
+    assert run(page, "exp-batch") < 20
+    assert page.locator("#device-kernel").inner_text().startswith("普通 SIMD")
+    assert len(filled(page, "#exp-batch td.ms")) == len(SETTINGS["batch"]["sizes"])
     assert watch.errors == []
     page.close()
 
@@ -202,12 +218,13 @@ def test_the_prediction_and_the_sweep_run_on_a_phone(browser, lab_url):
     page.close()
 
 
-def test_the_prefix_cache_pair_runs_on_a_phone(browser, lab_url):
-    """Experiment B's prefix comparison at 390 px on its quickest run: the same requests with the cache off, then
+@pytest.mark.parametrize("width", [390, 1280])
+def test_the_prefix_cache_pair_runs_on_a_phone_and_a_laptop(browser, lab_url, width):
+    """Experiment B's prefix comparison on its quickest run: the same requests with the cache off, then
     on; two rows, the first saying the cache was off, the second its hit rate; the status gives TTFT off -> on and
     the prompt tokens saved, which are the system prompt's full blocks for every request after the first at most."""
     load = SETTINGS["load"]
-    page, watch = open_page(browser, lab_url, width=390, height=844)
+    page, watch = open_page(browser, lab_url, width=width, height=844)
     page.select_option('#exp-load select[name="lab_requests"]', str(min(load["requests"])))
     page.locator("#exp-load button").nth(2).click()
     page.wait_for_function("document.getElementById('exp-load').lastPrefix !== undefined",
@@ -222,7 +239,7 @@ def test_the_prefix_cache_pair_runs_on_a_phone(browser, lab_url):
     assert 0 < f["saved"] <= (n - 1) * (system // block) * block and f["saved"] % block == 0
     assert f["asked"] == n * (system + load["prompt"]) and f["hitRate"] == pytest.approx(f["saved"] / f["asked"])
     assert "命中" in page.locator("#exp-load .status").inner_text()
-    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
     assert watch.errors == []
     page.close()
 

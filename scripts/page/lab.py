@@ -17,31 +17,77 @@ MODEL_PARTS = ("lab/model/tools.js", "lab/model/readers.js")  # appended: experi
 WORDS = json.loads((Path(__file__).parent / "labels.json").read_text(encoding="utf-8"))["lab"]  # record labels
 KERNEL_SOURCE = "lab/model/kernel.wat"
 PLACEHOLDER = "@KERNEL_BASE64@"
+FUSED_PLACEHOLDER = "@KERNEL_FUSED_BASE64@"
 MODEL_PLACEHOLDER = "__MODEL__"
 
 
-def kernel_bytes(wat: Path) -> bytes:
-    """The kernel's WebAssembly binary; a WAT error names the file and wat2wasm's message."""
+def kernel_bytes(wat: Path, fused: bool = False) -> bytes:
+    """The kernel's WebAssembly binary (its relaxed-SIMD build with `fused`: fused_kernel); a WAT error names the file
+    and wat2wasm's message."""
     import wasmtime
 
+    text = wat.read_text(encoding="utf-8")
     try:
-        return bytes(wasmtime.wat2wasm(wat.read_text(encoding="utf-8")))
+        return bytes(wasmtime.wat2wasm(fused_kernel(text) if fused else text))
     except wasmtime.WasmtimeError as exc:
         raise InputError(f"{wat.as_posix()}: wat2wasm refused it: {str(exc).splitlines()[0]}") from None
+
+
+def _sexpr_end(text: str, start: int) -> int:
+    """The index just past the balanced s-expression that opens at text[start] == "("."""
+    depth = 0
+    for k in range(start, len(text)):
+        depth += {"(": 1, ")": -1}.get(text[k], 0)
+        if depth == 0:
+            return k + 1
+    raise ValueError(f"unbalanced parentheses from offset {start}")
+
+
+def _children(text: str, start: int, end: int) -> list[str]:
+    out, k = [], start
+    while k < end:
+        if text[k] == "(":
+            e = _sexpr_end(text, k)
+            out.append(text[k:e])
+            k = e
+        else:
+            k += 1
+    return out
+
+
+def fused_kernel(wat: str) -> str:
+    """The relaxed-SIMD build of the kernel from the same source: every (f32x4.add A (f32x4.mul X Y)) becomes
+    (f32x4.relaxed_madd X Y A), a fused multiply-add where the CPU has one (V8 emits vfmadd on x86 with FMA3, fmla on
+    arm64; the relaxed-simd proposal lets it round once or twice). Safari rejects a whole module holding a relaxed
+    instruction, so the page keeps the plain build and picks by WebAssembly.validate (model.js kernelBuild)."""
+    out, k, key = [], 0, "(f32x4.add "
+    while (i := wat.find(key, k)) >= 0:
+        end = _sexpr_end(wat, i)
+        parts = _children(wat, i + len(key), end - 1)
+        if len(parts) == 2 and parts[1].startswith("(f32x4.mul "):
+            x, y = _children(parts[1], len("(f32x4.mul "), len(parts[1]) - 1)
+            out.append(wat[k:i] + f"(f32x4.relaxed_madd {fused_kernel(x)} {fused_kernel(y)} {fused_kernel(parts[0])})")
+            k = end
+        else:
+            out.append(wat[k:i + len(key)])
+            k = i + len(key)
+    return "".join(out) + wat[k:]
 
 
 def lab_model_script(templates: Path) -> str:
     """site/lab-model.js: the model's source with the compiled kernel and the model's shape, seed and weight spec
     (scripts/bench/seeded_weights.py, their one home) where the placeholders stand (each exactly once)."""
     source = (templates / MODEL_SOURCE).read_text(encoding="utf-8")
-    for mark in (PLACEHOLDER, MODEL_PLACEHOLDER):
+    for mark in (PLACEHOLDER, FUSED_PLACEHOLDER, MODEL_PLACEHOLDER):
         if source.count(mark) != 1:
             raise InputError(f"{(templates / MODEL_SOURCE).as_posix()}: needs the placeholder {mark} exactly once")
     encoded = base64.b64encode(kernel_bytes(templates / KERNEL_SOURCE)).decode("ascii")
+    fused = base64.b64encode(kernel_bytes(templates / KERNEL_SOURCE, fused=True)).decode("ascii")
     model = {"shape": DEFAULT.as_dict(), "seed": SEED, "spec": [[n, list(d), o, s] for n, d, o, s in spec()]}
     parts = [(templates / part).read_text(encoding="utf-8") for part in MODEL_PARTS]
     model_text = json.dumps(model, separators=(",", ":"))
-    return "\n".join([source.replace(PLACEHOLDER, encoded).replace(MODEL_PLACEHOLDER, model_text), *parts])
+    source = source.replace(PLACEHOLDER, encoded).replace(FUSED_PLACEHOLDER, fused)
+    return "\n".join([source.replace(MODEL_PLACEHOLDER, model_text), *parts])
 
 
 LAB_CONFIG = "config/lab.json"

@@ -8,7 +8,8 @@ function labPage(L, doc) {
 
   function newWorker() {  // the model and the worker's code from this page's own source (a Blob: file:// works)
     const sim = typeof c13ServingSim === "function" ? c13ServingSim.toString() : "const c13ServingSim = null;";
-    const src = `${c13LabModel.toString()}\n${sim}\n${labTimings.toString()}\n${labWaits.toString()}\n(${labWorker.toString()})(c13LabModel(), self, c13ServingSim && c13ServingSim());\n`;
+    const forced = `self.C13_KERNEL = ${JSON.stringify(globalThis.C13_KERNEL || null)};`;  // a forced kernel build, passed on
+    const src = `${forced}\n${c13LabModel.toString()}\n${sim}\n${labTimings.toString()}\n${labWaits.toString()}\n(${labWorker.toString()})(c13LabModel(), self, c13ServingSim && c13ServingSim());\n`;
     return new Worker(URL.createObjectURL(new Blob([src], {type: "text/javascript"})));
   }
   let spare = null;  // a second worker: experiment E's prefill device (P/D)
@@ -22,6 +23,7 @@ function labPage(L, doc) {
       "ready").then((m) => {
       $("#device-params").textContent = fmt(m.params, 0);
       $("#device-init").textContent = fmt(m.ms, 0);
+      $("#device-kernel").textContent = m.kernel === "fma" ? "FMA(relaxed SIMD)" : "普通 SIMD(无 FMA)";
       return m;
     });
     return ready;

@@ -67,7 +67,7 @@ function labWorker(L, scope, S = null) {  // S: the serving simulator (its Token
   function init(m) {
     const t0 = performance.now();
     model = w.model = new L.TinyModel({slots: m.slots, maxContext: m.maxContext, maxTokens: m.maxTokens});
-    post({type: "ready", params: L.paramCount(), ms: performance.now() - t0});
+    post({type: "ready", params: L.paramCount(), ms: performance.now() - t0, kernel: model.kernel});
   }
   // The engine's loop: step while there is work, wait for a request when there is none. Each step's message
   // carries its shape, its start on the clock the page shares (performance.timeOrigin + now(), ms), the time since

@@ -7,6 +7,7 @@
 "use strict";
 function c13LabModel() {
   const KERNEL_BASE64 = "@KERNEL_BASE64@";
+  const KERNEL_FUSED_BASE64 = "@KERNEL_FUSED_BASE64@";  // the same source with fused multiply-adds (lab.py fused_kernel)
   // the shape, the seed and the weight spec (name, dims, offset, scale) as scripts/bench/seeded_weights.py states them
   const MODEL = __MODEL__;
   const SHAPE = MODEL.shape, SEED = MODEL.seed;
@@ -57,8 +58,15 @@ function c13LabModel() {
       return {at, view: new Float32Array(this.mem.buffer, at, n)};
     }
   }
-  function kernelInstance() {
-    const module = new WebAssembly.Module(decodeBase64(KERNEL_BASE64));
+  // The kernel's build: "fma" (relaxed SIMD) where the engine validates it (Chrome 114+, Firefox; Safari refuses the
+  // module), else "simd"; a global C13_KERNEL ("simd" or "fma") forces one (the page passes it to its workers).
+  function kernelBuild() {
+    const forced = typeof globalThis !== "undefined" && globalThis.C13_KERNEL;
+    if (forced === "simd" || forced === "fma") return forced;
+    return WebAssembly.validate(decodeBase64(KERNEL_FUSED_BASE64)) ? "fma" : "simd";
+  }
+  function kernelInstance(build = kernelBuild()) {
+    const module = new WebAssembly.Module(decodeBase64(build === "fma" ? KERNEL_FUSED_BASE64 : KERNEL_BASE64));
     return new WebAssembly.Instance(module, {});
   }
   function transposed(w, rows, cols) {  // (rows x cols) -> (cols x rows)
@@ -81,12 +89,12 @@ function c13LabModel() {
   // ---- tinygpt.py's forward over a flat list of tokens (vLLM's layout): each token has its request's slot and its
   // position; attention reads that slot's KV cache up to the token's own position (causal inside a chunk too) ----
   class TinyModel {
-    constructor({slots = 16, maxContext = 256, maxTokens = 512, shape = SHAPE, seed = SEED} = {}) {
+    constructor({slots = 16, maxContext = 256, maxTokens = 512, shape = SHAPE, seed = SEED, kernel = kernelBuild()} = {}) {
       const s = shape, d = s.d_model, f = s.d_ff, v = s.vocab, w = generatedWeights(s, seed);
-      Object.assign(this, {s, slots, maxContext, maxTokens, dh: d / s.n_head});
+      Object.assign(this, {s, slots, maxContext, maxTokens, dh: d / s.n_head, kernel});
       const linearFloats = s.n_layer * (4 * d * d + 3 * d + 2 * d * f + f + d) + d * v + v;
       const cacheFloats = 2 * slots * s.n_layer * maxContext * d;  // K and V of every slot, whole context reserved
-      this.arena = new Arena(kernelInstance(),
+      this.arena = new Arena(kernelInstance(kernel),
         linearFloats + cacheFloats + maxTokens * (6 * d + f) + slots * (d + v) + maxContext + 4096);
       const put = (values) => { const t = this.arena.alloc(values.length); t.view.set(values); return t; };
       const lin = (name, nOut, nIn) => ({w: put(transposed(w[name + ".weight"], nOut, nIn)), b: put(w[name + ".bias"]),
@@ -369,7 +377,7 @@ function c13LabModel() {
       ...stats("e2el", e2el, percentiles)};
   }
 
-  return {TinyModel, Engine, runMetrics, npPercentile, greedy, SHAPE, SEED, weightSpec, generatedWeights, paramCount, Arena, kernelInstance, transposed, layerNorm, mulberry32, median,
+  return {TinyModel, Engine, runMetrics, npPercentile, greedy, SHAPE, SEED, weightSpec, generatedWeights, paramCount, Arena, kernelInstance, kernelBuild, transposed, layerNorm, mulberry32, median,
     decodeBase64};
 }
 if (typeof self !== "undefined") self.C13Lab = c13LabModel();
