@@ -3,8 +3,11 @@
 scripts/serving/results.load_result).
 
   python -m scripts.bench.serve_tiny --out build/serve-tiny.json [--checkpoint my_model.pt --heads 4]
-        [--rate 16 --requests 80 --prompt 64 --output 32 --seed 7 --max-num-seqs 16 --max-num-batched-tokens 256]
+        [--rate R --requests N --prompt P --output O --seed S --max-num-seqs M --max-num-batched-tokens T]
         [--system-prompt 64 --prefix-caching]
+
+Each flag defaults to the lab's setting in config/lab.json (--help names it); a value out of bounds, or an --out
+that is a folder, a file the repository keeps, the checkpoint or unwritable, is refused in one line before the run.
 
 The model is the course's TinyGPT (the lab's seeded weights by default, or a state_dict the student trained: its
 shape is read from the weights, its head count given). The engine follows vLLM V1's rule as templates/lab/model/model.js
@@ -17,6 +20,9 @@ a token counts as received when its step ends (time.perf_counter). Greedy decodi
 from __future__ import annotations
 
 import argparse
+import math
+import subprocess
+import tempfile
 import time
 from collections import deque
 from pathlib import Path
@@ -31,6 +37,8 @@ from scripts.bench.tinygpt import TinyGPT
 from scripts.record.atomic import write_json_atomic
 from scripts.record.inputs import InputError
 from scripts.serving.engine.prefix import TokenPrefixCache
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class FlatModel:
@@ -182,23 +190,31 @@ def load_checkpoint(path: Path, heads: int) -> TinyGPT:
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # a torch or pickle error, said in one line
-        raise InputError(f"{name}: not a readable torch state_dict ({type(exc).__name__}: {exc})") from None
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        raise InputError(f"{name}: not a readable torch state_dict ({type(exc).__name__}: {first})") from None
     if not isinstance(state, dict) or "emb.weight" not in state:
         raise InputError(f"{name}: no emb.weight: not a TinyGPT state_dict (save model.state_dict())")
-    vocab, d = state["emb.weight"].shape
+    emb = state["emb.weight"]
+    if not isinstance(emb, torch.Tensor) or emb.ndim != 2 or emb.shape[0] < emb.shape[1]:
+        raise InputError(f"{name}: field emb.weight is not a (vocab x width) tensor")
+    vocab, d = emb.shape
     layers = len({k.split(".")[1] for k in state if k.startswith("blocks.")})
     d_ff = state["blocks.0.fc.weight"].shape[0] if "blocks.0.fc.weight" in state else 0
     if d % heads:
         raise InputError(f"{name}: width {d} is not divisible by --heads {heads}")
     model = TinyGPT(Shape(n_layer=layers, d_model=d, n_head=heads, vocab=vocab, d_ff=d_ff))
-    missing, unexpected = model.load_state_dict(state, strict=False)
+    try:
+        missing, unexpected = model.load_state_dict(state, strict=False)
+    except RuntimeError as exc:  # a tensor of the wrong shape: torch names the field on its second line
+        detail = [line.strip() for line in str(exc).splitlines() if line.strip()]
+        raise InputError(f"{name}: {detail[-1] if detail else 'a tensor of the wrong shape'}") from None
     if missing or unexpected:
         raise InputError(f"{name}: field {(missing or unexpected)[0]} is {'missing' if missing else 'not TinyGPT'}")
     return model
 
 
 def serve(model: TinyGPT, rate: float, requests: int, prompt: int, output: int, seed: int, max_num_seqs: int,
-          max_batched_tokens: int, system_prompt: int = 0, prefix_caching: bool = False) -> dict:
+          max_batched_tokens: int, system_prompt: int = 0, prefix_caching: bool = False, block_size: int = 16) -> dict:
     """One open-loop run; returns the vLLM-layout result (per-request lists and vLLM's metrics). Every prompt is
     `system_prompt` shared tokens, then `prompt` of its own; with prefix caching the pool holds the slots' memory
     in 16-token blocks, and the result adds each request's cached tokens and the run's hit rate (cached / prompt
@@ -210,7 +226,7 @@ def serve(model: TinyGPT, rate: float, requests: int, prompt: int, output: int, 
     shared = rng.integers(0, model.s.vocab, system_prompt).tolist()
     prompts = [shared + p for p in rng.integers(0, model.s.vocab, (requests, prompt)).tolist()]
     context = system_prompt + prompt + output
-    cache = TokenPrefixCache(max_num_seqs * -(-context // 16)) if prefix_caching else None
+    cache = TokenPrefixCache(max_num_seqs * -(-context // block_size), block_size) if prefix_caching else None
     engine = Engine(FlatModel(model, max_num_seqs, context), max_num_seqs, max_batched_tokens, cache)
     cached = [0] * requests
     times: list[list[float]] = [[] for _ in range(requests)]
@@ -244,21 +260,83 @@ def serve(model: TinyGPT, rate: float, requests: int, prompt: int, output: int, 
     return out
 
 
-def main(argv=None) -> dict:
+# The flags, each with the lab's setting it defaults to (config/lab.json, the one home of the lab's defaults) and the
+# bounds a run keeps (a run of at most 1,000 requests sent within 10 minutes, contexts that fit 1 GiB of KV).
+FLAGS = (("--rate", float, ("load", "rate"), 1e-3, 1e4), ("--requests", int, ("load", "request_count"), 1, 1000),
+         ("--prompt", int, ("load", "prompt"), 1, 4096), ("--output", int, ("load", "output"), 1, 4096),
+         ("--seed", int, ("load", "seed"), 0, 2**32 - 1), ("--max-num-seqs", int, ("engine", "max_num_seqs"), 1, 256),
+         ("--max-num-batched-tokens", int, ("engine", "max_num_batched_tokens"), 1, 65536),
+         ("--system-prompt", int, None, 0, 4096), ("--heads", int, None, 1, 64))
+
+
+def parse(argv=None) -> argparse.Namespace:
+    """The command line, its defaults from config/lab.json; a value out of its bounds or an --out that would write
+    over something kept is refused in one line naming the flag."""
+    from scripts.page.lab import lab_settings
+
+    settings = lab_settings(ROOT / "config" / "lab.json")
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", required=True)
     p.add_argument("--checkpoint")
-    p.add_argument("--heads", type=int, default=4)
-    for flag, kind, default in (("--rate", float, 16.0), ("--requests", int, 80), ("--prompt", int, 64),
-                                ("--output", int, 32), ("--seed", int, 7), ("--max-num-seqs", int, 16),
-                                ("--max-num-batched-tokens", int, 256), ("--system-prompt", int, 0)):
-        p.add_argument(flag, type=kind, default=default)
-    p.add_argument("--prefix-caching", action="store_true", help="vLLM V1's automatic prefix caching (16-token blocks)")
+    for flag, kind, home, _, _ in FLAGS:
+        default = settings[home[0]][home[1]] if home else {"--system-prompt": 0, "--heads": 4}[flag]
+        where = f" (config/lab.json {'.'.join(home)})" if home else ""
+        p.add_argument(flag, type=kind, default=default, help=f"default {default}{where}")
+    p.add_argument("--prefix-caching", action="store_true",
+                   help=f"vLLM V1's automatic prefix caching ({settings['load']['prefix_block_size']}-token blocks)")
     a = p.parse_args(argv)
+    a.block_size = settings["load"]["prefix_block_size"]
+    for flag, _, _, low, high in FLAGS:
+        value = getattr(a, flag[2:].replace("-", "_"))
+        if not (math.isfinite(value) and low <= value <= high):
+            raise InputError(f"{flag} {value}: must be between {low:,} and {high:,}")
+    if a.requests / a.rate > 600:
+        raise InputError(f"--requests {a.requests} at --rate {a.rate:g}: sending them would take "
+                         f"{a.requests / a.rate:,.0f} s (at most 600)")
+    if a.max_num_seqs > a.max_num_batched_tokens:
+        raise InputError(f"--max-num-seqs {a.max_num_seqs}: must not exceed --max-num-batched-tokens")
+    if a.max_num_seqs * (a.system_prompt + a.prompt + a.output) > 2**20:
+        raise InputError("--max-num-seqs x (--system-prompt + --prompt + --output): over 1,048,576 token slots of KV")
+    check_out(Path(a.out), Path(a.checkpoint) if a.checkpoint else None)
+    return a
+
+
+def tracked(path: Path) -> bool:
+    """Whether the repository keeps this file (git ls-files; without git, anything under its kept folders)."""
+    try:
+        rel = path.resolve().relative_to(ROOT)
+    except ValueError:
+        return False
+    try:
+        out = subprocess.run(["git", "-C", str(ROOT), "ls-files", "--error-unmatch", str(rel)], capture_output=True)
+        return out.returncode == 0
+    except OSError:
+        return rel.parts[0] in ("precomputed", "config", "templates", "scripts", "site", "tests")
+
+
+def check_out(out: Path, checkpoint: Path | None) -> None:
+    shown = out.as_posix()
+    if out.is_dir():
+        raise InputError(f"--out {shown}: is a folder; name a file to write")
+    if checkpoint is not None and out.resolve() == checkpoint.resolve():
+        raise InputError(f"--out {shown}: is the --checkpoint; the run would write over the weights")
+    if out.exists() and tracked(out):
+        raise InputError(f"--out {shown}: the repository keeps this file; write the run to a new name "
+                         "(or under build/)")
+    parent = out.parent if str(out.parent) else Path(".")
+    try:  # the write goes through a temp file beside the target (write_json_atomic): try one now, not after the run
+        parent.mkdir(parents=True, exist_ok=True)
+        tempfile.NamedTemporaryFile(dir=parent, prefix=f".{out.name}.", suffix=".probe").close()
+    except OSError as exc:
+        raise InputError(f"--out {shown}: cannot be written there ({exc.strerror or exc})") from None
+
+
+def main(argv=None) -> dict:
+    a = parse(argv)
     torch.set_num_threads(1)
     model = load_checkpoint(Path(a.checkpoint), a.heads) if a.checkpoint else seeded_model()
     result = serve(model, a.rate, a.requests, a.prompt, a.output, a.seed, a.max_num_seqs, a.max_num_batched_tokens,
-                   a.system_prompt, a.prefix_caching)
+                   a.system_prompt, a.prefix_caching, a.block_size)
     write_json_atomic(Path(a.out), result)
     print(f"{a.out}: {a.requests} requests in {result['duration']:.2f} s; mean TTFT {result['mean_ttft_ms']:.1f} ms, "
           f"mean TPOT {result['mean_tpot_ms']:.2f} ms"
