@@ -108,9 +108,9 @@ check-stale: $(VENV_STAMP)  ## rebuild the data from the committed inputs in a s
 	$(RECOVER)
 	$(PY) -m scripts.record.publish --check
 
-audit: $(VENV_STAMP)  ## check every number on the built page against its provenance (regenerates nothing)
+audit: $(VENV_STAMP)  ## check every number on the built page against its provenance (regenerates nothing); ANCHOR=<file> audits that anchor's pages
 	$(RECOVER)
-	$(PY) -m scripts.audit
+	$(PY) -m scripts.audit $(if $(strip $(ANCHOR)),--anchor $(ANCHOR))
 
 bench: $(VENV_STAMP)  ## measure the tiny model on this machine; adds or replaces its record in precomputed/bench/
 	$(PY) -m scripts.bench.kv_cache --out-dir precomputed/bench
