@@ -272,9 +272,10 @@ FLAGS = (("--rate", float, ("load", "rate"), 1e-3, 1e4), ("--requests", int, ("l
 def parse(argv=None) -> argparse.Namespace:
     """The command line, its defaults from config/lab.json; a value out of its bounds or an --out that would write
     over something kept is refused in one line naming the flag."""
-    from scripts.page.lab import lab_settings
+    from scripts.record import schema
 
-    settings = lab_settings(ROOT / "config" / "lab.json")
+    doc = schema.read_input(ROOT / "config" / "lab.json", schema.LAB)  # its schema checked; the values read here
+    settings = {group: {key: field["value"] for key, field in doc[group].items()} for group in ("load", "engine")}
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", required=True)
     p.add_argument("--checkpoint")
