@@ -183,11 +183,18 @@ def test_out_naming_an_input_is_refused_and_the_input_is_kept(tmp_path, capsys):
     from scripts.realengine.predict import main
 
     path = SERVE / "llamacpp-cpu-amd-epyc-2c-1t-short-r10-run1.json"
-    for target in (CALIBRATION, path):
+    for target, says in ((CALIBRATION, "is the --calibration"), (path, "is the result")):
         before = target.read_bytes()
         assert main([str(path), "--calibration", str(CALIBRATION), "--out", str(target)]) == 2
-        assert "is one of the command's inputs" in capsys.readouterr().err
+        assert says in capsys.readouterr().err
         assert target.read_bytes() == before
+    # issue 80: a committed file that is not an input (the measured records), and a folder, are refused the same way
+    records = ROOT / "precomputed" / "measured_records.json"
+    before = records.read_bytes()
+    assert main([str(path), "--calibration", str(CALIBRATION), "--out", str(records)]) == 2
+    assert "the repository keeps this file" in capsys.readouterr().err and records.read_bytes() == before
+    assert main([str(path), "--calibration", str(CALIBRATION), "--out", str(ROOT / "precomputed")]) == 2
+    assert "is a folder" in capsys.readouterr().err
     assert main([str(path), "--calibration", str(CALIBRATION), "--noise-seeds", "1000000"]) == 2
     assert "--noise-seeds must be between 0 and 1000" in capsys.readouterr().err
 

@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import subprocess
-import tempfile
 import time
 from collections import deque
 from pathlib import Path
@@ -36,6 +34,7 @@ from scripts.bench.shape import Shape
 from scripts.bench.tinygpt import TinyGPT
 from scripts.record.atomic import write_json_atomic
 from scripts.record.inputs import InputError
+from scripts.record.outputs import check_output
 from scripts.serving.engine.prefix import TokenPrefixCache
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -298,38 +297,8 @@ def parse(argv=None) -> argparse.Namespace:
         raise InputError(f"--max-num-seqs {a.max_num_seqs}: must not exceed --max-num-batched-tokens")
     if a.max_num_seqs * (a.system_prompt + a.prompt + a.output) > 2**20:
         raise InputError("--max-num-seqs x (--system-prompt + --prompt + --output): over 1,048,576 token slots of KV")
-    check_out(Path(a.out), Path(a.checkpoint) if a.checkpoint else None)
+    check_output(Path(a.out), {"--checkpoint": Path(a.checkpoint) if a.checkpoint else None})
     return a
-
-
-def tracked(path: Path) -> bool:
-    """Whether the repository keeps this file (git ls-files; without git, anything under its kept folders)."""
-    try:
-        rel = path.resolve().relative_to(ROOT)
-    except ValueError:
-        return False
-    try:
-        out = subprocess.run(["git", "-C", str(ROOT), "ls-files", "--error-unmatch", str(rel)], capture_output=True)
-        return out.returncode == 0
-    except OSError:
-        return rel.parts[0] in ("precomputed", "config", "templates", "scripts", "site", "tests")
-
-
-def check_out(out: Path, checkpoint: Path | None) -> None:
-    shown = out.as_posix()
-    if out.is_dir():
-        raise InputError(f"--out {shown}: is a folder; name a file to write")
-    if checkpoint is not None and out.resolve() == checkpoint.resolve():
-        raise InputError(f"--out {shown}: is the --checkpoint; the run would write over the weights")
-    if out.exists() and tracked(out):
-        raise InputError(f"--out {shown}: the repository keeps this file; write the run to a new name "
-                         "(or under build/)")
-    parent = out.parent if str(out.parent) else Path(".")
-    try:  # the write goes through a temp file beside the target (write_json_atomic): try one now, not after the run
-        parent.mkdir(parents=True, exist_ok=True)
-        tempfile.NamedTemporaryFile(dir=parent, prefix=f".{out.name}.", suffix=".probe").close()
-    except OSError as exc:
-        raise InputError(f"--out {shown}: cannot be written there ({exc.strerror or exc})") from None
 
 
 def main(argv=None) -> dict:

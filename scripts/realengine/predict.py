@@ -435,6 +435,7 @@ def main(argv=None) -> int:
     from scripts.record.anchor_file import load
     from scripts.record.atomic import write_json_atomic
     from scripts.record.inputs import InputError, read_json
+    from scripts.record.outputs import check_output
 
     args = _parser().parse_args(argv)
     try:
@@ -451,10 +452,9 @@ def main(argv=None) -> int:
         if args.result.resolve() in {p.resolve() for p in fit_on}:
             raise InputError(f"{args.result.as_posix()}: is one of the runs the step model is fitted on (a "
                              "prediction must not see the run it predicts)")
-        inputs = [args.result, args.calibration, args.config, args.anchor, *fit_on]
-        if args.out is not None and args.out.resolve() in {p.resolve() for p in inputs}:
-            raise InputError(f"--out {args.out.as_posix()}: is one of the command's inputs; the report would "
-                             "overwrite it (name another file)")
+        if args.out is not None:  # never over an input, a kept file (precomputed/measured_records.json), a folder
+            check_output(args.out, {"result": args.result, "--calibration": args.calibration, "--config": args.config,
+                                    "--anchor": args.anchor, **{f"--fit-on {p.as_posix()}": p for p in fit_on}})
         settings = comparison_settings(read_json(args.config), args.config.as_posix())
         doc = results.load_result(args.result)
         sends = "measured: the file's send_times"
