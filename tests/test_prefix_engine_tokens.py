@@ -4,31 +4,12 @@ TokenPrefixCache keeps it (its twin in templates/serving_sim/prefix.js), driven 
 and the Python's caches taking the same decisions call for call; both engines on the same shared-prefix requests
 finding the same hits and generating the tokens they generate with the cache off (the cached KV copied right)."""
 import json
-import subprocess
 
 import pytest
 
 from scripts.bench.seeded_weights import seeded_model
-from scripts.page.lab import lab_model_script
-from scripts.page.render import sim_script
 from scripts.serving.engine.prefix import TokenPrefixCache
-from tests.conftest import ROOT
-
-
-@pytest.fixture(scope="module")
-def scripts(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("prefix-engine")
-    paths = {"L": folder / "L.js", "S": folder / "S.js"}
-    paths["L"].write_text(lab_model_script(ROOT / "templates"), encoding="utf-8")
-    paths["S"].write_text(sim_script(ROOT / "templates" / "serving_sim"), encoding="utf-8")
-    return paths
-
-
-def node(scripts: dict, body: str):
-    head = "".join(f"const {k} = require({json.dumps(str(p))});\n" for k, p in scripts.items())
-    out = subprocess.run(["node", "-e", head + body], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    return json.loads(out.stdout)
+from tests.test_lab_steps import node, scripts  # noqa: F401  (the fixture: the built L, S and P scripts)
 
 
 def test_block_reuse_by_hand():
@@ -93,7 +74,7 @@ def run_calls_python() -> list:
     return out
 
 
-def test_the_pages_cache_takes_the_pythons_decisions_call_for_call(scripts):
+def test_the_pages_cache_takes_the_pythons_decisions_call_for_call(scripts):  # noqa: F811
     js = node(scripts, f"""const c = new S.TokenPrefixCache(7, 4), held = [], prompts = [], out = [];
 for (const call of {json.dumps(CALLS)}) {{
   if (call[0] === "admit") {{
@@ -127,7 +108,7 @@ console.log(JSON.stringify({on: run(true), off: run(false)}));
 """
 
 
-def test_both_engines_find_the_same_hits_and_generate_what_they_generate_uncached(scripts):
+def test_both_engines_find_the_same_hits_and_generate_what_they_generate_uncached(scripts):  # noqa: F811
     """Nine requests on two system prompts (36 and 20 tokens: 2 and 1 full blocks of 16), 3 slots, 32 tokens a step:
     the page's engine and the Python's, both caching, take the same steps, generate the same tokens and report the
     same hits; every request generates what it generates with the cache off (in fewer steps with it on); a hit's
@@ -182,7 +163,7 @@ def test_serve_tiny_with_a_shared_system_prompt_reports_its_hits(tmp_path):
     assert "cached_tokens" not in json.loads(plain.read_text(encoding="utf-8"))
 
 
-def test_a_release_puts_its_uncached_blocks_at_the_head_together_as_vllm_0_34_does(scripts):
+def test_a_release_puts_its_uncached_blocks_at_the_head_together_as_vllm_0_34_does(scripts):  # noqa: F811
     """block_pool.free_blocks with prepend_n (vLLM 0.34.0): blocks 0-3 freed last first, 0 and 1 cached: the
     uncached 3, 2 go to the head in that order, the cached 1, 0 to the tail; the page's pool the same."""
     from scripts.serving.engine.prefix import VllmPrefixPool

@@ -79,20 +79,24 @@ function fitStepModel(L, S, allRows, C, overheadS) {
   }
   const model = {decode_batch: knots, decode_seconds: knotSeconds, prompt_chunk_s: 0, prompt_token_s: 0, prompt_pair_s: 0,
     attention_s_per_token: attention, request_overhead_s: overheadS};
-  const D = new S.StepModel(model), prompts = rows.filter((r) => r.chunks.length);
-  const features = (r) => [r.chunks.length, r.chunks.reduce((a, [, n]) => a + n, 0),
-    r.chunks.reduce((a, [s, n]) => a + (n * s + n * n / 2), 0)];
-  const target = (r) => r.seconds - D.D(r.decoders) - attention * r.contextSum;
-  let abc = nonNegativeFit(prompts.map(features), prompts.map(target));
-  const residual = (r) => target(r) - features(r).reduce((a, x, i) => a + x * abc[i], 0);
+  const prompts = rows.filter((r) => r.chunks.length), target = promptTarget(new S.StepModel(model));
+  let abc = fitPromptTerms(target, prompts);
+  const residual = (r) => target(r) - promptFeatures(r).reduce((a, x, i) => a + x * abc[i], 0);
   if (prompts.length > 3) {
     const res = prompts.map(residual), mid = L.median(res), mad = L.median(res.map((x) => Math.abs(x - mid)));
     const kept = prompts.filter((r, i) => Math.abs(res[i] - mid) <= C.outlier_mads * mad);
-    if (kept.length >= 3) abc = nonNegativeFit(kept.map(features), kept.map(target));
+    if (kept.length >= 3) abc = fitPromptTerms(target, kept);
   }
   [model.prompt_chunk_s, model.prompt_token_s, model.prompt_pair_s] = abc;
   return model;
 }
+// A step's prompt work as the step model prices it: per chunk a, b per token, c per (token x start + token^2 / 2);
+// the target, what the step took beyond D(decoders) and attention (sm: the S.StepModel of the decode side); the
+// least-squares fit of a, b, c, each kept >= 0 (nonNegativeFit). Experiment E's refit on its probe uses the same.
+const promptFeatures = (r) => [r.chunks.length, r.chunks.reduce((a, [, n]) => a + n, 0),
+  r.chunks.reduce((a, [s, n]) => a + (n * s + n * n / 2), 0)];
+const promptTarget = (sm) => (r) => r.seconds - sm.D(r.decoders) - sm.attention * r.contextSum;
+const fitPromptTerms = (target, rows) => nonNegativeFit(rows.map(promptFeatures), rows.map(target));
 function interquartileMean(values) {  // the mean of the sorted values from index floor(n/4) to n - 1 - floor(n/4)
   const v = Float64Array.from(values).sort(), cut = Math.floor(v.length / 4);
   let s = 0;

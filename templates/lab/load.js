@@ -36,13 +36,14 @@ function serveRequests(P, plan, budgetMs, seed, onProgress, prefixBlock = 0) {
       if (finished === reqs.length) end(false);
     });
     P.worker().postMessage({cmd: "serve", maxNumSeqs: E.max_num_seqs, maxBatchedTokens: E.max_num_batched_tokens, prefixBlock});
+    const systems = new Map();  // the shared system prompt's ids, drawn once per length
+    const system = (n) => { if (!systems.has(n)) systems.set(n, n ? P.seededIds(seed * 1000 - 1, n) : []); return systems.get(n); };
     plan.forEach((p, id) => {
       const r = reqs[id];
       r.planned = t0 + p.at * 1000;
       timers.push(setTimeout(() => {
         r.send = clock();
-        const system = p.system ? P.seededIds(seed * 1000 - 1, p.system) : [];
-        P.worker().postMessage({cmd: "request", request: {id, prompt: [...system, ...P.seededIds(seed * 1000 + id, p.prompt)], outputLen: p.output}});
+        P.worker().postMessage({cmd: "request", request: {id, prompt: [...system(p.system || 0), ...P.seededIds(seed * 1000 + id, p.prompt)], outputLen: p.output}});
       }, p.at * 1000));
     });
     timers.push(setTimeout(() => end(true), budgetMs));

@@ -185,14 +185,13 @@ async function runWaits(P, box, o) {
   return out;
 }
 // The step models the prediction uses: experiment C's decode side (its D per batch and attention) with prompt terms
-// fitted again on the probe's rows, as C's fit does (fitStepModel: what a step took beyond D and attention, by
-// nonNegativeFit): `beside` on the rows with the users' decode tokens, for the decode device's steps; `alone` on the
+// fitted again on the probe's rows by C's own fit (calibration.js fitPromptTerms: what a step took beyond D and
+// attention): `beside` on the rows with the users' decode tokens, for the decode device's steps; `alone` on the
 // prompt alone, for the prefill device (P/D).
 function waitsStepModel(S, stepModel, probeRows) {
-  const D = (n) => new S.StepModel(stepModel).D(n);
-  const features = (r) => { const [[s, n]] = r.chunks; return [1, n, n * s + n * n / 2]; };
+  const target = promptTarget(new S.StepModel(stepModel));
   const fit = (rows) => {
-    const [a, b, c] = nonNegativeFit(rows.map(features), rows.map((r) => r.seconds - D(r.decoders) - stepModel.attention_s_per_token * r.contextSum));
+    const [a, b, c] = fitPromptTerms(target, rows);
     return {...stepModel, prompt_chunk_s: a, prompt_token_s: b, prompt_pair_s: c};
   };
   return {beside: fit(probeRows.filter((r) => r.decoders > 0)), alone: fit(probeRows.filter((r) => r.decoders === 0))};
