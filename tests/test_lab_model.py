@@ -274,7 +274,7 @@ LAB_CASES = [  # (the field replaced, its new value (None: deleted), what the on
     (("experiments", 3, "run_seconds"), [["calibration.nothing"]],
      "field experiments[3].run_seconds names calibration.nothing, which is not a field of the file"),
     (("experiments", 1, "id"), "batch", "field experiments[1].id repeats 'batch'"),
-    (("experiments", 0, "worker"), ["fly"], "field experiments[0].worker[0] must be one of batches, kv, serve"),
+    (("experiments", 0, "worker"), ["fly"], "field experiments[0].worker[0] must be one of batches, gpu, kv, serve"),
 ]
 
 

@@ -13,12 +13,14 @@ from scripts.bench.shape import DEFAULT
 from scripts.record.inputs import InputError
 
 MODEL_SOURCE = "lab/model/model.js"
-MODEL_PARTS = ("lab/model/tools.js", "lab/model/readers.js")  # appended: experiment D's tool metrics and file readers
+MODEL_PARTS = ("lab/model/tools.js", "lab/model/readers.js", "lab/model/gpu.js")  # appended: experiment D's tool
+# metrics and file readers, and the model on WebGPU (its shaders where GPU_PLACEHOLDER stands)
 WORDS = json.loads((Path(__file__).parent / "labels.json").read_text(encoding="utf-8"))["lab"]  # record labels
 KERNEL_SOURCE = "lab/model/kernel.wat"
 PLACEHOLDER = "@KERNEL_BASE64@"
 FUSED_PLACEHOLDER = "@KERNEL_FUSED_BASE64@"
 MODEL_PLACEHOLDER = "__MODEL__"
+GPU_SOURCE, GPU_PART, GPU_PLACEHOLDER = "lab/model/gpu.wgsl", "lab/model/gpu.js", '"@GPU_WGSL@"'
 
 
 def kernel_bytes(wat: Path, fused: bool = False) -> bytes:
@@ -85,9 +87,22 @@ def lab_model_script(templates: Path) -> str:
     fused = base64.b64encode(kernel_bytes(templates / KERNEL_SOURCE, fused=True)).decode("ascii")
     model = {"shape": DEFAULT.as_dict(), "seed": SEED, "spec": [[n, list(d), o, s] for n, d, o, s in spec()]}
     parts = [(templates / part).read_text(encoding="utf-8") for part in MODEL_PARTS]
+    parts[MODEL_PARTS.index(GPU_PART)] = gpu_script(templates)
     model_text = json.dumps(model, separators=(",", ":"))
     source = source.replace(PLACEHOLDER, encoded).replace(FUSED_PLACEHOLDER, fused)
     return "\n".join([source.replace(MODEL_PLACEHOLDER, model_text), *parts])
+
+
+def gpu_script(templates: Path) -> str:
+    """gpu.js with its shaders (gpu.wgsl) as a JavaScript string where the placeholder stands (exactly once)."""
+    source, shown = (templates / GPU_PART).read_text(encoding="utf-8"), (templates / GPU_PART).as_posix()
+    if source.count(GPU_PLACEHOLDER) != 1:
+        raise InputError(f"{shown}: needs the placeholder {GPU_PLACEHOLDER} exactly once")
+    try:
+        wgsl = (templates / GPU_SOURCE).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{(templates / GPU_SOURCE).as_posix()}: cannot be read as UTF-8 text ({exc})") from None
+    return source.replace(GPU_PLACEHOLDER, json.dumps(wgsl))
 
 
 LAB_CONFIG = "config/lab.json"

@@ -5,4 +5,4 @@
 // it writes is measured on this device and says so; the committed figures beside them carry their records.
 "use strict";
 
-  // @include worker.js waits.js page.js batch.js kv.js load.js calibration.js predict.js tools.js experiments.js
+  // @include worker.js waits.js page.js gpu.js batch.js kv.js load.js calibration.js predict.js tools.js experiments.js

@@ -1,6 +1,8 @@
 // ---- the page's side ------------------------------------------------------------------------------------------------
 function labPage(L, doc) {
   const settings = JSON.parse(doc.getElementById("on-your-device").dataset.labSettings);
+  // a harness may shorten a run (tests/test_lab_gpu.py: SwiftShader's steps are slow): {group: {key: value}}
+  for (const [group, values] of Object.entries(globalThis.C13_LAB_OVERRIDES || {})) Object.assign(settings[group], values);
   const $ = (sel, root = doc) => root.querySelector(sel);
   const fmt = (x, digits) => (Number.isFinite(x) ? x.toLocaleString("en-US", {minimumFractionDigits: digits,
     maximumFractionDigits: digits}) : "—");
@@ -9,8 +11,17 @@ function labPage(L, doc) {
   function newWorker() {  // the model and the worker's code from this page's own source (a Blob: file:// works)
     const sim = typeof c13ServingSim === "function" ? c13ServingSim.toString() : "const c13ServingSim = null;";
     const forced = `self.C13_KERNEL = ${JSON.stringify(globalThis.C13_KERNEL || null)};`;  // a forced kernel build, passed on
-    const src = `${forced}\n${c13LabModel.toString()}\n${sim}\n${labTimings.toString()}\n${labWaits.toString()}\n(${labWorker.toString()})(c13LabModel(), self, c13ServingSim && c13ServingSim());\n`;
+    const model = "(() => { const L = c13LabModel(); return Object.assign(L, c13LabGpu(L)); })()";  // gpu.js: the GPU model
+    const src = `${forced}\n${c13LabModel.toString()}\n${c13LabGpu.toString()}\n${sim}\n${labTimings.toString()}\n${labWaits.toString()}\n(${labWorker.toString()})(${model}, self, c13ServingSim && c13ServingSim());\n`;
     return new Worker(URL.createObjectURL(new Blob([src], {type: "text/javascript"})));
+  }
+  let gpuReady = null;
+  function startGpu() {  // the worker's GPU model, once: slots for the largest GPU batch, context for experiment A
+    const g = settings.gpu, k = settings.kv;
+    const maxContext = Math.max(settings.batch.position + 1, k.prompt_tokens + Math.max(...k.new_tokens));
+    gpuReady = gpuReady || ask({cmd: "gpu", slots: Math.max(...g.batch_sizes), maxContext,
+      maxTokens: Math.max(maxContext, ...g.batch_sizes)}, "gpu").catch((err) => { gpuReady = null; throw err; });
+    return gpuReady;
   }
   let spare = null;  // a second worker: experiment E's prefill device (P/D)
   const spareWorker = () => { if (!spare) spare = newWorker(); return spare; };
@@ -69,7 +80,7 @@ function labPage(L, doc) {
     }
     return out;
   }
-  return {settings, $, fmt, ask, seededIds, exclusive, startWorker, guesses, worker: () => worker, spareWorker,
+  return {settings, $, fmt, ask, seededIds, exclusive, startWorker, startGpu, guesses, worker: () => worker, spareWorker,
     listen: (f) => { listener = f; }};
 }
 

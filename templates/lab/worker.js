@@ -3,44 +3,73 @@
 // ({model, post, yieldTask, median}); the page's worker gets this function's source beside labWorker's.
 function labTimings(L, w) {
   const prefilled = new Set();
+  // m.device "gpu": the GpuModel (gpu.js, set up by the worker's gpu command), whose forward returns a Promise
+  const modelFor = (m) => {
+    if (m.device !== "gpu") return w.model;
+    if (!w.gpu) throw new Error("the GPU model is not set up (the worker's gpu command comes first)");
+    return w.gpu;
+  };
   function prefill(slot, prompt) {
     if (prefilled.has(slot)) return;
     w.model.forward(prompt, prompt.map(() => slot), prompt.map((_, i) => i), [prompt.length - 1]);
     prefilled.add(slot);
   }
-  async function batches(m) {  // one decode step of B requests, each with `position` cached positions
-    const rows = [];
+  async function prefillGpu(model, prompt, slots) {  // one slot's prompt, copied to every other slot
+    await model.forward(prompt, prompt.map(() => 0), prompt.map((_, i) => i), [prompt.length - 1]);
+    await model.copySlot(0, Array.from({length: slots - 1}, (_, i) => i + 1));
+  }
+  // one decode step of B requests, each with `position` cached positions; on the GPU a size starts only while the
+  // run is inside m.budgetMs (the rest are reported as skipped)
+  async function batches(m) {
+    const model = modelFor(m), gpu = model.async === true, rows = [], skipped = [], start = performance.now();
+    if (gpu) await prefillGpu(model, m.prompt, Math.max(...m.sizes));
     for (const B of m.sizes) {
-      for (let s = 0; s < B; s++) prefill(s, m.prompt);
-      const ids = Array.from({length: B}, (_, i) => m.prompt[i]), slots = ids.map((_, i) => i);
+      if (gpu && m.budgetMs && performance.now() - start > m.budgetMs) { skipped.push(B); continue; }
+      if (!gpu) for (let s = 0; s < B; s++) prefill(s, m.prompt);
+      const ids = Array.from({length: B}, (_, i) => m.prompt[i % m.prompt.length]), slots = ids.map((_, i) => i);
       const pos = ids.map(() => m.prompt.length), wanted = slots.slice(), times = [];
       for (let k = 0; k < 1 + m.samples; k++) {  // a sample: `stepsPerSample` steps back to back (the browser's
         const t0 = performance.now();           // clock is coarse, see config/lab.json), the first a warm-up
-        for (let j = 0; j < m.stepsPerSample; j++) w.model.forward(ids, slots, pos, wanted);
+        for (let j = 0; j < m.stepsPerSample; j++) {
+          const out = model.forward(ids, slots, pos, wanted);
+          if (gpu) await out;  // a GPU step ends when its logits are back
+        }
         if (k >= 1) times.push((performance.now() - t0) / m.stepsPerSample);
       }
       rows.push({batch: B, ms: w.median(times)});
-      w.post({type: "progress", done: rows.length, of: m.sizes.length});
+      w.post({type: "progress", done: rows.length + skipped.length, of: m.sizes.length});
       await w.yieldTask();
     }
     prefilled.clear();
-    w.post({type: "batches", rows});
+    w.post({type: "batches", rows, skipped, device: gpu ? "gpu" : "cpu"});
   }
-  function timeGeneration(prompt, n, cache) {
+  // One generation, timed; past `until` (performance.now() ms) it stops at the next step and resolves with null.
+  async function timeGeneration(model, prompt, n, cache, until) {
+    let over = false;
+    const bounded = {argmax: (l, r) => model.argmax(l, r), forward: (...a) => {
+      if (performance.now() > until) { over = true; throw new RangeError("over the budget"); }
+      return model.forward(...a);
+    }};
     const t0 = performance.now();
-    const out = L.greedy(w.model, prompt, n, {cache, slot: 0});
-    return {ms: performance.now() - t0, out};
+    try {
+      const out = model.async ? await L.greedyAsync(bounded, prompt, n, {cache, slot: 0}) : L.greedy(bounded, prompt, n, {cache, slot: 0});
+      return {ms: performance.now() - t0, out};
+    } catch (err) {
+      if (over) return null;
+      throw err;
+    }
   }
-  async function kvCache(m) {  // experiment A: alternating pairs per length, within the time budget
-    const start = performance.now(), rows = [], skipped = [];
+  // experiment A: per length a warm-up pair, then alternating pairs within the time budget; a length whose pairs do
+  // not fit (or whose warm-up runs past the budget) is skipped
+  async function kvCache(m) {
+    const model = modelFor(m), start = performance.now(), until = start + m.budgetMs, rows = [], skipped = [];
     for (const n of m.lengths) {
-      const warm = timeGeneration(m.prompt, n, true).ms + timeGeneration(m.prompt, n, false).ms;
-      const left = m.budgetMs - (performance.now() - start);
-      const pairs = Math.min(m.pairs, Math.floor(left / warm));
+      const a0 = await timeGeneration(model, m.prompt, n, true, until), b0 = a0 && await timeGeneration(model, m.prompt, n, false, until);
+      const pairs = b0 ? Math.min(m.pairs, Math.floor((until - performance.now()) / (a0.ms + b0.ms))) : 0;
       if (pairs < m.minPairs) { skipped.push(n); continue; }
       const kv = [], nokv = [];
       for (let r = 0; r < pairs; r++) {
-        const a = timeGeneration(m.prompt, n, true), b = timeGeneration(m.prompt, n, false);
+        const a = await timeGeneration(model, m.prompt, n, true, Infinity), b = await timeGeneration(model, m.prompt, n, false, Infinity);
         if (a.out.join() !== b.out.join()) throw new Error(`with and without the cache gave different tokens at ${n}`);
         kv.push(a.ms);
         nokv.push(b.ms);
@@ -49,9 +78,18 @@ function labTimings(L, w) {
       }
       rows.push({newTokens: n, kv, nokv});
     }
-    w.post({type: "kv", rows, skipped, seconds: (performance.now() - start) / 1000});
+    w.post({type: "kv", rows, skipped, seconds: (performance.now() - start) / 1000, device: model.async ? "gpu" : "cpu"});
   }
-  return {batches, kv: kvCache};
+  // The GPU model beside the CPU one: {available, reason} where the browser offers no adapter; else the adapter's
+  // words (a software adapter says so: info.fallback) and how long the model took to set up.
+  async function gpu(m) {
+    const found = await L.gpuAdapter();
+    if (!found.adapter) { w.post({type: "gpu", available: false, reason: found.reason}); return; }
+    const t0 = performance.now();
+    if (!w.gpu) w.gpu = await L.GpuModel.create({adapter: found.adapter, slots: m.slots, maxContext: m.maxContext, maxTokens: m.maxTokens});
+    w.post({type: "gpu", available: true, info: found.info, ms: performance.now() - t0});
+  }
+  return {batches, kv: kvCache, gpu};
 }
 
 function labWorker(L, scope, S = null) {  // S: the serving simulator (its TokenPrefixCache), when the page has it
@@ -61,7 +99,7 @@ function labWorker(L, scope, S = null) {  // S: the serving simulator (its Token
   let resume = null;
   channel.port1.onmessage = () => { const r = resume; resume = null; if (r) r(); };
   const yieldTask = () => new Promise((r) => { resume = r; channel.port2.postMessage(0); });
-  const w = {model: null, post, yieldTask, median: L.median, transfer: (m, list) => scope.postMessage(m, list)};
+  const w = {model: null, gpu: null, post, yieldTask, median: L.median, transfer: (m, list) => scope.postMessage(m, list)};
   const timings = labTimings(L, w), waits = labWaits(L, w);
 
   function init(m) {

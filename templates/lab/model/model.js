@@ -212,28 +212,48 @@ function c13LabModel() {
       this.linear(this.last, this.head, this.logits, wanted.length);
       return this.logits.view.subarray(0, wanted.length * this.s.vocab);
     }
-    argmax(logits, row) {
-      const v = this.s.vocab, o = row * v;
-      let best = 0;
-      for (let i = 1; i < v; i++) if (logits[o + i] > logits[o + best]) best = i;
-      return best;
-    }
+    argmax(logits, row) { return argmaxRow(logits, row, this.s.vocab); }
   }
   // Greedy generation on one slot with the cache (the prompt in one step, then one token a step), or without it
   // (the whole sequence again every step, as tinygpt.generate(kv_cache=False)); `keep` collects each step's logits.
-  function greedy(model, prompt, steps, {cache = true, slot = 0, keep = null} = {}) {
+  // The plan is one generator: it yields each step's [tokens, positions] and takes the step's next token back;
+  // greedy drives it with TinyModel's forward, greedyAsync with one that returns a Promise (gpu.js GpuModel).
+  function* greedyPlan(prompt, steps, cache) {
     const ids = Array.from(prompt), out = [];
     let feed = ids.slice(), start = 0;
     for (let k = 0; k < steps; k++) {
-      const n = feed.length, pos = Array.from({length: n}, (_, i) => start + i);
-      const logits = model.forward(feed, new Array(n).fill(slot), pos, [n - 1]);
-      if (keep) keep.push(Float32Array.from(logits));
-      const next = model.argmax(logits, 0);
+      const next = yield [feed, Array.from({length: feed.length}, (_, i) => start + i)];
       out.push(next);
       ids.push(next);
       if (cache) { start = ids.length - 1; feed = [next]; } else feed = ids.slice();
     }
     return out;
+  }
+  function greedy(model, prompt, steps, {cache = true, slot = 0, keep = null} = {}) {
+    const plan = greedyPlan(prompt, steps, cache);
+    let r = plan.next();
+    while (!r.done) {
+      const [feed, pos] = r.value, logits = model.forward(feed, new Array(feed.length).fill(slot), pos, [feed.length - 1]);
+      if (keep) keep.push(Float32Array.from(logits));
+      r = plan.next(model.argmax(logits, 0));
+    }
+    return r.value;
+  }
+  async function greedyAsync(model, prompt, steps, {cache = true, slot = 0, keep = null} = {}) {
+    const plan = greedyPlan(prompt, steps, cache);
+    let r = plan.next();
+    while (!r.done) {
+      const [feed, pos] = r.value, logits = await model.forward(feed, new Array(feed.length).fill(slot), pos, [feed.length - 1]);
+      if (keep) keep.push(Float32Array.from(logits));
+      r = plan.next(model.argmax(logits, 0));
+    }
+    return r.value;
+  }
+  function argmaxRow(logits, row, v) {  // the first largest of a row (torch's argmax)
+    const o = row * v;
+    let best = 0;
+    for (let i = 1; i < v; i++) if (logits[o + i] > logits[o + best]) best = i;
+    return best;
   }
 
   // ---- the engine: continuous batching with vLLM V1's rule (vllm/v1/core/sched/scheduler.py, Scheduler.schedule,
@@ -377,7 +397,7 @@ function c13LabModel() {
       ...stats("e2el", e2el, percentiles)};
   }
 
-  return {TinyModel, Engine, runMetrics, npPercentile, greedy, SHAPE, SEED, weightSpec, generatedWeights, paramCount, Arena, kernelInstance, kernelBuild, transposed, layerNorm, mulberry32, median,
+  return {TinyModel, Engine, runMetrics, npPercentile, greedy, greedyAsync, argmaxRow, SHAPE, SEED, weightSpec, generatedWeights, paramCount, Arena, kernelInstance, kernelBuild, transposed, layerNorm, mulberry32, median,
     decodeBase64};
 }
 if (typeof self !== "undefined") self.C13Lab = c13LabModel();
