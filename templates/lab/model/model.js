@@ -69,6 +69,14 @@ function c13LabModel() {
     const module = new WebAssembly.Module(decodeBase64(build === "fma" ? KERNEL_FUSED_BASE64 : KERNEL_BASE64));
     return new WebAssembly.Instance(module, {});
   }
+  // nn.Linear's weight (nOut x nIn) as the kernel reads it: panels of eight outputs, each nIn x 8 (kernel.wat linear)
+  function packed(w, nOut, nIn) {
+    const t = new Float32Array(nOut * nIn);
+    for (let p = 0; p < nOut / 8; p++) {
+      for (let k = 0; k < nIn; k++) for (let j = 0; j < 8; j++) t[(p * nIn + k) * 8 + j] = w[(p * 8 + j) * nIn + k];
+    }
+    return t;
+  }
   function transposed(w, rows, cols) {  // (rows x cols) -> (cols x rows)
     const t = new Float32Array(rows * cols);
     for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) t[c * rows + r] = w[r * cols + c];
@@ -95,9 +103,9 @@ function c13LabModel() {
       const linearFloats = s.n_layer * (4 * d * d + 3 * d + 2 * d * f + f + d) + d * v + v;
       const cacheFloats = 2 * slots * s.n_layer * maxContext * d;  // K and V of every slot, whole context reserved
       this.arena = new Arena(kernelInstance(kernel),
-        linearFloats + cacheFloats + maxTokens * (6 * d + f) + slots * (d + v) + maxContext + 4096);
+        linearFloats + cacheFloats + maxTokens * (6 * d + f) + slots * (d + v) + s.n_head * maxContext + 4096);
       const put = (values) => { const t = this.arena.alloc(values.length); t.view.set(values); return t; };
-      const lin = (name, nOut, nIn) => ({w: put(transposed(w[name + ".weight"], nOut, nIn)), b: put(w[name + ".bias"]),
+      const lin = (name, nOut, nIn) => ({w: put(packed(w[name + ".weight"], nOut, nIn)), b: put(w[name + ".bias"]),
         nIn, nOut});
       this.emb = w["emb.weight"];
       this.layers = [];
@@ -107,13 +115,14 @@ function c13LabModel() {
           qkv: lin(b + "qkv", 3 * d, d), proj: lin(b + "proj", d, d), fc: lin(b + "fc", f, d), out: lin(b + "out", d, f)});
       }
       this.lnF = [w["ln_f.weight"], w["ln_f.bias"]];
-      this.head = {w: put(transposed(this.emb, v, d)), b: this.arena.alloc(v), nIn: d, nOut: v};  // tied, no bias
+      this.head = {w: put(packed(this.emb, v, d)), b: this.arena.alloc(v), nIn: d, nOut: v};  // tied, no bias
       const buf = (n) => this.arena.alloc(n);
       Object.assign(this, {x: buf(maxTokens * d), h: buf(maxTokens * d), qkv: buf(maxTokens * 3 * d),
         ff: buf(maxTokens * f), tmp: buf(maxTokens * d), last: buf(slots * d), logits: buf(slots * v),
-        scores: buf(maxContext)});
+      });
       const perSlot = s.n_layer * maxContext * d;
       this.kv = Array.from({length: slots}, () => ({k: buf(perSlot), v: buf(perSlot)}));
+      this.scores = buf(s.n_head * maxContext);  // attention's scratch: every head's scores of one token
       this.ropeTables();
     }
     ropeTables() {  // torch's float32 steps: inv = 1 / base^(2j/dh), angle = pos * inv, cos/sin, each rounded
@@ -174,13 +183,10 @@ function c13LabModel() {
       }
       for (let t = 0; t < T; t++) this.attendOne(lo, this.slotCache(slots[t]), pos[t], t);
     }
-    attendOne(lo, c, p, t) {  // the kernel's `head`: scores, softmax and the weighted sum of one head
-      const d = this.s.d_model, dh = this.dh, head = this.arena.exports.head;
-      for (let hh = 0; hh < this.s.n_head; hh++) {
-        const col = (lo + hh * dh) * 4;
-        head(this.qkv.at + (t * 3 * d + hh * dh) * 4, c.k.at + col, c.v.at + col, p + 1, d * 4, this.scores.at,
-          this.h.at + (t * d + hh * dh) * 4, dh, 1 / Math.sqrt(dh));
-      }
+    attendOne(lo, c, p, t) {  // the kernel's `attend`: every head's scores, softmax and weighted sum for one token
+      const d = this.s.d_model, col = lo * 4;
+      this.arena.exports.attend(this.qkv.at + t * 3 * d * 4, c.k.at + col, c.v.at + col, p + 1, d * 4, this.scores.at,
+        this.h.at + t * d * 4, this.dh, this.s.n_head, 1 / Math.sqrt(this.dh));
     }
     addInto(dst, src, n) { const a = dst.view, b = src.view; for (let i = 0; i < n; i++) a[i] += b[i]; }
     block(layer, slots, pos, T) {
