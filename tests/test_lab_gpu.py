@@ -106,6 +106,27 @@ def test_the_software_adapter_is_named_and_the_gpu_batch_runs_on_a_phone(webgpu_
     page.close()
 
 
+def test_experiment_b_serves_on_the_gpu_with_the_same_rule(webgpu_browser):
+    """Experiment B's device switch at 1280 px on SwiftShader: the smallest run the page offers goes through the same
+    engine (its async step) on the GPU model; every request completes and the run's row says GPU."""
+    page = webgpu_browser.new_page(viewport={"width": 1280, "height": 900})
+    watch = PageWatch(page)
+    page.goto((SITE / "lab.html").as_uri())
+    wait_ready(page)
+    assert gpu_state(page) == "fallback"
+    load = SETTINGS["load"]
+    for name, value in (("lab_device", "gpu"), ("lab_requests", min(load["requests"])), ("lab_rate", max(load["rates"])),
+                        ("lab_prompt", min(load["prompt_tokens"])), ("lab_output", min(load["output_tokens"]))):
+        page.select_option(f'#exp-load select[name="{name}"]', str(value))
+    run(page, "exp-load", timeout_s=120)
+    last = page.evaluate("document.getElementById('exp-load').lastRun")
+    assert len(last["requests"]) == min(load["requests"]), page.locator("#exp-load .status").inner_text()
+    assert all(len(r["times"]) == min(load["output_tokens"]) for r in last["requests"])
+    assert page.locator("#exp-load .runs tbody tr td").first.inner_text().endswith("(GPU)")
+    assert watch.errors == []
+    page.close()
+
+
 @pytest.mark.parametrize("hide", [False, True])
 def test_without_webgpu_one_sentence_says_so_and_the_cpu_runs(browser, hide):
     """Chromium without the flag offers navigator.gpu but no adapter; with navigator.gpu removed (a browser without

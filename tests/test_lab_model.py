@@ -186,6 +186,31 @@ def test_the_engine_keeps_vllm_v1s_rule(lab_js):
     assert any(s["scheduled"] >= 3 for s in out["steps"])  # the engine did batch
 
 
+ASYNC_ENGINE_JS = """
+(async () => {
+  const m = new L.TinyModel({slots: 4, maxContext: 96, maxTokens: 64}), next = L.mulberry32(5);
+  const reqs = Array.from({length: 8}, (_, id) => ({id, prompt: Array.from({length: 8 + (next() % 40)}, () => next() % 2048),
+    outputLen: 1 + (next() % 12)}));
+  async function run(asynchronous) {
+    const model = asynchronous ? {maxContext: 96, maxTokens: 64, slots: 4, async: true, argmax: (l, r) => m.argmax(l, r),
+      forward: (...a) => Promise.resolve(Float32Array.from(m.forward(...a)))} : m;
+    const e = new L.Engine(model, {maxNumSeqs: 4, maxBatchedTokens: 48}), log = [];
+    reqs.forEach((r) => e.add(r));
+    while (e.busy()) { const s = asynchronous ? await e.stepAsync() : e.step(); log.push([s.events, s.tokens, s.shape]); }
+    return log;
+  }
+  console.log(JSON.stringify({sync: await run(false), async: await run(true)}));
+})();
+"""
+
+
+def test_the_engines_async_step_is_its_step(lab_js):
+    """The engine's step on a model whose forward returns a Promise (the GPU model; experiment B's device switch)
+    schedules, batches and samples exactly as its step does: the same events, token counts and shapes, step by step."""
+    out = node(lab_js, ASYNC_ENGINE_JS)
+    assert out["sync"] == out["async"] and len(out["sync"]) > 8
+
+
 def test_a_request_longer_than_the_context_is_refused(lab_js):
     out = node(lab_js, """const m = new L.TinyModel({slots: 1, maxContext: 16, maxTokens: 16});
 const e = new L.Engine(m, {maxNumSeqs: 1, maxBatchedTokens: 16});

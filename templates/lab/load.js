@@ -12,7 +12,7 @@ const PROGRESS_MS = 100;  // the progress line is written at most this often: a 
 // laptop) kept the page's thread busy laying it out, and on two cores that thread and the worker's share them
 // A plan entry's `system` tokens (the prefix comparison's shared system prompt) come first in its prompt; with
 // prefixBlock > 0 the engine caches prefixes in blocks of that many tokens and each request records its hit.
-function serveRequests(P, plan, budgetMs, seed, onProgress, prefixBlock = 0) {
+function serveRequests(P, plan, budgetMs, seed, onProgress, prefixBlock = 0, device = "cpu") {
   const clock = () => performance.timeOrigin + performance.now(), E = P.settings.engine;
   const reqs = plan.map((p, id) => ({id, planned: 0, send: null, seen: null, idle: false, times: [], output: p.output,
     input: (p.system || 0) + p.prompt, cached: null}));
@@ -35,7 +35,7 @@ function serveRequests(P, plan, budgetMs, seed, onProgress, prefixBlock = 0) {
       if (recv - shownAt >= PROGRESS_MS || finished === reqs.length) { shownAt = recv; onProgress(finished, reqs.length); }
       if (finished === reqs.length) end(false);
     });
-    P.worker().postMessage({cmd: "serve", maxNumSeqs: E.max_num_seqs, maxBatchedTokens: E.max_num_batched_tokens, prefixBlock});
+    P.worker().postMessage({cmd: "serve", maxNumSeqs: E.max_num_seqs, maxBatchedTokens: E.max_num_batched_tokens, prefixBlock, device});
     const systems = new Map();  // the shared system prompt's ids, drawn once per length
     const system = (n) => { if (!systems.has(n)) systems.set(n, n ? P.seededIds(seed * 1000 - 1, n) : []); return systems.get(n); };
     plan.forEach((p, id) => {
@@ -59,7 +59,8 @@ function loadPlan(P, o) {
 }
 async function serveRun(P, o, onProgress) {
   const L = P.settings.load, plan = loadPlan(P, o);
-  const run = await serveRequests(P, plan, L.budget_s * 1000, L.seed, onProgress, o.prefix === "on" ? L.prefix_block_size : 0);
+  const run = await serveRequests(P, plan, L.budget_s * 1000, L.seed, onProgress, o.prefix === "on" ? L.prefix_block_size : 0,
+    o.device || "cpu");
   const done = run.requests.filter((r) => r.times.length === o.output), rel = (t) => (t - run.t0) / 1000;
   return {n: plan.length, asked: o.count, stopped: run.stopped, duration: rel(run.last), raw: run,
     requests: done.map((r) => ({send: rel(r.send), times: r.times.map(rel), input: r.input, output: o.output, cached: r.cached}))};
@@ -85,7 +86,7 @@ function showRun(P, box, o, run, metrics, guess) {
     }
   }
   const tr = document.createElement("tr"), cells = [
-    P.fmt(o.rate, 0), `${run.requests.length}/${run.n}`, P.fmt(metrics.request_throughput, 2),
+    P.fmt(o.rate, 0) + (o.device === "gpu" ? "(GPU)" : ""), `${run.requests.length}/${run.n}`, P.fmt(metrics.request_throughput, 2),
     P.fmt(metrics.output_throughput, 0), P.fmt(metrics.p50_ttft_ms, 0), guess === undefined ? "—" : P.fmt(guess, 0),
     P.fmt(metrics.p99_ttft_ms, 0),
     P.fmt(metrics.median_tpot_ms, 1), P.fmt(metrics.p99_tpot_ms, 1), `${P.fmt(100 * metrics.slo_attainment, 0)}%`,
@@ -149,10 +150,22 @@ function loadExperiment(P, box) {
     box.dataset.done = String(Number(box.dataset.done || 0) + 1);
     return {metrics, run};
   }
+  // experiment B's device switch (shown where the browser offers a WebGPU adapter): the same engine and rule, the
+  // model's forward on the GPU; experiment C and the prefix pair stay on the CPU
+  async function device() {
+    const pick = P.$('select[name="lab_device"]', box), gpu = pick && !pick.closest("[hidden]") && pick.value === "gpu";
+    if (!gpu) return "cpu";
+    P.$(".status", box).textContent = "正在 GPU 上建模型…";
+    const g = await P.startGpu();
+    if (!g.available) throw new Error(gpuNote({adapter: null, reason: g.reason}));
+    return "gpu";
+  }
   const [runBtn, sweepBtn, pairBtn] = box.querySelectorAll("button");
-  runBtn.addEventListener("click", () => P.exclusive(box, () => one(loadOptions(box), P.guesses(box).ttft_p99)));
+  runBtn.addEventListener("click", () => P.exclusive(box, async () => one({...loadOptions(box), device: await device()},
+    P.guesses(box).ttft_p99)));
   sweepBtn.addEventListener("click", () => P.exclusive(box, async () => {
-    for (const rate of P.settings.load.sweep_rates) await one({...loadOptions(box), rate});
+    const on = await device();
+    for (const rate of P.settings.load.sweep_rates) await one({...loadOptions(box), rate, device: on});
   }));
   pairBtn.addEventListener("click", () => P.exclusive(box, async () => {  // the same requests, cache off then on
     const o = {...loadOptions(box), system: Number(P.$('select[name="lab_system"]', box).value)};

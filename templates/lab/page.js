@@ -16,11 +16,11 @@ function labPage(L, doc) {
     return new Worker(URL.createObjectURL(new Blob([src], {type: "text/javascript"})));
   }
   let gpuReady = null;
-  function startGpu() {  // the worker's GPU model, once: slots for the largest GPU batch, context for experiment A
-    const g = settings.gpu, k = settings.kv;
-    const maxContext = Math.max(settings.batch.position + 1, k.prompt_tokens + Math.max(...k.new_tokens));
-    gpuReady = gpuReady || ask({cmd: "gpu", slots: Math.max(...g.batch_sizes), maxContext,
-      maxTokens: Math.max(maxContext, ...g.batch_sizes)}, "gpu").catch((err) => { gpuReady = null; throw err; });
+  function startGpu() {  // the worker's GPU model, once: slots for the largest GPU batch and the engine's limits
+    const g = settings.gpu, k = settings.kv, e = settings.engine;
+    const maxContext = Math.max(e.max_context, settings.batch.position + 1, k.prompt_tokens + Math.max(...k.new_tokens));
+    gpuReady = gpuReady || ask({cmd: "gpu", slots: Math.max(e.max_num_seqs, ...g.batch_sizes), maxContext,
+      maxTokens: Math.max(maxContext, e.max_num_batched_tokens, ...g.batch_sizes)}, "gpu").catch((err) => { gpuReady = null; throw err; });
     return gpuReady;
   }
   let spare = null;  // a second worker: experiment E's prefill device (P/D)

@@ -117,6 +117,9 @@ function labWorker(L, scope, S = null) {  // S: the serving simulator (its Token
   async function serve(m) {
     seen = [];
     if (m.prefixBlock && !S) throw new Error("prefix caching needs the simulator's script (serving-sim.js) on the page");
+    const onGpu = m.device === "gpu", model = onGpu ? w.gpu : w.model;
+    if (onGpu && !model) throw new Error("the GPU model is not set up (the worker's gpu command comes first)");
+    if (onGpu && m.prefixBlock) throw new Error("前缀缓存对照只在 CPU 上跑:GPU 上的模型不导出、导入 KV 块");
     // the cache's pool: the slots' memory in blocks (a running request always finds its blocks; the rest caches)
     const pool = m.prefixBlock ? new S.TokenPrefixCache(m.maxNumSeqs * Math.ceil(model.maxContext / m.prefixBlock), m.prefixBlock) : null;
     engine = new L.Engine(model, {maxNumSeqs: m.maxNumSeqs, maxBatchedTokens: m.maxBatchedTokens, prefixCache: pool});
@@ -124,7 +127,7 @@ function labWorker(L, scope, S = null) {  // S: the serving simulator (its Token
     let last = null;
     while (engine === serving) {
       if (!engine.busy()) { last = null; await new Promise((r) => { wake = r; }); continue; }
-      const t0 = clock(), step = engine.step();
+      const t0 = clock(), step = onGpu ? await engine.stepAsync() : engine.step();
       post({type: "step", events: step.events, tokens: step.tokens, requests: step.requests, hits: step.hits, ms: clock() - t0,
         shape: step.shape, start: t0, cycle: last === null ? null : t0 - last, afterIdle: last === null, seen});
       seen = [];

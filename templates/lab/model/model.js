@@ -326,6 +326,14 @@ function c13LabModel() {
     // (their contexts, the new token's own included: the twin's loop.py counts the same) and its prompt chunks
     // [[start, length]] in the step's order.
     step() {
+      const b = this.begin();
+      return this.finish(b, b.ids.length ? this.model.forward(b.ids, b.slots, b.pos, b.wanted) : null);
+    }
+    async stepAsync() {  // the same step on a model whose forward returns a Promise (gpu.js GpuModel)
+      const b = this.begin();
+      return this.finish(b, b.ids.length ? await this.model.forward(b.ids, b.slots, b.pos, b.wanted) : null);
+    }
+    begin() {  // the step's schedule and its tokens, laid out for the model's forward
       this.hits = [];  // [id, prompt tokens found in the prefix cache] of the requests admitted this step
       const plan = this.schedule(), ids = [], slots = [], pos = [], wanted = [], ends = [];
       const shape = {decoders: 0, contextSum: 0, chunks: []};
@@ -335,7 +343,10 @@ function c13LabModel() {
         r.computed += n;
         if (r.computed === r.tokens.length) { wanted.push(ids.length - 1); ends.push(r); }
       }
-      const logits = ids.length ? this.model.forward(ids, slots, pos, wanted) : null, events = [], pc = this.prefixCache;
+      return {plan, ids, slots, pos, wanted, ends, shape};
+    }
+    finish({plan, ids, ends, shape}, logits) {  // the prefix cache's new blocks, then a token for every request at its end
+      const events = [], pc = this.prefixCache;
       if (pc) {
         for (const [r] of plan) {
           for (const [b, at] of pc.grow(r.blocks, r.tokens, r.computed)) this.store.set(b.id, this.model.exportKV(r.slot, pc.block_size, at));
