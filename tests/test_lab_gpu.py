@@ -115,8 +115,9 @@ def test_experiment_b_serves_on_the_gpu_with_the_same_rule(webgpu_browser):
     wait_ready(page)
     assert gpu_state(page) == "fallback"
     load = SETTINGS["load"]
-    for name, value in (("lab_device", "gpu"), ("lab_requests", min(load["requests"])), ("lab_rate", max(load["rates"])),
-                        ("lab_prompt", min(load["prompt_tokens"])), ("lab_output", min(load["output_tokens"]))):
+    picks = (("lab_device", "gpu"), ("lab_requests", min(load["requests"])), ("lab_rate", max(load["rates"])),
+             ("lab_prompt", min(load["prompt_tokens"])), ("lab_output", min(load["output_tokens"])))
+    for name, value in picks:
         page.select_option(f'#exp-load select[name="{name}"]', str(value))
     run(page, "exp-load", timeout_s=120)
     last = page.evaluate("document.getElementById('exp-load').lastRun")

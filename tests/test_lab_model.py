@@ -189,14 +189,17 @@ def test_the_engine_keeps_vllm_v1s_rule(lab_js):
 ASYNC_ENGINE_JS = """
 (async () => {
   const m = new L.TinyModel({slots: 4, maxContext: 96, maxTokens: 64}), next = L.mulberry32(5);
-  const reqs = Array.from({length: 8}, (_, id) => ({id, prompt: Array.from({length: 8 + (next() % 40)}, () => next() % 2048),
-    outputLen: 1 + (next() % 12)}));
+  const reqs = Array.from({length: 8}, (_, id) => ({id,
+    prompt: Array.from({length: 8 + (next() % 40)}, () => next() % 2048), outputLen: 1 + (next() % 12)}));
   async function run(asynchronous) {
-    const model = asynchronous ? {maxContext: 96, maxTokens: 64, slots: 4, async: true, argmax: (l, r) => m.argmax(l, r),
-      forward: (...a) => Promise.resolve(Float32Array.from(m.forward(...a)))} : m;
+    const model = asynchronous ? {maxContext: 96, maxTokens: 64, slots: 4, async: true,
+      argmax: (l, r) => m.argmax(l, r), forward: (...a) => Promise.resolve(Float32Array.from(m.forward(...a)))} : m;
     const e = new L.Engine(model, {maxNumSeqs: 4, maxBatchedTokens: 48}), log = [];
     reqs.forEach((r) => e.add(r));
-    while (e.busy()) { const s = asynchronous ? await e.stepAsync() : e.step(); log.push([s.events, s.tokens, s.shape]); }
+    while (e.busy()) {
+      const s = asynchronous ? await e.stepAsync() : e.step();
+      log.push([s.events, s.tokens, s.shape]);
+    }
     return log;
   }
   console.log(JSON.stringify({sync: await run(false), async: await run(true)}));
