@@ -37,8 +37,10 @@ SWITCH_HALF = [g for i, g in enumerate(SWITCH_GRID) if (i + i // 6) % 2 == 0]
 
 
 def shown(page) -> dict:
+    # the 0/1 readouts are words: which side of the roofline the path says holds (index.html.j2 bound_words)
     return page.evaluate("""() => Object.fromEntries([...document.querySelectorAll('[data-readout]')]
-        .map(e => [e.dataset.readout, Number(e.dataset.value)]))""")
+        .map(e => [e.dataset.readout, Number(e.dataset.value)]).concat([...document.querySelectorAll(
+        '[data-bound-of]:not([hidden])')].map(e => [e.dataset.boundOf, Number(e.dataset.boundIs)])))""")
 
 
 def check_grid(page, anchor, grid=GRID):

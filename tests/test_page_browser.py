@@ -40,8 +40,11 @@ def set_sliders(page, **values):
 
 
 def shown(page) -> dict:
+    # the 0/1 readouts are words: which side of the roofline the path says holds (index.html.j2 bound_words)
     return page.evaluate("""() => Object.fromEntries([...document.querySelectorAll('[data-readout]')]
-        .map(e => [e.dataset.readout, {value: Number(e.dataset.value), text: e.textContent}]))""")
+        .map(e => [e.dataset.readout, {value: Number(e.dataset.value), text: e.textContent}]).concat([
+        ...document.querySelectorAll('[data-bound-of]:not([hidden])')].map(e => [e.dataset.boundOf,
+        {value: Number(e.dataset.boundIs), text: e.textContent}])))""")
 
 
 def test_every_chart_renders_without_errors_or_requests(lesson):

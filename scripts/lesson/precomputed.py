@@ -349,7 +349,7 @@ def build(a, doc: dict, cited_doc: dict, gpus_doc: dict, anchor_file: str = "anc
         "claims": check_claims(anchor_claims(sc, ctx, int(cap), chunk) + expert_claims(experts), by_id)
         + settle_claims(worded_claims(sc), by_id) + technique_claims,
         "anchor": {"name": doc["model"]["name"]["value"], "display_name": doc["model"]["display_name"]["value"],
-                   "hardware": doc["hardware"]["name"]["value"]},
+                   "hardware": doc["hardware"]["name"]["value"], "source_file": anchor_file},  # the page names it
         "scenario": sc,
         "constants": constants,
         "gpus": gpus,

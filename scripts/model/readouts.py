@@ -54,6 +54,10 @@ def readouts(a: Anchor, batch: int, context_tokens: int, tpot_slo_ms: float, pro
         "prefill_s": rl.prefill_seconds(a, p),
         "decode_gb_at_batch": rl.decode_step_bytes(a, b, c) / 1e9,
         "decode_gflop_at_batch": rl.decode_step_flops(a, b, c) / 1e9,
+        # which side of the roofline holds each step (1 compute, 0 memory bandwidth): the path's words follow them
+        "decode_compute_bound_at_batch": float(rl.compute_bound(a, rl.decode_step_bytes(a, b, c),
+                                                                rl.decode_step_flops(a, b, c))),
+        "prefill_compute_bound": float(rl.compute_bound(a, rl.prefill_bytes(a, p), rl.prefill_flops(a, p))),
         "kv_mb_per_request": rl.bytes_per_request(a, c) / 1e6,
         "kv_gb_at_batch": b * rl.bytes_per_request(a, c) / 1e9,
     }
@@ -77,4 +81,5 @@ READOUT_FORMATS = {
     "kv_mb_per_request": ("int", "MB"), "kv_gb_at_batch": ("f1", "GB"),
     "prefix_cached_tokens": ("int", "token"), "prefix_hit_ttft_s": ("f2", "s"), "prefix_miss_ttft_s": ("f2", "s"),
     "prefix_saved_serves": ("int", "request"),
+    "decode_compute_bound_at_batch": ("int", "flag"), "prefill_compute_bound": ("int", "flag"),
 }

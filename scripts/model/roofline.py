@@ -243,6 +243,11 @@ def step_seconds(a: Anchor, step_bytes: float, step_flops: float) -> float:
     return max(step_bytes / a.hbm_bandwidth_bytes_per_s, step_flops / a.peak_bf16_flops)
 
 
+def compute_bound(a: Anchor, step_bytes: float, step_flops: float) -> bool:
+    """The roofline's side: the step's FLOPs take longer at peak than its bytes at the memory's bandwidth."""
+    return step_flops / a.peak_bf16_flops > step_bytes / a.hbm_bandwidth_bytes_per_s
+
+
 def decode_step_seconds(a: Anchor, batch: float, context: float) -> float:
     return step_seconds(a, decode_step_bytes(a, batch, context), decode_step_flops(a, batch, context))
 

@@ -317,7 +317,11 @@ def page_helpers(prov: dict, course: dict | None) -> dict:
                       'data-value="{}">{}</output>').format(name, rec["format"], rec["id"], repr(rec["value"]),
                                                            rec["display"])
 
-    return {"num": num, "readout": readout, "link": link}
+    def readout_flag(name: str) -> bool:
+        """A 0/1 readout's value at the opening state (bound_words in templates/index.html.j2)."""
+        return bool(prov[f"readout.{name}"]["value"])
+
+    return {"num": num, "readout": readout, "link": link, "readout_flag": readout_flag}
 
 
 def chart_specs(data: dict, tokens: dict | None, bench: dict | None, serving: dict | None) -> dict:
@@ -515,9 +519,11 @@ def default_load_data(readouts: dict, rates: list[float]) -> dict[str, dict[str,
     return out
 
 
-def render_provenance(pages: dict[str, str], prov: dict, templates: Path, report: bool) -> tuple[str, list[str]]:
+def render_provenance(pages: dict[str, str], prov: dict, templates: Path, report: bool,
+                      anchor_file: str = "anchor-model.json") -> tuple[str, list[str]]:
     """One row per number on the pages (file name -> html, in the order given), in page order, each linking to
-    the first page that shows it; returns the page and the source files it links to."""
+    the first page that shows it; returns the page and the source files it links to. `anchor_file`: the anchor
+    the numbers come from (precomputed.json anchor.source_file), which the page names."""
     from scripts.page.scan import page_numbers
 
     seen, rows = set(), []
@@ -536,7 +542,7 @@ def render_provenance(pages: dict[str, str], prov: dict, templates: Path, report
         css=Markup((templates / "lesson.css").read_text(encoding="utf-8")), commit=git_commit(),
         build_date=build_date(["anchor-model.json", "precomputed"]), report=report,
         kinds={k: v["label"] for k, v in names.NAMES["record_kinds"].items()}, units=names.NAMES["units"],
-        assumptions=names.NAMES["assumptions"])
+        assumptions=names.NAMES["assumptions"], anchor_file=anchor_file)
     return page, sources
 
 
@@ -558,7 +564,8 @@ def site_files(data_path: str, tokens_path: str | None, bench_path: str | None, 
     prov = {**merged_provenance(data, tokens, bench, load["serving"] if load else None, prefix),
             **read_page_records(files[DATA_SCRIPT])}
     try:  # one provenance page for every page: the lesson's numbers, then the lab's, then the report's
-        page, sources = render_provenance({name: files[name] for name in PAGES}, prov, templates, report=True)
+        page, sources = render_provenance({name: files[name] for name in PAGES}, prov, templates, report=True,
+                                          anchor_file=data["anchor"].get("source_file", "anchor-model.json"))
     except (TemplateError, KeyError) as exc:
         raise template_problem(exc) from None
     out = {f"source/{src}": (REPO / src).read_bytes() for src in sources}  # the scripts behind the numbers

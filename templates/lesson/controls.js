@@ -90,6 +90,7 @@
         if (why) setText(why, (load._errors || []).join(";"));
       });
     }
+    nodes("[data-bound-of]").forEach((el) => { setHidden(el, String(r[el.dataset.boundOf]) !== el.dataset.boundIs); });
     nodes("[data-when-nothing-fits]").forEach((el) => { setHidden(el, cap > 0); });
     nodes("[data-when-slo-unmet]").forEach((el) => { setHidden(el, r.max_batch_slo > 0 || cap === 0); });
     const zeroGoodput = twin() && shownSchedules(state).some((sch) => r[`goodput_rate.${sch}`] === 0);

@@ -36,6 +36,8 @@
       prefill_s: prefillSeconds(p),
       decode_gb_at_batch: decodeStepBytes(b, c) / 1e9,
       decode_gflop_at_batch: decodeStepFlops(b, c) / 1e9,
+      decode_compute_bound_at_batch: computeBound(decodeStepBytes(b, c), decodeStepFlops(b, c)) ? 1 : 0,
+      prefill_compute_bound: computeBound(prefillBytes(p), prefillFlops(p)) ? 1 : 0,
       kv_mb_per_request: bytesPerRequest(c) / 1e6,
       kv_gb_at_batch: b * bytesPerRequest(c) / 1e9,
     };

@@ -1,5 +1,6 @@
   // ---- roofline.py -------------------------------------------------------------------------
   const stepSeconds = (bytes, flops) => Math.max(bytes / K.hbm_bandwidth_bytes_per_s, flops / K.peak_bf16_flops);
+  const computeBound = (bytes, flops) => flops / K.peak_bf16_flops > bytes / K.hbm_bandwidth_bytes_per_s;
   // a mixture of experts (K.num_experts; absent for a dense model) reads the experts its step's tokens touch,
   // E (1 - (1 - k/E)^tokens) per MoE layer (roofline.weight_bytes_read = IterationCost.weights_for), and each token
   // multiplies by its active parameters only
