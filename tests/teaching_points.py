@@ -38,7 +38,7 @@ POINTS = [
      "text": ["各买到哪一种「快」", "招式×数字", "只算速度"],
      "records": ["readout.technique.weights_fp8.tpot_b1_ms", "readout.technique.speculative.ttft_s",
                  "readout.technique.reserved.max_batch", "readout.technique.kv_fp8.max_batch"]},
-    {"point": "DistServe 的 goodput:至少 90% 请求达标时每卡能承受的最大请求率;同目标多服务 7.4 倍或目标收紧 12.6 倍(自报)",
+    {"point": "DistServe 的 goodput:至少 90% 请求达标时每卡能承受的最大请求率;同目标多服务的倍数或目标收紧的倍数(自报;数在 config/cited.json,由 records 核对)",
      "section": "load", "records": ["cited.distserve.slo_attainment_pct", "cited.distserve.more_requests_x",
                                     "cited.distserve.tighter_slo_x"]},
     # long prompt
@@ -54,13 +54,13 @@ POINTS = [
      "section": "long-prompt", "records": ["cited.kimi.short_request_tokens", "cited.kimi.long_request_tokens",
                                            "cited.kimi.cost_orders_of_magnitude", "cited.kimi.shared_prefix_tokens",
                                            "cited.kimi.new_tokens"], "text": ["准入", "前缀缓存"]},
-    {"point": "Sarathi-Serve 对 vLLM 2.6–5.6 倍(自报)", "section": "long-prompt",
+    {"point": "Sarathi-Serve 对 vLLM 的自报倍数(数在 config/cited.json,由 records 核对)", "section": "long-prompt",
      "records": ["cited.sarathi.mistral7b_x", "cited.sarathi.falcon180b_x"]},
     # tokens
     {"point": "token/s 能跨模型比吗:209 字中文,Qwen3.8 106 个 token,GPT-2 461 个", "section": "tokens",
      "records": ["cited.course.passage_chars", "cited.course.qwen_tokens", "cited.course.gpt2_tokens"], "text": ["C1"]},
     # our measurement
-    {"point": "项目实测:3.7M 模型 batch 1 贪心有无 KV cache;课程 M5 Max 上只快 1.17–1.32 倍;屋顶线在这个规模不成立 → 实验课",
+    {"point": "项目实测:3.7M 模型 batch 1 贪心有无 KV cache;课程 M5 Max 上只快一点(自报倍数在 config/cited.json);屋顶线在这个规模不成立 → 实验课",
      "section": "measured", "records": ["cited.course.m5max_kv_speedup_lo", "cited.course.m5max_kv_speedup_hi"],
      "text": ["屋顶线在这个规模不成立", "实验课"]},
     # misconceptions
@@ -81,7 +81,7 @@ POINTS = [
     {"point": "数字口径:锚点字节与时间是 H100 上的屋顶线上界(不是实测),由 anchor-model.json 现算;论文数字为自报",
      "section": "sources", "text": ["上界", "anchor-model.json", "不是实测", "自报"]},
     # evidence three questions
-    {"point": "证据三问:①解决什么 ②数学上为什么(分解是定义,取舍可算)③实验上呢(Sarathi 2.6–5.6、DistServe 7.4,自报;本课的模拟器对真实引擎的实测核对)",
+    {"point": "证据三问:①解决什么 ②数学上为什么(分解是定义,取舍可算)③实验上呢(Sarathi、DistServe 的自报倍数,数在 config/cited.json;本课的模拟器对真实引擎的实测核对)",
      "section": "evidence", "text": ["它解决什么问题?", "数学上为什么成立?", "实验上呢?", "定义", "真实引擎"],
      "records": ["cited.sarathi.mistral7b_x", "cited.sarathi.falcon180b_x", "cited.distserve.more_requests_x"]},
     # one sentence, stop here, next gap

@@ -128,7 +128,8 @@ def test_the_text_holds_in_random_states(page, states):
     pg, watch = page
     controls = pg.evaluate(CONTROLS)
     default_gpu = pg.evaluate("document.querySelector('select[data-choice=\"gpu\"]').value")
-    gpu_label = {g["id"]: g["label"] for g in controls["gpus"]}
+    data = json.loads((ROOT / "precomputed" / "precomputed.json").read_text(encoding="utf-8"))
+    gpu_label = {g["id"]: g["name"] for g in data["gpus"]}  # the full name, as the default GPU shows
     assert len(controls["sliders"]) >= 9 and len(controls["gpus"]) >= 2
     assert controls["switches"] == ["prefix_cached"]  # the timeline's switch: drawn on and off below
     checked = 0

@@ -83,7 +83,7 @@ def gpu_choices(a, doc: dict, gpus_doc: dict) -> tuple[list[dict], list[dict]]:
         values = {k: g[k]["value"] for k in GPU_FIELDS}
         on_gpu = replace(a, **values)
         fp8 = (g.get("peak_fp8_flops") or {}).get("value")  # None: no FP8 tensor-core rate
-        choices.append({"id": gid, "label": label, "default": gid == default_id,
+        choices.append({"id": gid, "label": label, "name": g["name"]["value"], "default": gid == default_id,
                         "constants": {"hbm_bytes": values["hbm_bytes"],
                                       "hbm_bandwidth_bytes_per_s": values["hbm_bandwidth_bytes_per_s"],
                                       "peak_bf16_flops": values["peak_bf16_flops"], "peak_fp8_flops": fp8,

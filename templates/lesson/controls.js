@@ -45,7 +45,7 @@
     // Words that name the GPU, and numbers that are the GPU's own, follow the switch (their records too)
     nodes("[data-gpu-label]").forEach((el) => {
       if (el.dataset.defaultLabel === undefined) el.dataset.defaultLabel = el.textContent;
-      setText(el, onDefault || !gpu ? el.dataset.defaultLabel : gpu.label);
+      setText(el, onDefault || !gpu ? el.dataset.defaultLabel : gpu.name);  // the full name, as the default's
     });
     nodes("[data-gpu-field]").forEach((el) => {
       if (el.dataset.defaultProv === undefined) el.dataset.defaultProv = el.dataset.prov;
