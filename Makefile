@@ -146,7 +146,9 @@ lint: $(VENV_STAMP)  ## ruff on the code, actionlint on the CI and Pages workflo
 	.venv/bin/ruff check .
 	.venv/bin/actionlint .github/workflows/*.yml
 
-dist: site  ## dist/c13-l5-site-<commit>.tar.gz + SHA256SUMS: the deployable site, byte-identical for one commit
+dist: $(VENV_STAMP)  ## dist/c13-l5-site-<commit>.tar.gz + SHA256SUMS: the site HEAD builds, byte-identical for one commit
+	$(PY) -m scripts.record.dist --check-clean
+	$(BUILD_LOCK) --target all --publish -- $(SM_ARGS) $(QUIET) --forcerun render_site
 	$(PY) -m scripts.record.dist
 
 PORT ?= 8000

@@ -243,9 +243,11 @@ def test_the_readmes_dist_check_passes_as_written(tmp_path):
     (they exist only once it is unpacked). The README's deploy block, run line by line in a copy of dist/."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     block = re.search(r"check\s+the archive, unpack it.*?```sh\n(.*?)```", readme, re.S).group(1)
+    from tests.test_record_dist import committed_site, dist
+
     out = tmp_path / "dist"
-    made = subprocess.run([sys.executable, "-m", "scripts.record.dist", "--site", str(ROOT / "site"), "--out",
-                           str(out)], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    repo, _ = committed_site(tmp_path)
+    made = dist(repo, "--out", str(out))
     assert made.returncode == 0, made.stderr
     run = subprocess.run(["bash", "-euo", "pipefail", "-c", block], cwd=out, capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stdout[-1000:] + run.stderr[-1000:]

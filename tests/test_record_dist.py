@@ -2,6 +2,7 @@
 import gzip
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -66,14 +67,58 @@ def test_sha256sums_cover_every_file_and_the_archive(tmp_path, two_copies):
     assert subprocess.run(["sha256sum", "-c", "--quiet", "SHA256SUMS"], cwd=tmp_path, capture_output=True).returncode
 
 
+def committed_site(tmp_path) -> tuple:
+    """A git repository with one commit and a copy of the built site whose pages name that commit, as make dist
+    leaves them after rendering at HEAD: (the repository, its site/)."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    env = {**os.environ, "GIT_AUTHOR_DATE": "2026-12-07T00:00:00Z", "GIT_COMMITTER_DATE": "2026-12-07T00:00:00Z"}
+    who = ["-c", "user.name=t", "-c", "user.email=t@t"]
+    for args in (["init", "-q"], [*who, "commit", "-q", "--allow-empty", "-m", "x"]):
+        subprocess.run(["git", *args], cwd=repo, check=True, env=env)
+    (repo / ".gitignore").write_text("site/\ndist/\n", encoding="utf-8")
+    subprocess.run(["git", "add", ".gitignore"], cwd=repo, check=True)
+    subprocess.run(["git", *who, "commit", "-q", "-m", "ignore"], cwd=repo, check=True, env=env)
+    head = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], cwd=repo, capture_output=True,
+                          text=True).stdout.strip()
+    shutil.copytree(SITE, repo / "site")
+    for page in (repo / "site").rglob("*.html"):
+        text = page.read_text(encoding="utf-8")
+        page.write_text(re.sub(r'data-meta="commit">[^<]*<', f'data-meta="commit">{head}<', text), encoding="utf-8")
+    return repo, repo / "site"
+
+
+def dist(repo, *args):
+    return subprocess.run([sys.executable, "-m", "scripts.record.dist", *args], cwd=repo, capture_output=True,
+                          text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
 def test_make_dist_twice_gives_the_same_bytes(tmp_path):
+    repo, _ = committed_site(tmp_path)
     outs = []
     for name in ("one", "two"):
-        run = subprocess.run([sys.executable, "-m", "scripts.record.dist", "--out", str(tmp_path / name)], cwd=ROOT,
-                             capture_output=True, text=True)
+        run = dist(repo, "--out", str(tmp_path / name))
         assert run.returncode == 0, run.stderr
         outs.append({p.name: p.read_bytes() for p in (tmp_path / name).iterdir()})
     assert outs[0] == outs[1] and len(outs[0]) == 2 and "SHA256SUMS" in outs[0]
+
+
+def test_make_dist_refuses_uncommitted_changes_and_pages_from_another_commit(tmp_path):
+    """An archive named for a commit holds what that commit builds: a dirty tree is refused before anything is
+    built (--check-clean, make dist's first step), and a page stamped with another commit is refused by name."""
+    repo, site = committed_site(tmp_path)
+    (repo / "notes.txt").write_text("draft", encoding="utf-8")
+    for args in (["--check-clean"], ["--out", str(tmp_path / "d")]):
+        run = dist(repo, *args)
+        assert run.returncode == 2 and "uncommitted change(s) (first: notes.txt)" in run.stderr, run.stderr
+    (repo / "notes.txt").unlink()
+    assert dist(repo, "--check-clean").returncode == 0
+    lab = site / "lab.html"
+    lab.write_text(re.sub(r'data-meta="commit">[^<]*<', 'data-meta="commit">0123456789ab<', lab.read_text(
+        encoding="utf-8")), encoding="utf-8")
+    run = dist(repo, "--out", str(tmp_path / "d"))
+    assert run.returncode == 2 and "site/lab.html (built at 0123456789ab) is not from HEAD" in run.stderr, run.stderr
+    assert not (tmp_path / "d").exists()
 
 
 def actionlint(*paths):

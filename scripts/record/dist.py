@@ -1,6 +1,12 @@
 """A reproducible archive of the deployable site, and a SHA256SUMS beside it.
 
-  python -m scripts.record.dist [--site site] [--out dist]          (what `make dist` runs)
+  python -m scripts.record.dist --check-clean                        (make dist, first: a clean working tree)
+  python -m scripts.record.dist [--site site] [--out dist]          (make dist, after rendering the pages at HEAD)
+
+An archive is named for a commit, so it holds only what that commit builds: make dist refuses a working tree with
+uncommitted changes, renders the pages again at HEAD (the commit is not a rule input: a page built before the last
+commit names the commit before it), and refuses a page whose stamp (data-meta="commit") is not HEAD, naming it (an
+anchor's pages from an earlier `make site ANCHOR=...`, say).
 
 dist/c13-l5-site-<short commit>.tar.gz holds every file of site/ but hidden ones and report.html (Snakemake's
 report records when each job ran, so no two builds agree on it), under c13-l5-site/, in sorted order, with mtime
@@ -15,6 +21,7 @@ import gzip
 import hashlib
 import io
 import os
+import re
 import subprocess
 import sys
 import tarfile
@@ -64,16 +71,46 @@ def sha256sums(site: Path, archive_name: str, archive: bytes) -> str:
     return "\n".join(lines) + "\n"
 
 
+STAMP = re.compile(r'data-meta="commit">([^<]*)<')
+
+
+def dirty_files() -> list[str]:
+    """Tracked files with changes and untracked files git does not ignore."""
+    return [line[3:] for line in git("status", "--porcelain", "--untracked-files=normal").splitlines() if line]
+
+
+def stale_pages(site: Path, head: str) -> list[str]:
+    """The pages whose commit stamp is not `head` (or that carry none where the others do)."""
+    out = []
+    for page in sorted(site.rglob("*.html")):
+        stamps = STAMP.findall(page.read_text(encoding="utf-8", errors="replace"))
+        if stamps and set(stamps) != {head}:
+            out.append(f"{page.as_posix()} (built at {', '.join(sorted(set(stamps)))})")
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--site", type=Path, default=Path("site"))
     ap.add_argument("--out", type=Path, default=Path("dist"))
+    ap.add_argument("--check-clean", action="store_true", help="only check that the working tree is committed")
     args = ap.parse_args(argv)
+    if dirty := dirty_files():
+        print(f"error: make dist packs a commit, and the working tree has {len(dirty)} uncommitted change(s) "
+              f"(first: {dirty[0]}): commit or stash them", file=sys.stderr)
+        return 2
+    if args.check_clean:
+        return 0
     if not (args.site / "index.html").is_file():
         print(f"error: {args.site}/index.html is missing: run `make site` first", file=sys.stderr)
         return 2
+    head = git("rev-parse", "--short=12", "HEAD")
+    if stale := stale_pages(args.site, head):
+        print(f"error: {stale[0]} is not from HEAD ({head}){f' (and {len(stale) - 1} more)' if len(stale) > 1 else ''}"
+              ": rebuild it (make site, or make site ANCHOR=<its anchor>) or remove it", file=sys.stderr)
+        return 2
     epoch = int(os.environ.get("SOURCE_DATE_EPOCH") or git("log", "-1", "--format=%ct"))
-    name = f"{PREFIX}-{git('rev-parse', '--short=12', 'HEAD')}.tar.gz"
+    name = f"{PREFIX}-{head}.tar.gz"
     data = archive_bytes(args.site, epoch)
     write_bytes_atomic(args.out / name, data)
     write_bytes_atomic(args.out / "SHA256SUMS", sha256sums(args.site, name, data).encode())
