@@ -363,6 +363,27 @@ def test_a_broken_kernel_names_its_file(tmp_path):
         lab_model_script(tmp_path)
 
 
+@pytest.mark.parametrize("case, message", [
+    ("ill-typed", "kernel.wat: WebAssembly refuses it: type mismatch"),
+    ("latin-1", "kernel.wat: cannot be read as UTF-8 text"),
+    ("deleted", "kernel.wat: cannot be read as UTF-8 text"),
+])
+def test_a_kernel_webassembly_refuses_is_refused_at_render_by_name(tmp_path, case, message):
+    """Issue 80: wat2wasm only parses, so an ill-typed function compiled and a page shipped a kernel the browser
+    refuses ("Compiling function #9 failed"); a Latin-1 byte or a deleted kernel gave a traceback. Each is one line."""
+    from scripts.page.lab import MODEL_SOURCE
+
+    (tmp_path / MODEL_SOURCE).parent.mkdir(parents=True)
+    (tmp_path / MODEL_SOURCE).write_bytes((ROOT / "templates" / MODEL_SOURCE).read_bytes())
+    kernel = (ROOT / "templates" / KERNEL_SOURCE).read_bytes()
+    edits = {"ill-typed": kernel.replace(b"(module", b'(module (func (export "bad") (result i32) (f32.const 1))', 1),
+             "latin-1": kernel.replace(b";; The lab", b";; The l\xe9b", 1), "deleted": None}
+    if edits[case] is not None:
+        (tmp_path / KERNEL_SOURCE).write_bytes(edits[case])
+    with pytest.raises(InputError, match=message):
+        lab_model_script(tmp_path)
+
+
 def test_the_kv_experiment_uses_the_benchmarks_prompt():
     """config/lab.json cites the committed benchmark's prompt length: the two must agree for the rows to compare."""
     from scripts.bench.kv_cache import PROMPT_TOKENS

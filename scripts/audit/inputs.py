@@ -20,7 +20,7 @@ TEMPLATES = ("templates/index.html.j2", "templates/bench_section.html.j2", "temp
              "templates/lesson.js", "templates/lesson.css", "templates/lab.html.j2", "templates/validation.html.j2",
              "templates/page_base.html.j2", "templates/techniques_block.html.j2", "templates/lab/model/model.js",
              "templates/lab/model/tools.js", "templates/lab/model/readers.js",
-             "templates/lab/model/kernel.wat")
+             "templates/lab/model/kernel.wat", "templates/lab/model/gpu.js", "templates/lab/model/gpu.wgsl")
 
 
 def check_cited(path: Path, templates: Path | None = None) -> dict:

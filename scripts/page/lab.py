@@ -28,11 +28,22 @@ def kernel_bytes(wat: Path, fused: bool = False) -> bytes:
     and wat2wasm's message."""
     import wasmtime
 
-    text = wat.read_text(encoding="utf-8")
     try:
-        return bytes(wasmtime.wat2wasm(fused_kernel(text) if fused else text))
+        text = wat.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{wat.as_posix()}: cannot be read as UTF-8 text ({exc})") from None
+    try:
+        binary = bytes(wasmtime.wat2wasm(fused_kernel(text) if fused else text))
     except wasmtime.WasmtimeError as exc:
         raise InputError(f"{wat.as_posix()}: wat2wasm refused it: {str(exc).splitlines()[0]}") from None
+    config = wasmtime.Config()
+    config.wasm_simd, config.wasm_relaxed_simd = True, True
+    try:  # wat2wasm only parses: a function whose types do not match compiles, and the browser refuses the module
+        wasmtime.Module.validate(wasmtime.Engine(config), binary)
+    except wasmtime.WasmtimeError as exc:
+        build = "its relaxed-SIMD build" if fused else "it"
+        raise InputError(f"{wat.as_posix()}: WebAssembly refuses {build}: {str(exc).splitlines()[0]}") from None
+    return binary
 
 
 def _sexpr_end(text: str, start: int) -> int:
