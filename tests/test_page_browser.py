@@ -87,6 +87,20 @@ def test_readouts_equal_the_python_functions_on_a_grid(lesson, anchor):
     set_sliders(page, show={"prefix_cached": False})
 
 
+def test_a_prefix_too_short_to_save_a_request_is_said_so(lesson):
+    """Issue 80: with the cached prefix too short to save one hit's time the readout said "够再服务 0 个"; the words
+    for a count of zero are shown instead, and the count's again once it is positive."""
+    page, _ = lesson
+    try:
+        for prompt, saves in ((1024, False), (131072, True)):
+            set_sliders(page, prompt_tokens=prompt)
+            assert (shown(page)["prefix_saved_serves"]["value"] > 0) is saves
+            assert page.locator('[data-when-positive="prefix_saved_serves"]').is_visible() is saves
+            assert page.locator('[data-unless-positive="prefix_saved_serves"]').is_visible() is not saves
+    finally:
+        set_sliders(page, prompt_tokens=32768)
+
+
 def test_readout_text_is_the_rounded_value(lesson):
     page, _ = lesson
     set_sliders(page, context_tokens=4096, batch=58, tpot_slo_ms=20, prompt_tokens=32768, chunk_tokens=512)

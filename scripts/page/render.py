@@ -318,7 +318,8 @@ def page_helpers(prov: dict, course: dict | None) -> dict:
                                                            rec["display"])
 
     def readout_flag(name: str) -> bool:
-        """A 0/1 readout's value at the opening state (bound_words in templates/index.html.j2)."""
+        """Whether a readout is non-zero at the opening state (bound_words in templates/index.html.j2; the words a
+        count of zero needs)."""
         return bool(prov[f"readout.{name}"]["value"])
 
     return {"num": num, "readout": readout, "link": link, "readout_flag": readout_flag}

@@ -91,6 +91,8 @@
       });
     }
     nodes("[data-bound-of]").forEach((el) => { setHidden(el, String(r[el.dataset.boundOf]) !== el.dataset.boundIs); });
+    nodes("[data-when-positive]").forEach((el) => { setHidden(el, !(r[el.dataset.whenPositive] > 0)); });
+    nodes("[data-unless-positive]").forEach((el) => { setHidden(el, r[el.dataset.unlessPositive] > 0); });
     nodes("[data-when-nothing-fits]").forEach((el) => { setHidden(el, cap > 0); });
     nodes("[data-when-slo-unmet]").forEach((el) => { setHidden(el, r.max_batch_slo > 0 || cap === 0); });
     const zeroGoodput = twin() && shownSchedules(state).some((sch) => r[`goodput_rate.${sch}`] === 0);
