@@ -154,3 +154,28 @@ def test_a_long_question_with_digits_builds_and_leaves_the_frame_alone(tmp_path)
 
     anchor, doc = load(ROOT / "anchor-model.json")
     assert check_words([tmp_path / "asked" / "site" / "index.html"], anchor, doc["model"]["name"]["value"], ROOT) == []
+
+
+@pytest.mark.parametrize("bounded, words", [
+    (("whole", "chunked"), "两个数都只是下限,谁多接多少这里看不出来"),
+    (("chunked",), "分块每卡能扛的请求率是整段的至少"),
+    ((), "分块每卡能扛的请求率是整段的约"),
+])
+def test_a_ratio_of_goodputs_the_sweep_bounds_is_worded_as_a_bound(tmp_path, bounded, words):
+    """Issue 80: on Qwen3-30B-A3B the page said chunking carried "约 1.00 倍" of whole prefill's rate and "卡住它的是别
+    的环节", while both figures were the sweep's top rate, lower bounds. A goodput still met at the sweep's top rate
+    makes the ratio a bound, or no figure at all when both are."""
+    doc = json.loads((ROOT / "precomputed" / "serving.json").read_text(encoding="utf-8"))
+    workload = doc["page_opening"]["workload"]
+    for schedule in ("whole", "chunked", "disagg"):
+        doc["goodput"][workload][schedule]["bounded_by_sweep"] = schedule in bounded
+    path = tmp_path / "serving.json"
+    path.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
+    inp, out = render_inputs(templates_copy(tmp_path), tmp_path)
+    inp["serving"] = str(path)
+    render(inp, out)
+    html = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    text = re.sub(r"<[^>]+>|\s+", "", html[html.index("看 goodput 一列"):])[:200]
+    assert re.sub(r"\s+", "", words) in text, text
+    if bounded:  # a bound does not say what holds chunking back
+        assert "卡住它的是别的环节" not in text
