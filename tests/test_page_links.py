@@ -103,3 +103,21 @@ def test_every_link_within_the_site_lands_on_something_of_its_page():
                 assert f'id="{fragment}"' in page or f'data-prov="{fragment}"' in page, f"{name}: {href} lands nowhere"
             checked += 1
     assert checked > 1000  # the provenance page links every number it lists
+
+
+def test_the_provenance_page_links_and_ships_every_input_file_a_record_names():
+    """Issue 80 item 8: a record's inputs are linked to the file they are read from, and the file is shipped in
+    site/source/: the anchor for derived numbers, config/gpus.json for a GPU's datasheet figures, a measured run's
+    file, config/lab.json for the lab's settings."""
+    from scripts.page.render import input_file
+
+    html = (ROOT / "site" / "provenance.html").read_text(encoding="utf-8")
+    linked = set(re.findall(r'href="source/([^"]+)"', html))
+    for wanted in ("anchor-model.json", "config/gpus.json", "config/lab.json"):
+        assert wanted in linked, wanted
+    assert any(p.startswith("precomputed/bench/") for p in linked)
+    for rel in linked:
+        assert (ROOT / "site" / "source" / rel).read_bytes() == (ROOT / rel).read_bytes(), rel
+    assert input_file({"kind": "cited", "locator": "config/gpus.json gpus.h100_sxm.hbm_bytes"}, "x.json") == \
+        "config/gpus.json"
+    assert input_file({"kind": "derived", "derivation": "anchor"}, "anchors/none.json") is None  # not a file
