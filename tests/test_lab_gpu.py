@@ -179,6 +179,27 @@ console.log(JSON.stringify([G(flat, 1.5), G(grows, 1.5)]));"""
     assert grows["grown"]["batch"] == 64 and grows["last"]["batch"] == 128
 
 
+def test_the_gpu_words_follow_the_measured_curve():
+    """The batch run's sentence on a flat curve (overhead-bound: the roofline does not hold) and on a growing one
+    (names the batch where the step starts to grow), and experiment A's on each side of little_ratio."""
+    script = (SITE / "lab.js").as_posix()
+    code = f"""const M = require({json.dumps(script)});
+const P = {{settings: {{gpu: {{flat_ratio: 1.5, little_ratio: 1.5}}}}, fmt: (x, d) => x.toFixed(d)}};
+const rows = (pairs) => pairs.map(([batch, ms]) => ({{batch, ms}}));
+console.log(JSON.stringify([
+  M.gpuBatchWords(P, rows([[1, 2.0], [16, 2.2], [128, 2.9]]), [], false),
+  M.gpuBatchWords(P, rows([[1, 2.0], [16, 2.4], [64, 4.0]]), [128], true),
+  M.gpuKvWords(P, 1.2, false), M.gpuKvWords(P, 4.0, false)]));"""
+    out = subprocess.run(["node", "-e", code], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    flat, grows, little, large = json.loads(out.stdout)
+    assert "一步只从 2.00 涨到 2.90 ms(不到 1.5 倍)" in flat and "是 batch 1 的 88 倍" in flat
+    assert "屋顶线在这个规模不成立" in flat
+    assert grows.startswith("完成(软件模拟的 GPU") and "没量到 batch 128" in grows
+    assert "batch 64 的一步是 batch 1 的 2.0 倍" in grows
+    assert "只快 1.20 倍" in little and "M5 Max" in little and "快 4.0 倍" in large
+
+
 def test_the_shaders_are_read_with_their_file_named(tmp_path):
     """gpu.wgsl missing or not UTF-8, or gpu.js without its placeholder: one line naming the file."""
     lab = tmp_path / "lab" / "model"

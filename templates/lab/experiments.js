@@ -23,5 +23,5 @@ const WIRING = {
 })();
 if (typeof module !== "undefined") {
   module.exports = {labWorker, labTimings, poissonArrivals, bootstrapMedian, fitStepModel, fitRoofline, predictRun,
-    calibrationPlans, stepRows, linkTimes, nonNegativeFit, checkRows, wakeFactor, prefixFigures, labWaits, waitFigures, predictWaits, waitsStepModel, gpuGrowth, gpuNote, GPU_WORDS, WIRING};
+    calibrationPlans, stepRows, linkTimes, nonNegativeFit, checkRows, wakeFactor, prefixFigures, labWaits, waitFigures, predictWaits, waitsStepModel, gpuGrowth, gpuNote, gpuBatchWords, gpuKvWords, GPU_WORDS, WIRING};
 }

@@ -37,7 +37,7 @@ function gpuBatchWords(P, rows, skipped, fallback) {
   const r = gpuGrowth(rows, g.flat_ratio);
   if (!r.grown) {
     return `完成${soft}。${cut}在这块 GPU 上,batch 从 ${r.first.batch} 到 ${r.last.batch},一步只从 ${f(r.first.ms, 2)} 涨到 ${f(r.last.ms, 2)} ms`
-      + `(不到 ${f(g.flat_ratio, 1)} 倍),每秒的 token 多了 ${f(r.gain, 0)} 倍:一步的时间几乎全是固定开销(派发几十个 GPU 任务、等 logits 回到 CPU),`
+      + `(不到 ${f(g.flat_ratio, 1)} 倍),每秒的 token 是 batch ${r.first.batch} 的 ${f(r.gain, 0)} 倍:一步的时间几乎全是固定开销(派发几十个 GPU 任务、等 logits 回到 CPU),`
       + "不是读权重,也不是算。屋顶线在这个规模不成立,课程在 M5 Max 上看到的正是这种情形。";
   }
   return `完成${soft}。${cut}在这块 GPU 上,batch ${r.grown.batch} 的一步是 batch ${r.first.batch} 的 ${f(r.grown.ms / r.first.ms, 1)} 倍:`
