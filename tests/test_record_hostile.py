@@ -260,6 +260,11 @@ def expected_outcome(root: Path, name: str, rel: str, expected: str) -> list[str
     line naming the file; an accepted anchor or GPU table builds, or a claim stops it in one line. Returns what
     happened, as the test counts it."""
     got, message = outcome(root)  # any exception but InputError propagates and fails the test
+    if (got, expected) == ("error", "ok") and rel in (FILES["anchor"], FILES["gpus"]) and message.startswith("claim "):
+        # a valid anchor or GPU table whose numbers make a lesson claim false: check_all settles the claims up
+        # front now (issue 80), in one line naming the claim and the fields to change
+        assert "\n" not in message and ("config/gpus.json" in message or FILES["anchor"] in message), message
+        return ["accepted", "stopped by a claim"]
     assert got == expected, f"{name}: expected {expected}, got {got} {message}"
     if got == "error":
         assert message.startswith(f"{rel}") or message.startswith(f"{(root / rel).as_posix()}") or \

@@ -502,3 +502,15 @@ def test_a_system_prompt_too_long_for_the_gpu_is_one_line_naming_the_prefix_conf
     with pytest.raises(InputError, match="the simulation refused") as err:
         build(ROOT / "anchor-model.json", ROOT / "config" / "workloads.json", path)
     assert str(err.value).startswith(path.as_posix()) and "\n" not in str(err.value)
+
+
+def test_a_gpu_figure_that_makes_a_lesson_claim_false_stops_before_any_rule(root):
+    """Issue 80: an anchor's GPU with 1e17 FLOP/s (within the schema's order of magnitude) was refused only after
+    the whole sweep, by a line that named anchor-model.json scenario.chunk_tokens. The lesson's claims are settled
+    in the up-front check now (the precomputed rule's own code, 0.1 s), and the line names the GPU file too."""
+    edit(root, "config/gpus.json", lambda d: d["gpus"]["h100_sxm"]["peak_bf16_flops"].update(value=1e17))
+    with pytest.raises(InputError) as info:
+        check_all(root)
+    message = str(info.value)
+    assert message.startswith("claim timeline.") and "\n" not in message, message
+    assert "anchor-model.json scenario.chunk_tokens (or the GPU's figures in config/gpus.json" in message

@@ -90,6 +90,22 @@ def check_gpus_fit(path: Path, anchor) -> None:
                              "reserve")
 
 
+def check_anchor_claims(path: Path, root: Path) -> None:
+    """What the lesson says about the anchor on its GPU (scripts/lesson/precomputed.py's claims: the precomputed
+    rule's own code, 0.1 s), settled before any rule runs: a claim a datasheet figure or a scenario field makes
+    false stops here in one line, not after the simulations."""
+    import json
+
+    from scripts.lesson.precomputed import build
+
+    anchor, doc = load(path, root / "config" / "gpus.json")
+    read = lambda name: json.loads((root / "config" / name).read_text(encoding="utf-8"))  # noqa: E731
+    build(anchor, doc, read("cited.json"), load_gpus(root / "config" / "gpus.json"), path.relative_to(root).as_posix()
+          if path.is_relative_to(root) else path.as_posix(), load_techniques(root / "config" / "techniques.json",
+                                                                             root / "config" / "workloads.json"),
+          read("workloads.json"))
+
+
 def check_anchor(path: str | Path, root: Path = Path(".")) -> None:
     """Another anchor (`make site ANCHOR=<file>`, every anchors/*.json for `make anchors`): a name the kit can
     publish, the anchor schema, and the GPU table and the workloads it must take."""
@@ -102,6 +118,7 @@ def check_anchor(path: str | Path, root: Path = Path(".")) -> None:
     anchor, _ = load(path, root / "config" / "gpus.json")
     check_gpus_fit(root / "config" / "gpus.json", anchor)
     check_workloads_fit(root / "config" / "workloads.json", anchor)
+    check_anchor_claims(path, root)
 
 
 def check_all(root: Path = Path(".")) -> None:
@@ -133,6 +150,7 @@ def check_all(root: Path = Path(".")) -> None:
     check_workloads_fit(root / "config" / "workloads.json", anchor)
     for result in sorted((root / "precomputed" / "serve").glob("*.json")):
         load_result(result)
+    check_anchor_claims(root / "anchor-model.json", root)
 
 
 def heal_tokenizer_cache(root: Path, tokenizers: dict) -> None:

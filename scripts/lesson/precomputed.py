@@ -346,7 +346,7 @@ def build(a, doc: dict, cited_doc: dict, gpus_doc: dict, anchor_file: str = "anc
     return {
         "schema_version": 1,
         "page": view,
-        "claims": check_claims(anchor_claims(sc, ctx, int(cap), chunk) + expert_claims(experts), by_id)
+        "claims": check_claims(anchor_claims(sc, ctx, int(cap), chunk, anchor_file) + expert_claims(experts), by_id)
         + settle_claims(worded_claims(sc), by_id) + technique_claims,
         "anchor": {"name": doc["model"]["name"]["value"], "display_name": doc["model"]["display_name"]["value"],
                    "hardware": doc["hardware"]["name"]["value"], "source_file": anchor_file},  # the page names it
@@ -381,12 +381,13 @@ def worded_claims(sc: dict) -> list[dict]:
     ]
 
 
-def anchor_claims(sc: dict, ctx: int, cap: int, chunk: int) -> list[dict]:
+def anchor_claims(sc: dict, ctx: int, cap: int, chunk: int, anchor_file: str = "anchor-model.json") -> list[dict]:
     """What the page's prose says about the anchor, as claims over the records (scripts/record/claims.py): an anchor
-    or scenario for which one is false stops the build, naming the claim and the scenario field to change."""
+    or scenario for which one is false stops the build, naming the claim and the field to change (in `anchor_file`,
+    or the GPU's datasheet figures where the times depend on them)."""
     s0, s1 = sc["try_tpot_slo_ms"]["value"][:2]
     long_ctx, big_chunk = sc["try_context_tokens"]["value"][0], sc["try_chunk_tokens"]["value"][0]
-    a = "anchor-model.json "
+    a, gpu = anchor_file + " ", " (or the GPU's figures in config/gpus.json, named by hardware.gpu)"
     return [
         {"id": "anchor.room_for_a_batch", "says": CLAIM_WORDS["anchor.room_for_a_batch"],
          "all": [[f"mem.cap.c{ctx}", ">=", 2]], "fix": a + "scenario.context_tokens (or hardware.gpu: more memory)"},
@@ -409,11 +410,12 @@ def anchor_claims(sc: dict, ctx: int, cap: int, chunk: int) -> list[dict]:
         {"id": "timeline.chunking_shortens_the_longest_step",
          "says": CLAIM_WORDS["timeline.chunking_shortens_the_longest_step"],
          "all": [[f"timeline.chunk{chunk}.max_step_ms", "<", ["timeline.whole_stall_s", 1000]]],
-         "fix": a + "scenario.chunk_tokens"},
+         "fix": a + "scenario.chunk_tokens" + gpu},
         {"id": "timeline.chunking_costs_ttft", "says": CLAIM_WORDS["timeline.chunking_costs_ttft"],
-         "all": [[f"timeline.chunk{chunk}.ttft_s", ">", "timeline.whole_stall_s"]], "fix": a + "scenario.chunk_tokens"},
+         "all": [[f"timeline.chunk{chunk}.ttft_s", ">", "timeline.whole_stall_s"]],
+         "fix": a + "scenario.chunk_tokens" + gpu},
         {"id": "timeline.bigger_chunk_tradeoff", "says": CLAIM_WORDS["timeline.bigger_chunk_tradeoff"],
          "all": [[f"timeline.chunk{big_chunk}.max_step_ms", ">", f"timeline.chunk{chunk}.max_step_ms"],
                  [f"timeline.chunk{big_chunk}.ttft_s", "<", f"timeline.chunk{chunk}.ttft_s"]],
-         "fix": a + "scenario.try_chunk_tokens"},
+         "fix": a + "scenario.try_chunk_tokens" + gpu},
     ]
