@@ -514,3 +514,10 @@ def test_a_gpu_figure_that_makes_a_lesson_claim_false_stops_before_any_rule(root
     message = str(info.value)
     assert message.startswith("claim timeline.") and "\n" not in message, message
     assert "anchor-model.json scenario.chunk_tokens (or the GPU's figures in config/gpus.json" in message
+
+
+def test_a_workload_of_one_token_outputs_is_refused_by_its_field(root):
+    """Issue 80: every output one token long (no request has a TPOT) was refused by a line naming a template."""
+    edit(root, "config/workloads.json",
+         lambda d: d["workloads"]["chat"]["output_tokens"].update(min=1, max=1, median=1))
+    refused(root, "workloads", "config/workloads.json", "workloads.chat.output_tokens.max (1) must be at least 2")

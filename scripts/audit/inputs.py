@@ -185,7 +185,7 @@ def heal_vendor_cache(root: Path) -> None:
 
 def check_workloads_fit(path: Path, anchor) -> None:
     """Every workload, fitted to the model's context (serving/config.fit_to_context), has its longest request fit
-    that context and, alone, the GPU's free memory."""
+    that context and, alone, the GPU's free memory, and some request of two output tokens or more (a TPOT)."""
     from scripts.model import roofline as rl
     from scripts.serving.config import workloads_for
 
@@ -196,6 +196,9 @@ def check_workloads_fit(path: Path, anchor) -> None:
         field = f"{path.as_posix()}: field workloads.{wid}"
         if not all("max" in spec for spec in (w["prompt_tokens"], w["output_tokens"])):
             raise InputError(f"{field}.prompt_tokens/output_tokens need a max (the simulator must bound requests)")
+        if w["output_tokens"]["max"] < 2:  # vLLM's TPOT counts the gaps after the first token
+            raise InputError(f"{field}.output_tokens.max ({w['output_tokens']['max']}) must be at least 2: with one "
+                             "output token no request has a TPOT, and the load experiment's targets are on TPOT")
         if total > anchor.max_position_embeddings:
             raise InputError(f"{field}: longest request {total} tokens exceeds the model's context "
                              f"({anchor.max_position_embeddings})")
