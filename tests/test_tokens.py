@@ -112,3 +112,15 @@ def test_bad_tokenizer_config_names_the_field(tmp_path, mutate, field):
     path.write_text(json.dumps(cfg), encoding="utf-8")
     with pytest.raises(InputError, match=f"field {field}"):
         load_config(Path(path))
+
+
+def test_a_truncated_converted_tokenizer_is_one_line(tmp_path):
+    """Issue 80: a converted Qwen3.5 tokenizer cut short under build/ gave a traceback in verify_qwen35; it is one
+    line naming the file and what to do."""
+    if not CONVERTED.is_file():
+        pytest.skip("no converted tokenizer yet (make site converts it)")
+    cut = tmp_path / "qwen3.5.tokenizer.json"
+    cut.write_bytes(CONVERTED.read_bytes()[:100_000])
+    entry = load_config(ROOT / "config" / "tokenizers.json")["tokenizers"]["qwen3.5"]
+    with pytest.raises(InputError, match=r"qwen3\.5\.tokenizer\.json: the converted qwen3\.5 tokenizer cannot be read"):
+        load_tokenizer("qwen3.5", entry, converted=cut)

@@ -61,7 +61,11 @@ def load_tokenizer(tid: str, entry: dict, cache: Path = CACHE, converted: Path =
         return Tokenizer.from_file(str(cached_file(tid, inner, cache)))
     if not Path(converted).is_file():
         raise InputError(f"{converted}: the converted {tid} tokenizer is missing (run `make site`)")
-    return Tokenizer.from_file(str(converted))
+    try:
+        return Tokenizer.from_file(str(converted))
+    except Exception as exc:  # tokenizers raises a bare Exception for a truncated or foreign file
+        raise InputError(f"{converted}: the converted {tid} tokenizer cannot be read ({str(exc)[:120]}): delete it "
+                         "and run `make site` to convert it again") from None
 
 
 def read_tiktoken_ranks(path: Path) -> dict[bytes, int]:
