@@ -87,7 +87,10 @@ function c13LabGpu(L) {
       const cacheBytes = this.slots * s.n_layer * this.maxContext * d * 4;
       this.kc = this.buffer(cacheBytes, SB);
       this.vc = this.buffer(cacheBytes, SB);
-      this.rope = this.buffer(0, SB, this.ropeTables());
+      const {cos, sin} = L.ropeTables(d / s.n_head, this.maxContext, s.rope_base), rope = new Float32Array(2 * cos.length);
+      rope.set(cos);
+      rope.set(sin, cos.length);  // gpu.wgsl reads cos then sin
+      this.rope = this.buffer(0, SB, rope);
       const prelude = `const D: u32 = ${d}u; const DH: u32 = ${d / s.n_head}u; const HALF: u32 = ${d / s.n_head / 2}u; ` +
         `const NLAYER: u32 = ${s.n_layer}u; const MAXCTX: u32 = ${this.maxContext}u;\n`;
       const module = this.device.createShaderModule({code: prelude + WGSL});
@@ -96,19 +99,6 @@ function c13LabGpu(L) {
         compute: {module, entryPoint}})));
       this.pipes = Object.fromEntries(names.map((n, k) => [n, pipes[k]]));
       this.plan = this.stepPlan(at);
-    }
-    ropeTables() {  // model.js TinyModel.ropeTables: the same float32 steps, cos then sin
-      const half = this.s.d_model / this.s.n_head / 2, n = this.maxContext, f32 = Math.fround, dh = 2 * half;
-      const t = new Float32Array(2 * n * half);
-      for (let j = 0; j < half; j++) {
-        const inv = f32(1 / f32(this.s.rope_base ** f32(2 * j / dh)));
-        for (let p = 0; p < n; p++) {
-          const ang = f32(p * inv);
-          t[p * half + j] = Math.cos(ang);
-          t[n * half + p * half + j] = Math.sin(ang);
-        }
-      }
-      return t;
     }
     // One dispatch: its pipeline, its bind group (the buffers its entry point reads, by binding) and its grid as a
     // function of the step's token count T and wanted rows R.

@@ -82,6 +82,20 @@ function c13LabModel() {
     for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) t[c * rows + r] = w[r * cols + c];
     return t;
   }
+  // RoPE's tables for positions 0 .. n-1 in torch's float32 steps (tinygpt.rope): inv = 1 / base^(2j/dh),
+  // angle = pos * inv, cos and sin, each rounded; (n x dh/2) each, the CPU and GPU models' one source
+  function ropeTables(dh, n, base) {
+    const half = dh / 2, f32 = Math.fround, cos = new Float32Array(n * half), sin = new Float32Array(n * half);
+    for (let j = 0; j < half; j++) {
+      const inv = f32(1 / f32(base ** f32(2 * j / dh)));
+      for (let p = 0; p < n; p++) {
+        const ang = f32(p * inv);
+        cos[p * half + j] = Math.cos(ang);
+        sin[p * half + j] = Math.sin(ang);
+      }
+    }
+    return {cos, sin};
+  }
   function layerNorm(src, dst, rows, d, g, b) {  // nn.LayerNorm: biased variance, eps 1e-5
     for (let r = 0; r < rows; r++) {
       const o = r * d;
@@ -123,20 +137,7 @@ function c13LabModel() {
       const perSlot = s.n_layer * maxContext * d;
       this.kv = Array.from({length: slots}, () => ({k: buf(perSlot), v: buf(perSlot)}));
       this.scores = buf(s.n_head * maxContext);  // attention's scratch: every head's scores of one token
-      this.ropeTables();
-    }
-    ropeTables() {  // torch's float32 steps: inv = 1 / base^(2j/dh), angle = pos * inv, cos/sin, each rounded
-      const half = this.dh / 2, n = this.maxContext, f32 = Math.fround;
-      this.cos = new Float32Array(n * half);
-      this.sin = new Float32Array(n * half);
-      for (let j = 0; j < half; j++) {
-        const inv = f32(1 / f32(this.s.rope_base ** f32(2 * j / this.dh)));
-        for (let p = 0; p < n; p++) {
-          const ang = f32(p * inv);
-          this.cos[p * half + j] = Math.cos(ang);
-          this.sin[p * half + j] = Math.sin(ang);
-        }
-      }
+      ({cos: this.cos, sin: this.sin} = ropeTables(this.dh, maxContext, s.rope_base));
     }
     linear(src, L, dst, rows) { this.arena.linear(src.at, L.w.at, L.b.at, dst.at, rows, L.nIn, L.nOut); }
     slotCache(slot) { return this.kv[slot]; }
@@ -414,7 +415,7 @@ function c13LabModel() {
       ...stats("e2el", e2el, percentiles)};
   }
 
-  return {TinyModel, Engine, runMetrics, npPercentile, greedy, greedyAsync, argmaxRow, SHAPE, SEED, weightSpec, generatedWeights, paramCount, Arena, kernelInstance, kernelBuild, transposed, layerNorm, mulberry32, median,
+  return {TinyModel, Engine, runMetrics, npPercentile, greedy, greedyAsync, argmaxRow, SHAPE, SEED, weightSpec, generatedWeights, paramCount, Arena, kernelInstance, kernelBuild, transposed, ropeTables, layerNorm, mulberry32, median,
     decodeBase64};
 }
 if (typeof self !== "undefined") self.C13Lab = c13LabModel();
