@@ -90,17 +90,23 @@ def test_a_configuration_builds_and_audits_clean_or_stops_in_one_line(built_kit,
         assert "一种负载" in report and "两种负载" not in report
 
 
+def lesson_with(tmp_path, key: str, name: str, change) -> str:
+    """The lesson page rendered from the committed data, the render input `key` (precomputed/`name`) edited by
+    `change`; its HTML."""
+    doc = json.loads((ROOT / "precomputed" / name).read_text(encoding="utf-8"))
+    change(doc)
+    tmp_path.mkdir(exist_ok=True)
+    path = tmp_path / name
+    path.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
+    inp, out = render_inputs(templates_copy(tmp_path), tmp_path)
+    inp[key] = str(path)
+    render(inp, out)
+    return (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+
+
 def findings_text(tmp_path, fails_on: dict) -> str:
     """The lesson's technique findings rendered from the committed data with the claims' outcomes replaced."""
-    data = json.loads((ROOT / "precomputed" / "precomputed.json").read_text(encoding="utf-8"))
-    data["techniques"]["fails_on"].update(fails_on)
-    tmp_path.mkdir()
-    path = tmp_path / "precomputed.json"
-    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
-    inp, out = render_inputs(templates_copy(tmp_path), tmp_path)
-    inp["data"] = str(path)
-    render(inp, out)
-    html = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    html = lesson_with(tmp_path, "data", "precomputed.json", lambda d: d["techniques"]["fails_on"].update(fails_on))
     start = html.index('<ul class="findings">')
     return page_text(html[start:html.index("</ul>", start)])
 
@@ -165,16 +171,11 @@ def test_a_ratio_of_goodputs_the_sweep_bounds_is_worded_as_a_bound(tmp_path, bou
     """Issue 80: on Qwen3-30B-A3B the page said chunking carried "约 1.00 倍" of whole prefill's rate and "卡住它的是别
     的环节", while both figures were the sweep's top rate, lower bounds. A goodput still met at the sweep's top rate
     makes the ratio a bound, or no figure at all when both are."""
-    doc = json.loads((ROOT / "precomputed" / "serving.json").read_text(encoding="utf-8"))
-    workload = doc["page_opening"]["workload"]
-    for schedule in ("whole", "chunked", "disagg"):
-        doc["goodput"][workload][schedule]["bounded_by_sweep"] = schedule in bounded
-    path = tmp_path / "serving.json"
-    path.write_text(json.dumps(doc, ensure_ascii=False), encoding="utf-8")
-    inp, out = render_inputs(templates_copy(tmp_path), tmp_path)
-    inp["serving"] = str(path)
-    render(inp, out)
-    html = (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
+    def bound(doc):
+        for schedule in ("whole", "chunked", "disagg"):
+            doc["goodput"][doc["page_opening"]["workload"]][schedule]["bounded_by_sweep"] = schedule in bounded
+
+    html = lesson_with(tmp_path, "serving", "serving.json", bound)
     text = re.sub(r"<[^>]+>|\s+", "", html[html.index("看 goodput 一列"):])[:200]
     assert re.sub(r"\s+", "", words) in text, text
     if bounded:  # a bound does not say what holds chunking back
