@@ -434,19 +434,26 @@ console.log(JSON.stringify(steps));
 """
 
 
+def serve_scenario(engine, scenario: list[dict], limit: int) -> list[tuple]:
+    """scripts/bench/serve_tiny.py's engine stepped over a scenario ({id, at, prompt, outputLen}: `at` is the step a
+    request arrives before), at most `limit` steps: each step's events and its prefix-cache hits."""
+    steps = []
+    for t in range(limit):
+        if not engine.busy() and all(r["at"] < t for r in scenario):
+            break
+        for r in scenario:
+            if r["at"] == t:
+                engine.add(r["id"], r["prompt"], r["outputLen"])
+        steps.append((engine.step(), list(engine.hits)))
+    return steps
+
+
 def test_the_python_engine_is_the_pages(lab_js):
     """scripts/bench/serve_tiny.py's engine and model against the page's on one arrival pattern (3 slots, 32 tokens a
     step): the same tokens scheduled in every step and the same tokens generated, event by event."""
     from scripts.bench.serve_tiny import Engine, FlatModel
 
-    engine, steps = Engine(FlatModel(seeded_model(), 3, 64), 3, 32), []
-    for t in range(200):
-        if not engine.busy() and all(r["at"] < t for r in SCENARIO):
-            break
-        for r in SCENARIO:
-            if r["at"] == t:
-                engine.add(r["id"], r["prompt"], r["outputLen"])
-        steps.append(engine.step())
+    steps = [events for events, _ in serve_scenario(Engine(FlatModel(seeded_model(), 3, 64), 3, 32), SCENARIO, 200)]
     js = node(lab_js, SCENARIO_JS)
     assert [[list(e) for e in events] for events in steps] == [events for _, events in js]
     assert sum(len(events) for events in steps) == sum(r["outputLen"] for r in SCENARIO)

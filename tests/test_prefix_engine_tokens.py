@@ -9,6 +9,7 @@ import pytest
 
 from scripts.bench.seeded_weights import seeded_model
 from scripts.serving.engine.prefix import TokenPrefixCache
+from tests.test_lab_model import serve_scenario
 from tests.test_lab_steps import node, scripts  # noqa: F401  (the fixture: the built L, S and P scripts)
 
 
@@ -116,15 +117,9 @@ def test_both_engines_find_the_same_hits_and_generate_what_they_generate_uncache
     from scripts.bench.serve_tiny import Engine, FlatModel
 
     js = node(scripts, SHARED_JS % json.dumps(SHARED))
-    engine, steps = Engine(FlatModel(seeded_model(), 3, 64), 3, 32, TokenPrefixCache(12, 16)), []
-    for t in range(300):
-        if not engine.busy() and all(r["at"] < t for r in SHARED):
-            break
-        for r in SHARED:
-            if r["at"] == t:
-                engine.add(r["id"], r["prompt"], r["outputLen"])
-        events = engine.step()
-        steps.append({"events": [list(e) for e in events], "hits": [list(h) for h in engine.hits]})
+    engine = Engine(FlatModel(seeded_model(), 3, 64), 3, 32, TokenPrefixCache(12, 16))
+    steps = [{"events": [list(e) for e in events], "hits": [list(h) for h in hits]}
+             for events, hits in serve_scenario(engine, SHARED, 300)]
     assert [s["events"] for s in js["on"]] == [s["events"] for s in steps]
 
     def tokens(run):  # each request's generated tokens (a hit shortens its prefill, so the steps differ)
