@@ -1,6 +1,6 @@
 """The serving engine as components (scripts/serving/engine/): the registries hold one class per engine rule, KV
 policy and step-cost model; a rule added as a class (llama.cpp) runs through the same loop; no function of the
-engine is over 100 lines; the browser's twin (templates/serving_sim/) has a file of the same name per module and the
+engine is over 80 lines; the browser's twin (templates/serving_sim/) has a file of the same name per module and the
 same registered names; the twin's build joins its parts and refuses a part named but missing or left unnamed."""
 import ast
 import json
@@ -80,13 +80,14 @@ def _functions(path):
             yield node.name, node.end_lineno - node.lineno + 1
 
 
-def test_no_function_of_the_engine_is_over_100_lines():
+def test_no_function_of_the_engine_is_over_80_lines():
     sizes = {f"{p.name}:{name}": n for p in sorted(PACKAGE.glob("*.py")) for name, n in _functions(p)}
-    assert sizes and max(sizes.values()) <= 100, {k: v for k, v in sizes.items() if v > 100}
+    assert sizes and max(sizes.values()) <= 80, {k: v for k, v in sizes.items() if v > 80}
 
 
 def test_the_twin_has_a_file_per_module_with_the_same_registered_names(tmp_path):
-    python = {p.stem for p in PACKAGE.glob("*.py")} - {"__init__", "result"}  # result: the Trace, in simulation.js
+    # result: the Trace, in simulation.js; contracts: declarations only (the twin keeps the same method names)
+    python = {p.stem for p in PACKAGE.glob("*.py")} - {"__init__", "result", "contracts"}
     # the wrapper; the page's cell summary; the twins of two modules outside the engine (scripts/serving/), which the
     # lab's prefix-cache experiment runs in the browser
     outside = {"workload", "prefix_runs"}

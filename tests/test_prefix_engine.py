@@ -80,9 +80,9 @@ def test_a_preempted_request_hits_its_own_blocks_when_readmitted(anchor, monkeyp
     hits = []
     original = kv.PrefixPagedKV.prefix_hit
 
-    def spy(self, i):
-        got = original(self, i)
-        hits.append((i, self.loop.pf_len[i], got))
+    def spy(self, i, tokens):
+        got = original(self, i, tokens)
+        hits.append((i, tokens, got))
         return got
 
     monkeypatch.setattr(kv.PrefixPagedKV, "prefix_hit", spy)

@@ -4,10 +4,9 @@
   }
   class KVManager {
     constructor(model, capacity) { this.model = model; this.capacity = capacity; }
-    bind(loop) { this.loop = loop; }
-    prefixHit() { return 0; }  // prompt tokens of a newly admitted request already held (a prefix cache's hits)
-    computed() {}  // request i's prompt (or recompute) has its first `done` tokens' KV
-    dropped() {}  // request i left the GPU (finished or preempted) holding the KV of its first `computed` tokens
+    prefixHit() { return 0; }  // (i, tokens): prompt tokens of a newly admitted request already held (a prefix cache's hits)
+    computed() {}  // (i, done): request i's prompt (or recompute) has its first `done` tokens' KV
+    dropped() {}  // (i, computed, t): request i left the GPU (finished or preempted) holding the KV of its first `computed` tokens
   }
   KVManager.prototype.preempts = false;
   class ReservedKV extends KVManager {  // each request's full context reserved at admission, freed at its finish
@@ -23,7 +22,7 @@
       this.reserved = 0;
     }
     inUse() { return this.reserved; }
-    fits(i) { return this.reserved + this.need[i] <= this.capacity; }
+    fits(i) { return this.reserved + this.need[i] <= this.capacity; }  // (i, tokens, used), as contracts.py
     admit(i) { this.reserved += this.need[i]; }
     release(i) { this.reserved -= this.need[i]; }
     join() {}
@@ -45,11 +44,20 @@
       this.q_sum = 0;
       this.residues = new Float64Array(bs);
       this.live = new Set();
+      this.booked = new Float64Array(prompt.length);  // the blocks of the prompt a request prefills (or pulls), until it joins
+      this.prompt_blocks = 0;
+      this.admitted = 0;
     }
-    inUse() { return this.after(0); }
-    fits(i, used) { return used + Math.ceil(this.loop.pf_len[i] / this.bs) * this.block_bytes + this.state <= this.capacity; }
-    admit() {}
-    release() {}
+    inUse(nIters) { return this.after(nIters); }
+    fits(i, tokens, used) { return used + Math.ceil(tokens / this.bs) * this.block_bytes + this.state <= this.capacity; }
+    admit(i, tokens) {
+      const blocks = Math.ceil(tokens / this.bs);
+      this.booked[i] = blocks;
+      this.prompt_blocks += blocks;
+      this.admitted += 1;
+    }
+    unbook(i) { this.prompt_blocks -= this.booked[i]; this.booked[i] = 0; }
+    release(i) { this.unbook(i); this.admitted -= 1; }
     count(base, sign) {
       const q = Math.floor(base / this.bs), r = base - q * this.bs;
       this.q_sum += sign * q;
@@ -57,22 +65,20 @@
       if (this.residues[r] === 0) this.live.delete(r);
       else if (sign > 0) this.live.add(r);
     }
-    join(base) { this.count(base, 1); }
-    leave(base) { this.count(base, -1); }
-    after(extra) {  // blocks every admitted request holds in the next iteration (+ extra decode tokens), as bytes
-      const loop = this.loop, bs = this.bs, shift = loop.n_iters + extra + bs - 1;
-      let blocks = this.q_sum;
+    join(i, base) { this.unbook(i); this.count(base, 1); }
+    leave(i, base) { this.count(base, -1); }
+    after(nIters) {  // blocks every admitted request holds when the decode-iteration count is nIters, as bytes
+      const bs = this.bs, shift = nIters + bs - 1;
+      let blocks = this.q_sum + this.prompt_blocks;
       for (const r of this.live) blocks += this.residues[r] * Math.floor((r + shift) / bs);
-      for (const i of loop.prefilling) blocks += Math.ceil(loop.pf_len[i] / bs);
-      for (let k = 0; k < loop.transfers.length; k++) blocks += Math.ceil(loop.prompt[loop.transfers.at(k)[1]] / bs);
-      return blocks * this.block_bytes + this.state * loop.admitted;
+      return blocks * this.block_bytes + this.state * this.admitted;
     }
-    stepsThatFit(k) {  // of the next k pure-decode iterations, how many run before the first that does not fit
-      if (this.after(k - 1) <= this.capacity) return k;
+    stepsThatFit(nIters, k) {  // of the k pure-decode iterations from nIters, how many run before the first that does not fit
+      if (this.after(nIters + k - 1) <= this.capacity) return k;
       let lo = 0, hi = k - 1;
       while (hi - lo > 1) {
         const mid = Math.floor((lo + hi) / 2);
-        if (this.after(mid) <= this.capacity) lo = mid; else hi = mid;
+        if (this.after(nIters + mid) <= this.capacity) lo = mid; else hi = mid;
       }
       return lo + 1;
     }
@@ -104,8 +110,7 @@
       this.held = new Array(n).fill(null); this.chain = new Array(n).fill(null); this.n_cached = new Array(n).fill(0);
     }
     take(n) { return n > 0 ? this.pool.allocate(Math.min(n, this.pool.numFree())) : []; }
-    prefixHit(i) {
-      const tokens = this.loop.pf_len[i];
+    prefixHit(i, tokens) {
       const chain = this.hashes.chain(contentsUpto(this.segments, this.answer_ids, i, tokens), this.bs);
       const hit = this.pool.lookup(chain, tokens);
       this.pool.touch(hit);
@@ -119,7 +124,7 @@
       for (let k = this.n_cached[i]; k < upto; k++) this.pool.cache(blocks[k], chain[k]);
       this.n_cached[i] = Math.max(this.n_cached[i], upto);
     }
-    dropped(i, computed) {
+    dropped(i, computed) {  // (i, computed, t)
       const blocks = this.held[i];
       for (const b of this.take(Math.ceil(computed / this.bs) - blocks.length)) blocks.push(b);
       this.cacheUpto(i, this.hashes.chain(contentsUpto(this.segments, this.answer_ids, i, computed), this.bs),
@@ -146,9 +151,9 @@
       this.slot_of[i] = slot;
       return this.slots.start(slot, prompt);
     }
-    dropped(i, computed) {
+    dropped(i, computed, t) {
       const generated = computed > this.prompt[i] ? [[this.answer_ids[i], computed - this.prompt[i]]] : [];
-      this.slots.finish(this.slot_of[i], this.loop.t, generated);
+      this.slots.finish(this.slot_of[i], t, generated);
       this.slot_of[i] = null;
     }
   }

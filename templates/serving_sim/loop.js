@@ -27,7 +27,6 @@
       this.cap = maxConcurrency || NO_CAP;
       this.release = releaseDelay === null ? null : Float64Array.from(releaseDelay);  // the client's turnaround (loop.py)
       this.peak = 0;
-      kv.bind(this);
     }
     run(arrival, prompt, output, out, handoff) {
       this._start(arrival, prompt, output, out, handoff);
@@ -39,7 +38,7 @@
         if (this.queue.length && !preempted) used = this._admit(used);
         if (this.transfers.length && this.transfers.at(0)[0] <= this.t) this._landTransfers();
         this._joinBatch();
-        this.peak = Math.max(this.peak, kv.inUse());
+        this.peak = Math.max(this.peak, kv.inUse(this.n_iters));
         if (!this.prefilling.length && !this.dec_ids.length) {
           if (!preempted) this._idle();
           continue;
@@ -76,13 +75,13 @@
     }
     _makeRoom() {  // room for every running request's next token, or preempt the scheduler's victim until there is
       const kv = this.kv;
-      let used = kv.after(0), preempted = false;
+      let used = kv.after(this.n_iters), preempted = false;
       while (used > kv.capacity) {
         const running = this.dec_ids.concat(this.prefilling);
         if (!running.length) throw new Error("the KV blocks of requests waiting for their transfer exceed the pool");
         this._preempt(this.scheduler.constructor.victim(running, this.admit_seq));
         preempted = true;
-        used = kv.after(0);
+        used = kv.after(this.n_iters);
       }
       return [used, preempted];
     }
@@ -91,7 +90,7 @@
       for (let k = 0; k < queue.length; k++) {
         const i = queue.at(k);
         if (this.pf_len[i] >= threshold) continue;
-        if (!this.kv.fits(i, used)) return -1;
+        if (!this.kv.fits(i, this.pf_len[i], used)) return -1;
         queue.removeAt(k);
         return i;
       }
@@ -102,10 +101,10 @@
       const classes = this.scheduler.class_budget !== null;
       while (queue.length && this.admitted < maxBatch) {
         let i;
-        if (kv.fits(queue.at(0), used)) i = queue.shift();
+        if (kv.fits(queue.at(0), this.pf_len[queue.at(0)], used)) i = queue.shift();
         else if (classes && (i = this._shortBehind(used)) >= 0) { /* a short one past a long head */ }
         else break;
-        kv.admit(i);
+        kv.admit(i, this.pf_len[i]);
         this.admitted += 1;
         this.seq += 1;
         this.admit_seq[i] = this.seq;
@@ -114,17 +113,17 @@
           if (this.resume[i]) out.preempt_dec_s[i] += t - this.preempted_at[i];
           else out.preempt_pre_s[i] += t - this.preempted_at[i];
           this.preempted_at[i] = NaN;
-          this.done_prefill[i] = kv.prefixHit(i);  // a prefix cache may still hold what it lost
+          this.done_prefill[i] = kv.prefixHit(i, this.pf_len[i]);  // a prefix cache may still hold what it lost
           this.prefilling.push(i);
         } else if (this.pd_decode) {  // P/D decode GPU: pull the KV cache, then decode
           this.link_free = Math.max(this.link_free, t) + this.handoff.transfer_s[i];
           out.transfer_end_s[i] = this.link_free;
           this.transfers.push([this.link_free, i]);
         } else {
-          this.done_prefill[i] = out.cached_tokens[i] = kv.prefixHit(i);
+          this.done_prefill[i] = out.cached_tokens[i] = kv.prefixHit(i, this.pf_len[i]);
           this.prefilling.push(i);
         }
-        if (kv.preempts) used = kv.after(0);
+        if (kv.preempts) used = kv.after(this.n_iters);
       }
       return used;
     }
@@ -158,7 +157,7 @@
         this.end_at.push(end);
         this.base_sum += base;
         if (end < this.min_end) this.min_end = end;
-        this.kv.join(base);
+        this.kv.join(joining[0][k], base);
       }
       for (const part of joining) part.length = 0;
     }
@@ -184,7 +183,7 @@
     }
     _removeAt(k) {
       this.base_sum -= this.ctx_base[k];
-      this.kv.leave(this.ctx_base[k]);
+      this.kv.leave(this.dec_ids[k], this.ctx_base[k]);
       this.dec_ids.splice(k, 1);
       this.ctx_base.splice(k, 1);
       this.end_at.splice(k, 1);
@@ -197,7 +196,7 @@
         this.out.finish_s[i] = when;
         this.out.dec_last[i] = lastIter;
         this.kv.release(i);
-        this.kv.dropped(i, this.prompt[i] + this.output[i] - 1);  // its last token was never fed back: no KV
+        this.kv.dropped(i, this.prompt[i] + this.output[i] - 1, when);  // its last token was never fed back: no KV
       }
       this.admitted -= ids.length;
       this.finished += ids.length;
@@ -208,7 +207,7 @@
         if (this.end_at[j] === this.n_iters) {
           done.push(this.dec_ids[j]);
           this.base_sum -= this.ctx_base[j];
-          this.kv.leave(this.ctx_base[j]);
+          this.kv.leave(this.dec_ids[j], this.ctx_base[j]);
         } else {
           keepIds.push(this.dec_ids[j]); keepBase.push(this.ctx_base[j]); keepEnd.push(this.end_at[j]);
         }
@@ -235,11 +234,14 @@
       const p = this.prefilling.indexOf(i);
       if (p >= 0) {
         this.prefilling.splice(p, 1);
-        this.kv.dropped(i, this.done_prefill[i]);
+        this.kv.release(i);
+        this.kv.dropped(i, this.done_prefill[i], this.t);
         this.done_prefill[i] = 0;
       } else {
         const k = this.dec_ids.indexOf(i), generated = this.output[i] - (this.end_at[k] - this.n_iters);
-        this.kv.dropped(i, this.prompt[i] + generated - 1);
+        this._removeAt(k);
+        this.kv.release(i);
+        this.kv.dropped(i, this.prompt[i] + generated - 1, this.t);
         if (this.first_pending[i]) {  // P/D: no token yet; the decode GPU prefills the prompt itself
           this.first_pending[i] = 0;
           this.pending_first -= 1;
@@ -250,7 +252,6 @@
           this.pf_len[i] = this.prompt[i] + generated;
         }
         this.done_prefill[i] = 0;
-        this._removeAt(k);
       }
       this.admitted -= 1;
       this.queue.unshift(i);
@@ -267,11 +268,11 @@
     _decodeRun(used) {  // pure-decode iterations up to the next event (loop.py _decode_run)
       const t = this.t, nxt = this.nxt, k = this._leftMin(), cost = this.step.cost, overhead = this.step.overhead_s;
       let steps = k, event = Infinity;
-      if (!this.queue.length && nxt < this.n && this.admitted < this.scheduler.max_batch && this.kv.fits(nxt, used)
+      if (!this.queue.length && nxt < this.n && this.admitted < this.scheduler.max_batch && this.kv.fits(nxt, this.pf_len[nxt], used)
           && nxt - this.finished < this.cap) event = this.arrival[nxt];  // an arrival that will be admitted
       else if (this.scheduler.class_budget !== null && nxt < this.n) event = this.arrival[nxt];  // it may pass a long head
       if (this.transfers.length) event = Math.min(event, this.transfers.at(0)[0]);  // a request that joins
-      if (this.kv.preempts) steps = this.kv.stepsThatFit(k);
+      if (this.kv.preempts) steps = this.kv.stepsThatFit(this.n_iters, k);
       const nd = this.dec_ids.length, csum = this.base_sum + nd * this.n_iters;
       if (event < Infinity) {  // iterations only lengthen as contexts grow: the event falls within this many
         const first = cost.decode(nd, csum) + overhead;

@@ -14,6 +14,25 @@ twin (templates/serving_sim/<same name>.js):
   result.py      the Trace a run returns.
   simulation.py  simulate(): the keywords checked and the components wired.
   registry.py    the registries by name: a new engine, KV manager or cost model is a class registered there.
+  contracts.py   what the loop may ask of each part (Protocols), with pre- and postconditions: read it first.
+
+Reading guide: one iteration of the loop (GpuLoop.run), in order, and the part each step asks.
+  1. send      the client sends what has arrived (and, with a concurrency cap, only while a slot is free).
+  2. room      paged memory only: KV `after(n_iters)`; while it exceeds `capacity`, scheduler `victim(...)` is
+               preempted: KV `release` + `dropped`, first in the queue again.
+  3. admit     FCFS while fewer than scheduler `max_batch` run and KV `fits(i, tokens, used)`: KV `admit`, then KV
+               `prefix_hit(i, tokens)` (its cached tokens are not prefilled); a P/D request instead starts its KV
+               transfer. (scheduler `class_budget`: a short request may pass a long head.)
+  4. land      P/D transfers that ended join the decode batch.
+  5. join      requests whose prompt finished join the decode batch: KV `join(i, base)`; the peak is KV `in_use`.
+  6. run       no prompt work: a stretch of pure-decode iterations up to the next event, priced by the step cost's
+               pricing `decode_run` (or IterationCost's terms inline) and bounded by KV `steps_that_fit`; with
+               prompt work: one iteration of scheduler `prefill_chunks(...)`, priced by pricing `iteration`, the
+               decodes riding along if scheduler `decodes_with_prefill`; KV `computed(i, done)` after each chunk.
+  7. retire    requests whose last token this was: KV `leave`, `release`, `dropped(i, computed, t)`.
+To add a KV policy: a class in kv.py with @register("kv", name) implementing contracts.KVContract (or
+PreemptingKVContract when running requests can outgrow the memory), wired in kv.kv_manager; its JS twin in
+templates/serving_sim/kv.js. A scheduler: a class in schedulers.py implementing SchedulerContract, and its twin.
 """
 from __future__ import annotations
 

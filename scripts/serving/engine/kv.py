@@ -61,25 +61,20 @@ def _too_big(biggest: float, capacity: float):
 
 
 class KVManager:
-    """One GPU's KV memory for one run of the loop. `start` is called once with the run's requests, `bind` gives
-    the manager the loop whose state (running requests, prompts in flight) it reads."""
+    """The defaults of contracts.KVContract for a manager without a prefix cache: no hits, nothing kept."""
     preempts = False  # whether running requests can outgrow the memory (the loop then asks the scheduler)
 
     def __init__(self, a: Anchor, capacity: float):
         self.a, self.capacity = a, capacity
 
-    def bind(self, loop):
-        self.loop = loop
-
-    def prefix_hit(self, i: int) -> int:
-        """Prompt tokens of request i whose KV this GPU already holds when it is admitted (a prefix cache's hits)."""
+    def prefix_hit(self, i: int, tokens: int) -> int:
         return 0
 
     def computed(self, i: int, done: int):
-        """Request i's prompt (or recompute) has its first `done` tokens' KV (a prefix cache may keep them)."""
+        pass
 
-    def dropped(self, i: int, computed: int):
-        """Request i left the GPU (finished or preempted) holding the KV of its first `computed` tokens."""
+    def dropped(self, i: int, computed: int, t: float):
+        pass
 
 
 @register("kv", "reserved")
@@ -91,20 +86,19 @@ class ReservedKV(KVManager):
         _too_big(float(need.max()) if len(prompt) else 0.0, self.capacity)
         self.need, self.reserved = need.tolist(), 0.0
 
-    def in_use(self) -> float:
-        """Bytes held now (the loop's peak)."""
+    def in_use(self, n_iters: int) -> float:
         return self.reserved
 
-    def fits(self, i: int, used: float) -> bool:
+    def fits(self, i: int, tokens: int, used: float) -> bool:
         return self.reserved + self.need[i] <= self.capacity
 
-    def admit(self, i: int):
+    def admit(self, i: int, tokens: int):
         self.reserved += self.need[i]
 
     def release(self, i: int):
         self.reserved -= self.need[i]
 
-    def join(self, base: int):  # a request joins the decode batch; nothing to count
+    def join(self, i: int, base: int):  # a request joins the decode batch; nothing to count
         pass
 
     leave = join
@@ -126,17 +120,28 @@ class PagedKV(KVManager):
         longest = float((prompt + output).max()) if len(prompt) else 0.0
         _too_big(self.memory.blocks(longest) * self.block_bytes + self.state if len(prompt) else 0.0, self.capacity)
         self.q_sum, self.residues, self.live = 0, [0] * bs, set()
+        self.booked = [0] * len(prompt)  # request -> the blocks of the prompt it prefills (or pulls), until it joins
+        self.prompt_blocks, self.admitted = 0, 0
 
-    def in_use(self) -> float:
-        return self.after(0)
+    def in_use(self, n_iters: int) -> float:
+        return self.after(n_iters)
 
-    def fits(self, i: int, used: float) -> bool:
-        return used + -(-self.loop.pf_len[i] // self.bs) * self.block_bytes + self.state <= self.capacity
+    def fits(self, i: int, tokens: int, used: float) -> bool:
+        return used + -(-tokens // self.bs) * self.block_bytes + self.state <= self.capacity
 
-    def admit(self, i: int):  # blocks are counted from the loop's state, not booked
-        pass
+    def admit(self, i: int, tokens: int):
+        blocks = -(-tokens // self.bs)
+        self.booked[i] = blocks
+        self.prompt_blocks += blocks
+        self.admitted += 1
 
-    release = admit
+    def _unbook(self, i: int):
+        self.prompt_blocks -= self.booked[i]
+        self.booked[i] = 0
+
+    def release(self, i: int):
+        self._unbook(i)
+        self.admitted -= 1
 
     def _count(self, base: int, sign: int):
         q, r = divmod(base, self.bs)
@@ -147,41 +152,34 @@ class PagedKV(KVManager):
         elif sign > 0:
             self.live.add(r)
 
-    def join(self, base: int):
+    def join(self, i: int, base: int):
+        self._unbook(i)
         self._count(base, 1)
 
-    def leave(self, base: int):
+    def leave(self, i: int, base: int):
         self._count(base, -1)
 
-    def after(self, extra_steps: int = 0) -> float:
-        """Blocks every admitted request holds in the next iteration (+ extra_steps decode tokens), as bytes. A decode
-        at context c = q*bs + r (0 <= r < bs) holds ceil((c + N) / bs) = q + (r + N + bs - 1) // bs blocks,
-        N = n_iters + extra_steps: summed over the residues' counts, whatever the batch size (whole numbers: the same
-        total as Memory.blocks summed in floats). Prompts being prefilled hold their blocks, KV being pulled in
-        (P/D) its prompt's."""
-        loop, bs = self.loop, self.bs
-        shift = loop.n_iters + extra_steps + bs - 1
-        blocks = self.q_sum
+    def after(self, n_iters: int) -> float:
+        """Blocks every admitted request holds when the decode-iteration count is `n_iters`, as bytes. A decode at
+        context c = q*bs + r (0 <= r < bs) holds ceil((c + N) / bs) = q + (r + N + bs - 1) // bs blocks (its base
+        c - N counted by `join`): summed over the residues' counts, whatever the batch size (whole numbers: the same
+        total as Memory.blocks summed in floats). A prompt being prefilled, or KV being pulled in (P/D), holds its
+        booked blocks."""
+        bs = self.bs
+        shift = n_iters + bs - 1
+        blocks = self.q_sum + self.prompt_blocks
         residues = self.residues
         for r in self.live:
             blocks += residues[r] * ((r + shift) // bs)
-        pf_len = loop.pf_len
-        for i in loop.prefilling:
-            blocks += -(-pf_len[i] // bs)
-        prompt = loop.prompt
-        for _, i in loop.transfers:
-            blocks += -(-prompt[i] // bs)
-        return blocks * self.block_bytes + self.state * loop.admitted
+        return blocks * self.block_bytes + self.state * self.admitted
 
-    def steps_that_fit(self, k: int) -> int:
-        """Of the next k pure-decode iterations, how many run before the first whose new blocks do not fit (the
-        loop's top saw that the first one does)."""
-        if self.after(k - 1) <= self.capacity:
+    def steps_that_fit(self, n_iters: int, k: int) -> int:
+        if self.after(n_iters + k - 1) <= self.capacity:
             return k
         lo, hi = 0, k - 1  # step lo fits, step hi does not
         while hi - lo > 1:
             mid = (lo + hi) // 2
-            lo, hi = (mid, hi) if self.after(mid) <= self.capacity else (lo, mid)
+            lo, hi = (mid, hi) if self.after(n_iters + mid) <= self.capacity else (lo, mid)
         return lo + 1
 
 
@@ -224,8 +222,7 @@ class PrefixPagedKV(PagedKV):
     def _take(self, n: int) -> list:
         return self.pool.allocate(min(n, self.pool.num_free())) if n > 0 else []
 
-    def prefix_hit(self, i: int) -> int:
-        tokens = self.loop.pf_len[i]
+    def prefix_hit(self, i: int, tokens: int) -> int:
         chain = self.hashes.chain(self.contents.upto(i, tokens), self.bs)
         hit = self.pool.lookup(chain, tokens)
         self.pool.touch(hit)
@@ -242,7 +239,7 @@ class PrefixPagedKV(PagedKV):
             pool.cache(blocks[k], chain[k])
         self.n_cached[i] = max(self.n_cached[i], min(full, len(blocks), len(chain)))
 
-    def dropped(self, i: int, computed: int):
+    def dropped(self, i: int, computed: int, t: float):
         blocks = self.held[i]
         blocks.extend(self._take(-(-computed // self.bs) - len(blocks)))
         self._cache(i, self.hashes.chain(self.contents.upto(i, computed), self.bs), computed // self.bs)
@@ -267,16 +264,16 @@ class SlotsKV(ReservedKV):
         self.slots = LlamaSlots(self.n_slots, self.similarity, self.order)
         self.slot_of: list = [None] * len(prompt)
 
-    def prefix_hit(self, i: int) -> int:
+    def prefix_hit(self, i: int, tokens: int) -> int:
         prompt = self.contents.upto(i, self.contents.prompt[i])
         slot = self.slots.choose(prompt)
         self.slot_of[i] = slot
         return self.slots.start(slot, prompt)
 
-    def dropped(self, i: int, computed: int):
+    def dropped(self, i: int, computed: int, t: float):
         prompt = self.contents.prompt[i]
         generated = [(self.answer_ids[i], computed - prompt)] if computed > prompt else []
-        self.slots.finish(self.slot_of[i], self.loop.t, generated)
+        self.slots.finish(self.slot_of[i], t, generated)
         self.slot_of[i] = None
 
 

@@ -54,7 +54,6 @@ class GpuLoop:
         self.cap = max_concurrency or NO_CAP
         self.release = None if release_delay is None else np.asarray(release_delay, dtype=float).tolist()
         self.peak = 0.0
-        kv.bind(self)
 
     def run(self, arrival, prompt, output, out, handoff=None):
         """Serve requests (arrays sorted by arrival); write admitted/first-token/finish/dec indices, each request's
@@ -74,7 +73,7 @@ class GpuLoop:
                 self._land_transfers()
             if self.joining:
                 self._join_batch()
-            used_now = kv.in_use()
+            used_now = kv.in_use(self.n_iters)
             if used_now > self.peak:
                 self.peak = used_now
             if not self.prefilling and not self.dec_ids:
@@ -133,14 +132,14 @@ class GpuLoop:
         """Room for every running request's next token (a KV manager that preempts), or preempt the scheduler's
         victim until there is."""
         kv = self.kv
-        used, preempted = kv.after(0), False
+        used, preempted = kv.after(self.n_iters), False
         while used > kv.capacity:
             running = self.dec_ids + self.prefilling
             if not running:
                 raise ValueError("the KV blocks of requests waiting for their transfer exceed the pool")
             self._preempt(self.scheduler.victim(running, self.admit_seq))
             preempted = True
-            used = kv.after(0)
+            used = kv.after(self.n_iters)
         return used, preempted
 
     def _admit(self, used):
@@ -149,13 +148,13 @@ class GpuLoop:
         kv, out, queue, t, max_batch = self.kv, self.out, self.queue, self.t, self.scheduler.max_batch
         classes = self.scheduler.class_budget is not None
         while queue and self.admitted < max_batch:
-            if kv.fits(queue[0], used):
+            if kv.fits(queue[0], self.pf_len[queue[0]], used):
                 i = queue.popleft()
             elif classes and (i := self._short_behind(used)) is not None:
                 pass  # a short request past a long head that does not fit
             else:
                 break
-            kv.admit(i)
+            kv.admit(i, self.pf_len[i])
             self.admitted += 1
             self.seq += 1
             self.admit_seq[i] = self.seq
@@ -164,17 +163,17 @@ class GpuLoop:
             if self.preempted_at[i] is not None:
                 out["preempt_dec_s" if self.resume[i] else "preempt_pre_s"][i] += t - self.preempted_at[i]
                 self.preempted_at[i] = None
-                self.done_prefill[i] = kv.prefix_hit(i)  # a prefix cache may still hold what it lost
+                self.done_prefill[i] = kv.prefix_hit(i, self.pf_len[i])  # a prefix cache may still hold what it lost
                 self.prefilling.append(i)
             elif self.pd_decode:  # P/D decode GPU: pull the KV cache, then decode
                 self.link_free = max(self.link_free, t) + self.transfer_s[i]
                 out["transfer_end_s"][i] = self.link_free
                 self.transfers.append((self.link_free, i))
             else:
-                self.done_prefill[i] = out["cached_tokens"][i] = kv.prefix_hit(i)
+                self.done_prefill[i] = out["cached_tokens"][i] = kv.prefix_hit(i, self.pf_len[i])
                 self.prefilling.append(i)
             if kv.preempts:
-                used = kv.after(0)
+                used = kv.after(self.n_iters)
         return used
 
     def _short_behind(self, used):
@@ -185,7 +184,7 @@ class GpuLoop:
         for k, i in enumerate(queue):
             if self.pf_len[i] >= threshold:
                 continue
-            if not self.kv.fits(i, used):
+            if not self.kv.fits(i, self.pf_len[i], used):
                 return None
             del queue[k]
             return i
@@ -225,7 +224,7 @@ class GpuLoop:
             self.base_sum += context - n_iters
             if self.min_end is not None and tokens + n_iters < self.min_end:
                 self.min_end = tokens + n_iters
-            kv.join(context - n_iters)
+            kv.join(i, context - n_iters)
         self.joining.clear()
 
     def _left_min(self):
@@ -236,7 +235,7 @@ class GpuLoop:
 
     def _remove_at(self, k):
         self.base_sum -= self.ctx_base[k]
-        self.kv.leave(self.ctx_base[k])
+        self.kv.leave(self.dec_ids[k], self.ctx_base[k])
         del self.dec_ids[k], self.ctx_base[k], self.end_at[k]
         self.min_end = None
 
@@ -251,7 +250,7 @@ class GpuLoop:
             out["finish_s"][i] = when
             out["dec_last"][i] = last_iter
             kv.release(i)
-            kv.dropped(i, prompt[i] + output[i] - 1)  # its last token was never fed back: no KV
+            kv.dropped(i, prompt[i] + output[i] - 1, when)  # its last token was never fed back: no KV
         self.admitted -= len(ids)
         self.finished += len(ids)
         if self.progress is not None:
@@ -300,12 +299,15 @@ class GpuLoop:
         self.preempted_at[i] = self.t
         if i in self.prefilling:
             self.prefilling.remove(i)
-            self.kv.dropped(i, self.done_prefill[i])
+            self.kv.release(i)
+            self.kv.dropped(i, self.done_prefill[i], self.t)
             self.done_prefill[i] = 0
         else:
             k = self.dec_ids.index(i)
             generated = self.output[i] - (self.end_at[k] - self.n_iters)
-            self.kv.dropped(i, self.prompt[i] + generated - 1)
+            self._remove_at(k)
+            self.kv.release(i)
+            self.kv.dropped(i, self.prompt[i] + generated - 1, self.t)
             if self.first_pending[i]:  # P/D: no token yet; the decode GPU prefills the prompt itself
                 self.first_pending[i] = False
                 self.pending_first -= 1
@@ -317,7 +319,6 @@ class GpuLoop:
                 self.resume[i] = True
                 self.pf_len[i] = self.prompt[i] + generated
             self.done_prefill[i] = 0
-            self._remove_at(k)
         self.admitted -= 1
         self.queue.appendleft(i)
 
@@ -329,7 +330,8 @@ class GpuLoop:
         (numpy.searchsorted(starts, event, "left"))."""
         k = self._left_min()
         m, event, t, nxt = k, np.inf, self.t, self.nxt
-        if not self.queue and nxt < self.n and self.admitted < self.scheduler.max_batch and self.kv.fits(nxt, used) \
+        if not self.queue and nxt < self.n and self.admitted < self.scheduler.max_batch \
+                and self.kv.fits(nxt, self.pf_len[nxt], used) \
                 and nxt - self.finished < self.cap:
             event = self.arrival[nxt]  # an arrival that will be admitted
         elif self.scheduler.class_budget is not None and nxt < self.n:
@@ -337,7 +339,7 @@ class GpuLoop:
         if self.transfers:
             event = min(event, self.transfers[0][0])  # a request that joins the batch
         if self.kv.preempts:
-            m = self.kv.steps_that_fit(k)
+            m = self.kv.steps_that_fit(self.n_iters, k)
         nd, cost, overhead = len(self.dec_ids), self.step.cost, self.step.overhead_s
         csum = self.base_sum + nd * self.n_iters
         if event < np.inf:  # iterations only lengthen as contexts grow: the event falls within this many
