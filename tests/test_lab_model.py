@@ -13,6 +13,7 @@ import torch
 
 from scripts.bench.seeded_weights import generated, mulberry32, seeded_model
 from scripts.page.lab import KERNEL_SOURCE, lab_model_script, lab_settings
+from scripts.page.render import sim_script
 from scripts.record.inputs import InputError
 from scripts.serving import metrics
 from tests.conftest import ROOT
@@ -23,8 +24,10 @@ STEPS = 64
 
 @pytest.fixture(scope="module")
 def lab_js(tmp_path_factory):
+    """lab-model.js as the build joins it, with the simulator's twin beside it (node() loads both: L and S)."""
     path = tmp_path_factory.mktemp("lab") / "lab-model.js"
     path.write_text(lab_model_script(ROOT / "templates"), encoding="utf-8")
+    (path.parent / "serving-sim.js").write_text(sim_script(ROOT / "templates" / "serving_sim"), encoding="utf-8")
     return path
 
 
@@ -39,7 +42,8 @@ def lab_page_js(tmp_path_factory):
 
 
 def node(lab_js, body: str):
-    code = f"const L = require({json.dumps(str(lab_js))});\n{body}"
+    sim = lab_js.parent / "serving-sim.js"
+    code = f"const L = require({json.dumps(str(lab_js))}), S = require({json.dumps(str(sim))});\n{body}"
     out = subprocess.run(["node", "-e", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
@@ -155,7 +159,7 @@ console.log(JSON.stringify([a, b]));""")
 
 ENGINE_JS = """
 const m = new L.TinyModel({slots: 4, maxContext: 96, maxTokens: 48});
-const e = new L.Engine(m, {maxNumSeqs: 4, maxBatchedTokens: 48});
+const e = new L.Engine(m, {maxNumSeqs: 4, maxBatchedTokens: 48, sim: S});
 let a = 12345; const rand = () => { a = (a * 1103515245 + 12345) % 2147483648; return a / 2147483648; };
 const reqs = Array.from({length: 14}, (_, id) => ({id, prompt: Array.from({length: 3 + Math.floor(rand() * 60)},
   (_, i) => (id * 31 + i * 7) % 2048), outputLen: 1 + Math.floor(rand() * 12), at: Math.floor(rand() * 30)}));
@@ -194,7 +198,7 @@ ASYNC_ENGINE_JS = """
   async function run(asynchronous) {
     const model = asynchronous ? {maxContext: 96, maxTokens: 64, slots: 4, async: true,
       argmax: (l, r) => m.argmax(l, r), forward: (...a) => Promise.resolve(Float32Array.from(m.forward(...a)))} : m;
-    const e = new L.Engine(model, {maxNumSeqs: 4, maxBatchedTokens: 48}), log = [];
+    const e = new L.Engine(model, {maxNumSeqs: 4, maxBatchedTokens: 48, sim: S}), log = [];
     reqs.forEach((r) => e.add(r));
     while (e.busy()) {
       const s = asynchronous ? await e.stepAsync() : e.step();
@@ -216,7 +220,7 @@ def test_the_engines_async_step_is_its_step(lab_js):
 
 def test_a_request_longer_than_the_context_is_refused(lab_js):
     out = node(lab_js, """const m = new L.TinyModel({slots: 1, maxContext: 16, maxTokens: 16});
-const e = new L.Engine(m, {maxNumSeqs: 1, maxBatchedTokens: 16});
+const e = new L.Engine(m, {maxNumSeqs: 1, maxBatchedTokens: 16, sim: S});
 try { e.add({id: 0, prompt: new Array(10).fill(1), outputLen: 7}); console.log(JSON.stringify("accepted")); }
 catch (err) { console.log(JSON.stringify(err.message)); }""")
     assert "exceed the context (16)" in out
@@ -424,7 +428,7 @@ SCENARIO = [{"id": i, "prompt": [(i * 31 + k * 7) % 2048 for k in range(5 + (i *
              "outputLen": 1 + (i * 5) % 9, "at": (i * 3) % 11} for i in range(10)]
 SCENARIO_JS = f"""
 const m = new L.TinyModel({{slots: 3, maxContext: 64, maxTokens: 32}}), e = new L.Engine(m, {{maxNumSeqs: 3,
-  maxBatchedTokens: 32}}), reqs = {json.dumps(SCENARIO)}, steps = [];
+  maxBatchedTokens: 32, sim: S}}), reqs = {json.dumps(SCENARIO)}, steps = [];
 for (let t = 0; t < 200 && (e.busy() || reqs.some((r) => r.at >= t)); t++) {{
   for (const r of reqs) if (r.at === t) e.add(r);
   const s = e.step();

@@ -55,7 +55,7 @@ for (const [rate, maxSeqs, budget, seed] of %(configs)s) {
     t += -Math.log((next() + 1) / 4294967297) / rate;
     arrivals.push(t); prompts.push(1 + next() %% 150); outputs.push(1 + next() %% 40);
   }
-  const e = new L.Engine(stub(maxSeqs, budget), {maxNumSeqs: maxSeqs, maxBatchedTokens: budget});
+  const e = new L.Engine(stub(maxSeqs, budget), {maxNumSeqs: maxSeqs, maxBatchedTokens: budget, sim: S});
   const first = new Array(n).fill(null), finish = new Array(n).fill(null);
   let now = 0, sent = 0, done = 0, overBudget = 0, overSeqs = 0;
   while (done < n) {

@@ -96,7 +96,7 @@ SHARED_JS = """
 function run(cached) {
   const m = new L.TinyModel({slots: 3, maxContext: 64, maxTokens: 32});
   const pc = cached ? new S.TokenPrefixCache(12, 16) : null;
-  const e = new L.Engine(m, {maxNumSeqs: 3, maxBatchedTokens: 32, prefixCache: pc});
+  const e = new L.Engine(m, {maxNumSeqs: 3, maxBatchedTokens: 32, prefixCache: pc, sim: S});
   const reqs = %s, steps = [];
   for (let t = 0; t < 300 && (e.busy() || reqs.some((r) => r.at >= t)); t++) {
     for (const r of reqs) if (r.at === t) e.add(r);

@@ -10,9 +10,10 @@ Each flag defaults to the lab's setting in config/lab.json (--help names it); a 
 that is a folder, a file the repository keeps, the checkpoint or unwritable, is refused in one line before the run.
 
 The model is the course's TinyGPT (the lab's seeded weights by default, or a state_dict the student trained: its
-shape is read from the weights, its head count given). The engine follows vLLM V1's rule as templates/lab/model/model.js
-does (running requests first, each its last token or the rest of its prompt, then waiting ones first come first
-served, all within max_num_batched_tokens, at most max_num_seqs running, whole contexts reserved); one step runs
+shape is read from the weights, its head count given). The engine takes vLLM V1's rule from the simulator
+(scripts/serving/engine/schedulers.py VllmV1: running decodes first, one token each, then prompt tokens first come
+first served within max_num_batched_tokens), as the lab's engine takes it from the simulator's twin; waiting requests
+are admitted while the step's budget lasts and fewer than max_num_seqs run, whole contexts reserved; one step runs
 every scheduled token of every request at once, over a KV cache per slot. The client is in the same process: requests
 arrive by a seeded Poisson process, each is sent at its arrival time and the engine takes it at the next step;
 a token counts as received when its step ends (time.perf_counter). Greedy decoding, no end-of-sequence token.
@@ -36,6 +37,7 @@ from scripts.record.atomic import write_json_atomic
 from scripts.record.inputs import InputError
 from scripts.record.outputs import check_output
 from scripts.serving.engine.prefix import TokenPrefixCache
+from scripts.serving.engine.schedulers import VllmV1
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -102,13 +104,14 @@ class FlatModel:
 
 
 class Engine:
-    """vLLM V1's rule, as templates/lab/model/model.js Engine (the same names); with a TokenPrefixCache
+    """vLLM V1's rule (the simulator's, schedulers.VllmV1), as templates/lab/model/model.js Engine (the same names,
+    the same rule from the simulator's twin); with a TokenPrefixCache
     (scripts/serving/engine/prefix.py, vLLM V1's APC) a request starts from its prompt's cached blocks, their KV
     copied into its slot from the blocks' store, and `hits` lists [id, cached tokens] of the step's admissions."""
 
     def __init__(self, model: FlatModel, max_num_seqs: int, max_batched_tokens: int,
                  prefix_cache: TokenPrefixCache | None = None):
-        self.model, self.max_num_seqs, self.budget = model, max_num_seqs, max_batched_tokens
+        self.model, self.rule = model, VllmV1(max_num_seqs, max_batched_tokens)
         self.prefix_cache, self.store, self.hits = prefix_cache, {}, []
         self.waiting: deque = deque()
         self.running: list[dict] = []
@@ -132,24 +135,27 @@ class Engine:
         return bool(self.running or self.waiting)
 
     def schedule(self) -> list[tuple[dict, int]]:
-        plan, budget = [], self.budget
-        for r in self.running:
-            n = min(len(r["tokens"]) - r["computed"], budget)
-            if n > 0:
-                plan.append((r, n))
-                budget -= n
-            if budget <= 0:
-                break
-        while self.waiting and budget > 0 and len(self.running) < self.max_num_seqs:
+        """[request, tokens this step] in the step's order: each running decode its last token, then the prompt chunks
+        the simulator's vLLM V1 rule gives (schedulers.VllmV1.prefill_chunks, the one home of the rule), after
+        admitting waiting requests FCFS while fewer than max_num_seqs run and the step's budget is not spent."""
+        running = self.running
+        decoding = sum(1 for r in running if r["out"])
+        while self.waiting and len(running) < self.rule.max_batch and self._budget_left(decoding) > 0:
             r = self.waiting.popleft()
             r["slot"] = self.free.pop()
             if self.prefix_cache:
                 self.reuse(r)
-            self.running.append(r)
-            n = min(len(r["tokens"]) - r["computed"], budget)
-            plan.append((r, n))
-            budget -= n
-        return plan
+            running.append(r)
+        return [(r, 1) for r in running if r["out"]] + [(running[k], n) for k, _, n in self._chunks(decoding)]
+
+    def _chunks(self, decoding: int) -> list[tuple[int, int, int]]:
+        running = self.running
+        prefilling = [k for k, r in enumerate(running) if not r["out"]]
+        return self.rule.prefill_chunks(prefilling, [len(r["tokens"]) for r in running],
+                                        [r["computed"] for r in running], decoding)
+
+    def _budget_left(self, decoding: int) -> float:
+        return self.rule.iteration_budget(decoding) - sum(n for _, _, n in self._chunks(decoding))
 
     def step(self) -> list[tuple[int, int, bool]]:
         ids, slots, pos, wanted, ends = [], [], [], [], []

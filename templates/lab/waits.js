@@ -44,7 +44,7 @@ function labWaits(L, w) {
     // every slot keeps room for the users to decode through a slow prefill; one shape for all three set-ups
     const maxContext = Math.max(m.prompt.length + m.longOutput + 8, m.maxContext);
     const model = modelFor(m.users + 1, maxContext, m.prompt.length + m.users, m.prompt);
-    const engine = new L.Engine(model, {maxNumSeqs: m.users + 1, maxBatchedTokens: budget(m)});
+    const engine = new L.Engine(model, {maxNumSeqs: m.users + 1, maxBatchedTokens: budget(m), sim: w.sim});
     m.userPrompts.forEach((prompt, u) => join(engine, model, {id: `u${u}`, prompt, outputLen: maxContext - prompt.length}));
     const steps = [], arrivals = {};
     for (let k = 0; k < m.warmSteps; k++) { step(engine, steps, arrivals); await w.yieldTask(); }

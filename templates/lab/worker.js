@@ -92,14 +92,14 @@ function labTimings(L, w) {
   return {batches, kv: kvCache, gpu};
 }
 
-function labWorker(L, scope, S = null) {  // S: the serving simulator (its TokenPrefixCache), when the page has it
+function labWorker(L, scope, S = null) {  // S: the serving simulator (the engine's rule, its TokenPrefixCache)
   let model = null, engine = null, wake = null;
   const post = (m) => scope.postMessage(m);
   const channel = new MessageChannel();
   let resume = null;
   channel.port1.onmessage = () => { const r = resume; resume = null; if (r) r(); };
   const yieldTask = () => new Promise((r) => { resume = r; channel.port2.postMessage(0); });
-  const w = {model: null, gpu: null, post, yieldTask, median: L.median, transfer: (m, list) => scope.postMessage(m, list)};
+  const w = {model: null, gpu: null, sim: S, post, yieldTask, median: L.median, transfer: (m, list) => scope.postMessage(m, list)};
   const timings = labTimings(L, w), waits = labWaits(L, w);
 
   function init(m) {
@@ -122,7 +122,7 @@ function labWorker(L, scope, S = null) {  // S: the serving simulator (its Token
     if (onGpu && m.prefixBlock) throw new Error("前缀缓存对照只在 CPU 上跑:GPU 上的模型不导出、导入 KV 块");
     // the cache's pool: the slots' memory in blocks (a running request always finds its blocks; the rest caches)
     const pool = m.prefixBlock ? new S.TokenPrefixCache(m.maxNumSeqs * Math.ceil(model.maxContext / m.prefixBlock), m.prefixBlock) : null;
-    engine = new L.Engine(model, {maxNumSeqs: m.maxNumSeqs, maxBatchedTokens: m.maxBatchedTokens, prefixCache: pool});
+    engine = new L.Engine(model, {maxNumSeqs: m.maxNumSeqs, maxBatchedTokens: m.maxBatchedTokens, prefixCache: pool, sim: S});
     const serving = engine;
     let last = null;
     while (engine === serving) {

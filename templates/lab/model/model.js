@@ -263,19 +263,22 @@ function c13LabModel() {
     return best;
   }
 
-  // ---- the engine: continuous batching with vLLM V1's rule (vllm/v1/core/sched/scheduler.py, Scheduler.schedule,
-  // vLLM 0.11): every step first gives each running request, in admission order, what it still needs (its last
-  // token for a decode, the rest of its prompt otherwise) within a shared token budget (max_num_batched_tokens), then
-  // admits waiting requests first come first served while the budget lasts and fewer than max_num_seqs run, each
-  // with as much of its prompt as the budget allows (chunked prefill). A request reserves a slot (its whole context)
-  // when admitted; there is no preemption. Greedy sampling; a request ends after its output length.
+  // ---- the engine: continuous batching with vLLM V1's rule, taken from the serving simulator's twin (`sim`:
+  // c13ServingSim(), its schedulers.js VllmV1.prefillChunks, the twin of scripts/serving/engine/schedulers.py; the one
+  // home of the rule): every step gives each running decode its last token, then prompt tokens first come first
+  // served within the shared token budget (max_num_batched_tokens), the last prompt chunked; waiting requests are
+  // admitted first come first served while the budget lasts and fewer than max_num_seqs run (vLLM 0.11's
+  // Scheduler.schedule). A request reserves a slot (its whole context) when admitted; there is no preemption. Greedy
+  // sampling; a request ends after its output length.
   class Engine {
     // prefixCache: a TokenPrefixCache (serving_sim/prefix.js, vLLM V1's APC) or null; its blocks' KV kept in `store`
-    constructor(model, {maxNumSeqs = 8, maxBatchedTokens = 256, prefixCache = null} = {}) {
+    constructor(model, {maxNumSeqs = 8, maxBatchedTokens = 256, prefixCache = null, sim = null} = {}) {
       if (maxNumSeqs > model.slots) throw new Error(`max_num_seqs ${maxNumSeqs} > the model's ${model.slots} slots`);
       if (maxBatchedTokens > model.maxTokens) throw new Error(`max_num_batched_tokens ${maxBatchedTokens} > ${model.maxTokens}`);
-      Object.assign(this, {model, maxNumSeqs, maxBatchedTokens, prefixCache, store: new Map(), hits: [], waiting: [], running: [],
-        admitted: [], free: Array.from({length: maxNumSeqs}, (_, i) => maxNumSeqs - 1 - i)});
+      const V1 = sim && sim.REGISTRIES.scheduler["vllm-v1"];
+      if (!V1) throw new Error("Engine: give the serving simulator (c13ServingSim()) as `sim`: its vllm-v1 rule schedules the steps");
+      Object.assign(this, {model, maxNumSeqs, maxBatchedTokens, prefixCache, rule: new V1(maxNumSeqs, maxBatchedTokens),
+        store: new Map(), hits: [], waiting: [], running: [], admitted: [], free: Array.from({length: maxNumSeqs}, (_, i) => maxNumSeqs - 1 - i)});
     }
     add(req) {  // {id, prompt: token ids, outputLen}
       if (req.prompt.length + req.outputLen > this.model.maxContext) {
@@ -295,25 +298,24 @@ function c13LabModel() {
       this.running.push(r);
       this.admitted.push(r.id);
     }
-    schedule() {  // [request, tokens this step] in the step's order
-      const plan = [];
-      let budget = this.maxBatchedTokens;
-      for (const r of this.running) {
-        const n = Math.min(r.tokens.length - r.computed, budget);
-        if (n > 0) { plan.push([r, n]); budget -= n; }
-        if (budget <= 0) break;
-      }
-      while (this.waiting.length && budget > 0 && this.running.length < this.maxNumSeqs) {
+    schedule() {  // [request, tokens this step] in the step's order: the decodes, then the rule's prompt chunks
+      const running = this.running, decoding = running.filter((r) => r.out > 0).length;
+      while (this.waiting.length && running.length < this.maxNumSeqs && this.budgetLeft(decoding) > 0) {
         const r = this.waiting.shift();
         r.slot = this.free.pop();
         if (this.prefixCache) this.reuse(r);
-        const n = Math.min(r.tokens.length - r.computed, budget);
-        this.running.push(r);
+        running.push(r);
         this.admitted.push(r.id);
-        plan.push([r, n]);
-        budget -= n;
       }
-      return plan;
+      return running.filter((r) => r.out > 0).map((r) => [r, 1]).concat(this.chunks(decoding).map(([k, , n]) => [running[k], n]));
+    }
+    chunks(decoding) {  // the rule's [index in running, first token, length] of each prompt chunk
+      const running = this.running, prefilling = [];
+      running.forEach((r, k) => { if (!r.out) prefilling.push(k); });
+      return this.rule.prefillChunks(prefilling, running.map((r) => r.tokens.length), running.map((r) => r.computed), decoding);
+    }
+    budgetLeft(decoding) {
+      return this.rule.iterationBudget(decoding) - this.chunks(decoding).reduce((sum, [, , n]) => sum + n, 0);
     }
     reuse(r) {  // the prompt's cached blocks: their KV copied into the slot, their tokens computed
       const [blocks, hit] = this.prefixCache.admit(r.prompt), bs = this.prefixCache.block_size;
