@@ -551,7 +551,7 @@ def test_a_request_that_reached_the_engine_just_after_an_iterations_tokens_is_se
     """joins.arrivals: B reaches the engine 0.5 ms into the iteration at 0.12 s and has its first token with the next
     one (joined: the batch was formed after it arrived); C reaches it 5 ms into the iteration at 0.14 s and waits one
     (its first token at 0.18, not 0.16). A, sent with the engine idle, is not counted."""
-    from scripts.realengine import joins
+    from scripts.realengine.investigations import joins
     overhead = 0.001
     doc = {"send_times": [0.0, 0.1205 - overhead, 0.145 - overhead], "ttfts": [0.1, 0.14 - 0.1195, 0.18 - 0.144],
            "itls": [[0.02] * 5, [0.02, 0.02], [0.02]], "success": [True] * 3}

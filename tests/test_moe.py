@@ -302,7 +302,7 @@ def compare_lesson_twins(a, data, tmp_path, states: int, seed: int) -> int:
                                                rel=1e-12), s
         assert js["cap"] == rl.max_batch_by_memory(g, c), s
         assert js["slo"] == rl.max_batch_under_slo(g, c, s["slo_s"]), s
-        m = tq.StepModel(a, tq.Technique.of(settings[s["technique"]]), tq.Gpu.of(gpus[s["gpu"]]))
+        m = tq.TechniqueCost(a, tq.Technique.of(settings[s["technique"]]), tq.Gpu.of(gpus[s["gpu"]]))
         assert js["tech_tpot"] == pytest.approx(m.tpot_seconds(b, c), rel=1e-12), s
         assert js["tech_ttft"] == pytest.approx(m.ttft_seconds(s["prompt"]), rel=1e-12), s
         assert js["tech_cap"] == m.max_batch(c), s
@@ -312,18 +312,18 @@ def compare_lesson_twins(a, data, tmp_path, states: int, seed: int) -> int:
 
 @pytest.mark.parametrize("batch", [1, 36, 43])
 def test_the_technique_baseline_of_a_mixture_is_its_roofline(moe, batch):
-    """techniques.StepModel with no technique prices a MoE step as roofline.py does (the experts its tokens touch,
+    """techniques.TechniqueCost with no technique prices a MoE step as roofline.py does (the experts its tokens touch,
     FLOPs by active parameters) and holds all its weights; int4 weights shrink every expert's bytes, FP8 weights too,
     and neither changes which experts a step reads."""
     from scripts.model import techniques as tq
 
     a, _ = moe
     gpu = tq.Gpu(a.hbm_bytes, a.hbm_bandwidth_bytes_per_s, a.peak_bf16_flops)
-    base = tq.StepModel(a, tq.Technique(), gpu)
+    base = tq.TechniqueCost(a, tq.Technique(), gpu)
     assert base.step_seconds(batch, 4096) == pytest.approx(rl.decode_step_seconds(a, batch, 4096), rel=1e-12)
     assert base.prefill_seconds(4096) == pytest.approx(rl.prefill_seconds(a, 4096), rel=1e-12)
     assert base.weights_total == pytest.approx(rl.weight_bytes_total(a), rel=1e-12)
-    int4 = tq.StepModel(a, tq.Technique(weight_bytes=0.5), gpu)
+    int4 = tq.TechniqueCost(a, tq.Technique(weight_bytes=0.5), gpu)
     quantized = tq.linear_weight_params(a)  # attention projections and every expert; the router stays bf16
     assert quantized == 48 * (2048 * (4096 + 1024) + 4096 * 2048) + rl.routed_expert_params(a)
     assert base.weights_total - int4.weights_total == pytest.approx(quantized * 1.5, rel=1e-12)

@@ -186,7 +186,8 @@ def test_cached_context_cost_prices_earlier_tokens_per_chunk():
 def test_cached_tokens_cost_per_new_token_below_the_attention_tile_and_per_tile_from_it():
     """ggml's CPU flash attention runs a chunk of fewer than 64 query rows one row at a time (each cached token costs
     p per new token) and a longer one in tiles of 64 (e per cached token per tile): measured here 2026-12-05, 1,024
-    cached tokens then 63 new took 235 ms to the first token, 64 took 108 ms (python -m scripts.realengine.tile_sweep).
+    cached tokens then 63 new took 235 ms to the first token, 64 took 108 ms (python -m
+    scripts.realengine.investigations.tile_sweep).
     The calibration's points fall one on each side (16 and 64 new tokens) and give both coefficients."""
     from dataclasses import replace
 

@@ -86,7 +86,7 @@ def test_a_kv_format_shrinks_the_window_too(oss):
     window layers' as well; the baseline's step is the roofline's."""
     a, _ = oss
     gpu = tq.Gpu(a.hbm_bytes, a.hbm_bandwidth_bytes_per_s, a.peak_bf16_flops)
-    base, fp8 = (tq.StepModel(a, tq.Technique(kv_bytes=b), gpu) for b in (None, 1))
+    base, fp8 = (tq.TechniqueCost(a, tq.Technique(kv_bytes=b), gpu) for b in (None, 1))
     assert base.state == base.decode_state == 4_718_592 and fp8.state == fp8.decode_state == 4_718_592 / 2
     assert base.bytes_per_request(4096) == rl.bytes_per_request(a, 4096)
     assert base.step_seconds(16, 4096) == pytest.approx(rl.decode_step_seconds(a, 16, 4096), rel=1e-12)

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from scripts.realengine import predict, stepmodel
+from scripts.realengine.investigations.slot_sweep import predicted_from_contiguous
 from scripts.realengine.settings import comparison_settings
-from scripts.realengine.slot_sweep import predicted_from_contiguous
 from scripts.realengine.stepmodel import StepModel, split_equal
 from scripts.record.anchor_file import load
 from scripts.record.inputs import InputError, read_json

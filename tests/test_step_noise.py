@@ -170,7 +170,7 @@ def test_the_clients_part_of_the_spread_is_taken_out_and_each_row_has_mean_one()
 def test_a_slow_stretch_shows_above_its_shuffle_and_independent_draws_do_not():
     """stretches.spread: window medians of measured / modelled time. A run whose middle third is 8 % slower spreads
     well above the same iterations shuffled in time; independent draws spread like their shuffle."""
-    from scripts.realengine import stretches
+    from scripts.realengine.investigations import stretches
 
     rng = np.random.default_rng(1)
     t = np.arange(3000) * 0.01  # 30 s of 10 ms iterations

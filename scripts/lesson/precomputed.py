@@ -29,7 +29,7 @@ CLIENT_CONSTANTS = {
     "state_bytes_per_request": (rl.state_bytes_per_request, "B"),
     "attention_flops_per_token_position": (rl.attention_flops_per_token_position, "FLOP"),
     "free_bytes_for_requests": (rl.free_bytes_for_requests, "B"),
-    # the technique switches' StepModel (scripts/model/techniques.py), in lesson.js
+    # the technique switches' TechniqueCost (scripts/model/techniques.py), in lesson.js
     "total_params": (rl.total_params, "param"),
     "linear_weight_params": (tq.linear_weight_params, "param"),
     "kv_elements_per_token": (tq.kv_elements_per_token, "element"),

@@ -75,7 +75,7 @@ def kv_elements_per_token(a: Anchor) -> int:
     return 2 * rl.full_attention_layers(a) * a.num_key_value_heads * a.head_dim
 
 
-class StepModel:
+class TechniqueCost:
     """The anchor under one technique on one GPU: bytes and FLOPs of a step, memory per request. A mixture of experts
     reads the routed experts its step's tokens touch (roofline.IterationCost.weights_for) and multiplies each token
     by its active parameters; a weight format never widens experts the model ships narrower (e.g. MXFP4)."""
@@ -181,7 +181,7 @@ def readouts(a: Anchor, technique: dict, gpu: dict, context: int, prompt: int, t
     """The five numbers that answer "which fast?", for one technique on one GPU at one state:
     TTFT of the prompt, TPOT at batch 1, the batch memory holds, the batch (and its throughput and per-user speed)
     that meets the TPOT target, and the throughput at the memory cap."""
-    m = StepModel(a, Technique.of(technique), Gpu.of(gpu))
+    m = TechniqueCost(a, Technique.of(technique), Gpu.of(gpu))
     cap, nb = m.max_batch(context), m.max_batch_under_slo(context, tpot_slo_ms / 1e3)
     at_slo = m.tpot_seconds(nb, context) if nb else 0.0
     at_cap = m.tpot_seconds(cap, context) if cap else 0.0

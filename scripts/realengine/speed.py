@@ -14,7 +14,8 @@ committed sessions). `run_speed` compares the two: the lone steps (one decoder) 
 numbers and stops unless told `--rescale` (`scaled`: the decode times of the step model, D, U and the attention per
 context token, times the ratio) or `--force`. Only what the run shows is rescaled: its decode speed. The prompt
 costs and the round trip stay as calibrated, so on a machine whose compute differs too the TTFTs stay off.
-Validated by `python -m scripts.realengine.rescale_check` on the committed held-out sessions, every session's
+Validated by `python -m scripts.realengine.investigations.rescale_check` on the committed held-out sessions, every
+session's
 calibration predicting every session's Poisson cells (ratios 0.71-1.43 between sessions; 0.96-1.08 within one,
 but for one cell at 1.18): of the 418 cells below saturation, the 198 past the 10 % bound went from a central
 median |error| of 15.4 % to 6.8 % and a tail one of 12.6 % to 8.8 %. Scaling the prompt costs too was tried first

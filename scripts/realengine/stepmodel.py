@@ -18,7 +18,8 @@ seeing the request plus the response's way back (the simulation delays each arri
 
 The server's slots (issue 43): llama.cpp cuts each iteration's batch into ubatches of consecutive slot ids
 (`split_equal`), each a forward pass of its own. On this CPU two decoders in slots 0 and 1 took 16 ms a step, in
-slots 0 and 2 23 ms (two lone steps); all eight slots 41 ms (scripts/realengine/slot_sweep.py). D(m) is the median
+slots 0 and 2 23 ms (two lone steps); all eight slots 41 ms (scripts/realengine/investigations/slot_sweep.py). D(m)
+is the median
 over whatever layouts the calibration happened to run. `with_ubatches` gives the model U(n), one ubatch of n
 one-token sequences, and the loop then passes each iteration's slots (`seconds`/`decode_run` with `slots`),
 priced by `laid_out`; off unless config/real_engine.json comparison.ubatch_layout says so.
@@ -179,7 +180,8 @@ def with_ubatches(model: StepModel, slots: int, ubatch_tokens: int, steps=(), mi
     decode-only iterations whose n decoders held consecutive slots (one ubatch; their attention removed; none with a
     request waiting for its first token, whose prompt work the client cannot see: `counted`), where at
     least `min_samples` did; the rest linear between the knots so found (a pinned-slot trial on this CPU: slots
-    0..n-1 took 10.7, 15.3, 19.2, 24.6 ms for n = 1..4, python -m scripts.realengine.slot_sweep). Refused when D has
+    0..n-1 took 10.7, 15.3, 19.2, 24.6 ms for n = 1..4, python -m scripts.realengine.investigations.slot_sweep).
+    Refused when D has
     no knot at `slots`."""
     if slots < 2 or model.decode_batch[-1] < slots or slots not in model.decode_batch:
         raise ValueError(f"step model: pricing the slots' ubatches needs D at every slot ({slots}); its knots are "

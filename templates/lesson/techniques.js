@@ -27,7 +27,7 @@
     m.free = K.hbm_bytes - m.weightsTotal - K.runtime_reserve_bytes;
     return m;
   }
-  // StepModel.weights_for: the routed experts a step's tokens touch besides what every step reads
+  // TechniqueCost.weights_for: the routed experts a step's tokens touch besides what every step reads
   const techWeights = (m, tokens) => (EXPERTS ? m.weightsRead + expertsTouched(tokens) * m.expertBytes : m.weightsRead);
   function techStep(m, b, c, tokens = 1) {
     const n = b * tokens, bytes = techWeights(m, n) + b * (c * m.kv + m.decodeState);

@@ -30,7 +30,7 @@ Reading guide: one iteration of the loop (GpuLoop.run), in order, and the part e
                prompt work: one iteration of scheduler `prefill_chunks(...)`, priced by pricing `iteration`, the
                decodes riding along if scheduler `decodes_with_prefill`; KV `computed(i, done)` after each chunk.
   7. retire    requests whose last token this was: KV `leave`, `release`, `dropped(i, computed, t)`.
-To add a KV policy: a class in kv.py with @register("kv", name) implementing contracts.KVContract (or
+To add a KV manager: a class in kv.py with @register("kv", name) implementing contracts.KVContract (or
 PreemptingKVContract when running requests can outgrow the memory), wired in kv.kv_manager; its JS twin in
 templates/serving_sim/kv.js. A scheduler: a class in schedulers.py implementing SchedulerContract, and its twin.
 """

@@ -1,6 +1,6 @@
-"""`python -m scripts.realengine.joins`: how late after an iteration's tokens can a request still get into the batch
-the engine forms next? Reads only committed files (the held-out sessions' calibration load runs); nothing is
-written.
+"""`python -m scripts.realengine.investigations.joins`: how late after an iteration's tokens can a request still get
+into the batch the engine forms next? Reads only committed files (the held-out sessions' calibration load runs);
+nothing is written.
 
 The simulator forms each batch the instant the previous iteration ends (the engine sees a request
 `request_overhead_s` after its send, the round trip inside a lone TTFT), so a request that reaches it even a moment

@@ -1,11 +1,12 @@
-"""`python -m scripts.realengine.tile_sweep`: how a prompt's first-token time depends on its new tokens after a cached
-prefix, on this machine's llama-server (config/real_engine.json `server`). For each prefix length and each new-token
-count: a fresh prefix sent alone (one output token; its slot keeps it), then the prefix plus that many fresh tokens,
-timed to the first token (calibrate.measure_cached, which also checks the server reused the whole prefix); the
-median over `--repeats`. With prefix 0 the prompt is computed whole (calibrate.measure_prefill). It shows the
-attention tile the step model prices (stepmodel.StepModel.context_cost; comparison.attention_tile_rows): below 64 new
-tokens each cached token costs per new token, from 64 per tile of 64. A trial: it writes build/tile-sweep.json
-(machine, engine, rows) unless `--out` says otherwise, and nothing under precomputed/. Leave the machine idle."""
+"""`python -m scripts.realengine.investigations.tile_sweep`: how a prompt's first-token time depends on its new tokens
+after a cached prefix, on this machine's llama-server (config/real_engine.json `server`). For each prefix length and
+each new-token count: a fresh prefix sent alone (one output token; its slot keeps it), then the prefix plus that many
+fresh tokens, timed to the first token (calibrate.measure_cached, which also checks the server reused the whole
+prefix); the median over `--repeats`. With prefix 0 the prompt is computed whole (calibrate.measure_prefill). It
+shows the attention tile the step model prices (stepmodel.StepModel.context_cost; comparison.attention_tile_rows):
+below 64 new tokens each cached token costs per new token, from 64 per tile of 64. A trial: it writes
+build/tile-sweep.json (machine, engine, rows) unless `--out` says otherwise, and nothing under precomputed/. Leave
+the machine idle."""
 from __future__ import annotations
 
 import argparse

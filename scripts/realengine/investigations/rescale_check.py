@@ -1,10 +1,10 @@
-"""`python -m scripts.realengine.rescale_check`: does predict's `--rescale` (speed.py) help where a calibration's
-speed does not fit a run? Measured on the committed held-out sessions (precomputed/serve-heldout/session-N/): every
-session's calibration predicts every session's Poisson cells (its own: the same hour; another's: another hour or
-day, the engine's speed moved or not), plain and rescaled to the run; printed per pair of sessions and summed up as
-the central and tail median |error| (comparison.error_figures) of the cells past speed_check_bound, plain against
-rescaled, and of the cells within it (which predict leaves as they are). Reads only committed files; about a
-minute per session on 2 cores."""
+"""`python -m scripts.realengine.investigations.rescale_check`: does predict's `--rescale` (speed.py) help where a
+calibration's speed does not fit a run? Measured on the committed held-out sessions
+(precomputed/serve-heldout/session-N/): every session's calibration predicts every session's Poisson cells (its own:
+the same hour; another's: another hour or day, the engine's speed moved or not), plain and rescaled to the run;
+printed per pair of sessions and summed up as the central and tail median |error| (comparison.error_figures) of the
+cells past speed_check_bound, plain against rescaled, and of the cells within it (which predict leaves as they are).
+Reads only committed files; about a minute per session on 2 cores."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -47,8 +47,8 @@ def main(argv=None) -> int:
     from scripts.record.anchor_file import load
     from scripts.record.inputs import read_json
 
-    ap = argparse.ArgumentParser(prog="python -m scripts.realengine.rescale_check", description=__doc__.split(
-        "\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m scripts.realengine.investigations.rescale_check",
+                                 description=__doc__.split("\n\n")[0])
     ap.add_argument("--sessions", type=int, nargs="*", help="only these session numbers (default: all)")
     args = ap.parse_args(argv)
     settings = comparison_settings(read_json(Path("config/real_engine.json")))

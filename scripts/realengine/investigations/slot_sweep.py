@@ -1,13 +1,13 @@
-"""`python -m scripts.realengine.slot_sweep`: how a decode step's time depends on which server slots the decoding
-requests hold, on this machine's llama-server (config/real_engine.json `server`). For each layout (a set of slot
-ids) the requests are sent together, each pinned to its slot (`id_slot`, which the server honours: get_available_slot
-in tools/server/server-context.cpp), with a 64-token prompt and 64 output tokens; a request's step time is the
-median of its inter-token gaps after the first 8 (the prompts are done by then), and the layout's the median over
-its requests and `--repeats`. llama.cpp cuts a batch into ubatches of consecutive slot ids
-(stepmodel.split_equal), so slots 0, 2 run as two lone steps and 0, 1 as one step of two: `predicted` is the sum
-over those ubatches of the contiguous layouts' own times (0..n-1), to check against the measured one. A trial: it
-writes build/slot-sweep.json (machine, engine, rows) unless `--out` says otherwise, and nothing under precomputed/.
-Leave the machine idle."""
+"""`python -m scripts.realengine.investigations.slot_sweep`: how a decode step's time depends on which server slots the
+decoding requests hold, on this machine's llama-server (config/real_engine.json `server`). For each layout (a set of
+slot ids) the requests are sent together, each pinned to its slot (`id_slot`, which the server honours:
+get_available_slot in tools/server/server-context.cpp), with a 64-token prompt and 64 output tokens; a request's step
+time is the median of its inter-token gaps after the first 8 (the prompts are done by then), and the layout's the
+median over its requests and `--repeats`. llama.cpp cuts a batch into ubatches of consecutive slot ids
+(stepmodel.split_equal), so slots 0, 2 run as two lone steps and 0, 1 as one step of two: `predicted` is the sum over
+those ubatches of the contiguous layouts' own times (0..n-1), to check against the measured one. A trial: it writes
+build/slot-sweep.json (machine, engine, rows) unless `--out` says otherwise, and nothing under precomputed/. Leave
+the machine idle."""
 from __future__ import annotations
 
 import argparse

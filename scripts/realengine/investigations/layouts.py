@@ -1,5 +1,5 @@
-"""`python -m scripts.realengine.layouts`: what pricing the server's slots (stepmodel.with_ubatches, config
-comparison.ubatch_layout) does on the committed runs. Reads only committed files; nothing is written.
+"""`python -m scripts.realengine.investigations.layouts`: what pricing the server's slots (stepmodel.with_ubatches,
+config comparison.ubatch_layout) does on the committed runs. Reads only committed files; nothing is written.
 
 1. Iterations: the prefix runs name each request's slot (prefix_load.py). Their iterations with every token seen
    (stepmodel.counted: no prompt work the client could not see) are timed by the step model from the prefix

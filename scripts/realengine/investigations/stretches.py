@@ -1,5 +1,6 @@
-"""`python -m scripts.realengine.stretches`: do the committed calibration load runs show slow stretches, beyond the
-per-iteration noise the simulator draws (stepmodel.StepNoise)? Reads only committed files; nothing is written.
+"""`python -m scripts.realengine.investigations.stretches`: do the committed calibration load runs show slow stretches,
+beyond the per-iteration noise the simulator draws (stepmodel.StepNoise)? Reads only committed files; nothing is
+written.
 
 For each calibration (precomputed/serve/, serve-prefix/, serve-heldout/session-N/) the step model is fitted as the
 comparison fits it; each iteration step_noise counts (no unseen prompt work) gives measured / modelled time, over its
