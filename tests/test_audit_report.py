@@ -6,7 +6,9 @@ import shutil
 
 import pytest
 
-from scripts.audit.report import audit, check_calibrated, check_simulated, load_records, main
+from scripts.audit.recompute import check_calibrated
+from scripts.audit.report import audit, load_records, main
+from scripts.audit.simulated import check_simulated
 from tests.conftest import ROOT
 
 

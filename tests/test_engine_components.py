@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from scripts.common.names import PRESETS
-from scripts.page.render import sim_script
+from scripts.page.bundles import sim_script
 from scripts.record.inputs import InputError
 from scripts.serving import engine
 from scripts.serving.engine import kv, registry, schedulers

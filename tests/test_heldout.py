@@ -450,7 +450,7 @@ def test_the_measured_records_only_the_lab_shows_travel_in_lab_data_js():
     """lab-data.js carries the measured records the lesson page does not show (the real engine's tables, the held-out
     cells among them), lesson-data.js the rest: the two are disjoint, none of the lab's is on the lesson page, and
     every held-out record the lab shows is there (its pop-over needs it); only the lab page names lab-data.js."""
-    from scripts.page.render import DATA_PREFIX, LAB_PROV_PREFIX, LAB_SCRIPT, SPECS_PREFIX, read_data_script
+    from scripts.page.bundles import DATA_PREFIX, LAB_PROV_PREFIX, LAB_SCRIPT, SPECS_PREFIX, read_data_script
     from scripts.page.scan import page_numbers
     site = ROOT / "site"
     lesson_data = json.loads(read_data_script((site / "lesson-data.js").read_text(encoding="utf-8"),

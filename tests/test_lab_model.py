@@ -12,8 +12,8 @@ import pytest
 import torch
 
 from scripts.bench.seeded_weights import generated, mulberry32, seeded_model
+from scripts.page.bundles import sim_script
 from scripts.page.lab import KERNEL_SOURCE, lab_model_script, lab_settings
-from scripts.page.render import sim_script
 from scripts.record.inputs import InputError
 from scripts.serving import metrics
 from tests.conftest import ROOT
@@ -33,8 +33,8 @@ def lab_js(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def lab_page_js(tmp_path_factory):
-    """site/lab.js as the build joins it from templates/lab/ (render.lab_page_script)."""
-    from scripts.page.render import lab_page_script
+    """site/lab.js as the build joins it from templates/lab/ (bundles.lab_page_script)."""
+    from scripts.page.bundles import lab_page_script
 
     path = tmp_path_factory.mktemp("lab-page") / "lab.js"
     path.write_text(lab_page_script(ROOT / "templates"), encoding="utf-8")

@@ -10,8 +10,8 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
+from scripts.page.bundles import lab_page_script, sim_script
 from scripts.page.lab import lab_model_script, lab_settings
-from scripts.page.render import lab_page_script, sim_script
 from scripts.realengine.stepmodel import StepModel
 from tests.conftest import ROOT
 

@@ -113,7 +113,7 @@ def test_the_probe_times_the_prompt_alone_and_beside_the_users_and_refits_the_pr
     beside the 3 users' decode tokens whole and chunk by chunk, their contexts (8 tokens, one more after the untimed
     warm-up step) growing a token a step; the step models keep experiment C's decode side and take prompt terms
     fitted on those rows."""
-    from scripts.page.render import sim_script
+    from scripts.page.bundles import sim_script
 
     calibrated = {"decode_batch": [1, 2], "decode_seconds": [0.001, 0.002], "prompt_chunk_s": 9.0,
                   "prompt_token_s": 9.0, "prompt_pair_s": 9.0, "attention_s_per_token": 1e-6,

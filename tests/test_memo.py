@@ -4,7 +4,7 @@ test seconds that order the workers (scripts/bench/test_seconds.py) are read fro
 import json
 
 from scripts.bench.test_seconds import module_seconds
-from scripts.page import charts, render
+from scripts.page import charts, vega
 from scripts.record import memo
 
 
@@ -14,29 +14,29 @@ def spec():
 
 def test_a_charts_memo_gives_what_vl_convert_gives(tmp_path, monkeypatch):
     monkeypatch.setattr(memo, "MEMO", tmp_path)
-    direct = render.vl_convert.vegalite_to_vega(spec())
+    direct = vega.vl_convert.vegalite_to_vega(spec())
     direct.pop("$schema", None)
-    first = render.compile_specs({"timeline": spec()})
+    first = vega.compile_specs({"timeline": spec()})
     assert first == {"timeline": direct}
     assert json.dumps(first) == json.dumps({"timeline": direct})  # the same key order: the page's bytes
     with monkeypatch.context() as m:  # read back: vl-convert is not called again
-        m.setattr(render.vl_convert, "vegalite_to_vega", lambda s: 1 / 0)
-        assert render.compile_specs({"timeline": spec()}) == first
+        m.setattr(vega.vl_convert, "vegalite_to_vega", lambda s: 1 / 0)
+        assert vega.compile_specs({"timeline": spec()}) == first
     other = charts.timeline(8192, 512)
-    assert render.compile_specs({"timeline": other}) != first  # another spec, another memo
-    assert len(list((tmp_path / render.CONVERTED).iterdir())) == 2
+    assert vega.compile_specs({"timeline": other}) != first  # another spec, another memo
+    assert len(list((tmp_path / vega.CONVERTED).iterdir())) == 2
 
 
 def test_a_damaged_memo_is_computed_again(tmp_path, monkeypatch):
     monkeypatch.setattr(memo, "MEMO", tmp_path)
-    compiled = render.compile_specs({"timeline": spec()})
-    height = render.chart_boxes(compiled, {})["timeline"]
+    compiled = vega.compile_specs({"timeline": spec()})
+    height = vega.chart_boxes(compiled, {})["timeline"]
     assert 100 < height < 1000
-    for path in (tmp_path / render.CONVERTED).iterdir():
+    for path in (tmp_path / vega.CONVERTED).iterdir():
         path.write_text('{"value": ', encoding="utf-8")  # half written (a memo is written by rename: never, but)
-    assert render.chart_boxes(compiled, {})["timeline"] == height
-    assert render.compile_specs({"timeline": spec()}) == compiled
-    for path in (tmp_path / render.CONVERTED).iterdir():
+    assert vega.chart_boxes(compiled, {})["timeline"] == height
+    assert vega.compile_specs({"timeline": spec()}) == compiled
+    for path in (tmp_path / vega.CONVERTED).iterdir():
         assert json.loads(path.read_text(encoding="utf-8")).keys() == {"value"}  # rewritten whole
 
 

@@ -212,7 +212,7 @@ def compare_simulator_twins(a, tmp_path, configurations: int) -> dict:
     (most of them run, not refused); returns the fixtures."""
     import subprocess
 
-    from scripts.page.render import sim_script
+    from scripts.page.bundles import sim_script
     from scripts.serving import aggregate, config, parity
     from tests.test_sim_parity import RUN_CASES, assert_twin_equals_python
 

@@ -109,7 +109,7 @@ def test_the_provenance_page_links_and_ships_every_input_file_a_record_names():
     """Issue 80 item 8: a record's inputs are linked to the file they are read from, and the file is shipped in
     site/source/: the anchor for derived numbers, config/gpus.json for a GPU's datasheet figures, a measured run's
     file, config/lab.json for the lab's settings."""
-    from scripts.page.render import input_file
+    from scripts.page.provenance_page import input_file
 
     html = (ROOT / "site" / "provenance.html").read_text(encoding="utf-8")
     linked = set(re.findall(r'href="source/([^"]+)"', html))

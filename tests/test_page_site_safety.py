@@ -9,7 +9,8 @@ import pytest
 
 from scripts.lesson.precomputed import build
 from scripts.model.anchor import anchor_from
-from scripts.page.render import measured_records, render
+from scripts.page.bundles import measured_records
+from scripts.page.render import render
 from scripts.record.anchor_file import validate
 from tests.browser import open_page
 from tests.conftest import ROOT
@@ -78,15 +79,17 @@ def test_when_nothing_fits_the_page_says_so(tmp_path, browser):
 
 
 def test_jinja_autoescape_is_on():
-    from scripts.page import render as render_site
+    from scripts.page.jinja import jinja_env
 
-    env = render_site.jinja_env(ROOT / "templates")
+    env = jinja_env(ROOT / "templates")
     assert env.from_string("{{ x }}").render(x="<script>") == "&lt;script&gt;"
-    assert render_site.json_for_script({"x": "</script><b>"}) == '{"x":"\\u003c/script\\u003e\\u003cb\\u003e"}'
+    from scripts.page.bundles import json_for_script
+
+    assert json_for_script({"x": "</script><b>"}) == '{"x":"\\u003c/script\\u003e\\u003cb\\u003e"}'
 
 
 def test_questions_log_is_markdown_with_raw_html_off():
-    from scripts.page.render import markdown
+    from scripts.page.jinja import markdown
 
     html = str(markdown("<!-- note -->\n## 为什么看 *p99*?\n\n见 [文档](https://example.org/x) 与 `vllm bench serve`。"
                         "<b>粗</b>\n\n[坏](javascript:alert(1))"))

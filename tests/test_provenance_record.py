@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from scripts.audit.report import check_cited, check_derived, check_records, recompute
+from scripts.audit.recompute import check_cited, check_derived, check_records, recompute
 from scripts.record import provenance as pv
 from scripts.record.provenance import Derivation, Kind, Record, RecordError
 from tests.conftest import ROOT

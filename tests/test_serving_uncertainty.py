@@ -131,7 +131,7 @@ def test_committed_sweep_carries_intervals_for_every_cell_and_goodput():
 
 
 def test_the_audit_refuses_an_interval_that_is_not_its_replications():
-    from scripts.audit.report import check_interval
+    from scripts.audit.simulated import check_interval
     from scripts.record.anchor_file import load
     from scripts.serving.config import sweep_settings, workloads_for
 

@@ -150,9 +150,10 @@ def test_the_gpt_oss_lesson_page_reads_true_and_computes_its_own_numbers(oss, br
     number on it resolves to its record and each derived record recomputes from the anchor file; the words check
     finds nothing (expert and window text, no DeltaNet); in Chromium its readouts equal the Python on the anchors'
     grid of states."""
-    from scripts.audit.report import check_derived, check_numbers
+    from scripts.audit.embedded import check_numbers
+    from scripts.audit.recompute import check_derived
     from scripts.audit.words import check_words
-    from scripts.page.render import DATA_SCRIPT, read_page_records
+    from scripts.page.bundles import DATA_SCRIPT, read_page_records
     from scripts.page.scan import page_text
     from tests.browser import open_page
     from tests.test_anchors import ANCHOR_GRID, check_grid

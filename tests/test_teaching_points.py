@@ -79,7 +79,7 @@ def test_a_point_moved_off_the_lesson_page_fails(lesson_html):
 
 
 def page_records() -> dict:
-    from scripts.page.render import read_page_records
+    from scripts.page.bundles import read_page_records
 
     return read_page_records((SITE / "lesson-data.js").read_text(encoding="utf-8"))
 

@@ -1,5 +1,5 @@
 """The audit's `words` check (issue 63): a page says nothing about a model its anchor is not. Every number on a page
-is already held to its record (report.check_numbers) and every worded sentence to its claim (report.check_claims);
+is already held to its record (embedded.check_numbers) and every worded sentence to its claim (report.check_claims);
 this reads the pages' text for what those cannot see, from data:
   - a word that names a model feature (config/model_words.json `features`: DeltaNet on a dense model) appears only
     when the anchor has the feature (scripts/model/features.py);
