@@ -398,7 +398,7 @@ def test_the_kv_experiment_uses_the_benchmarks_prompt():
 WORKER_KV = """
 const {labWorker} = require(%s);
 const posted = [], scope = {postMessage: (m) => posted.push(m)};
-labWorker(L, scope);
+labWorker(L, scope, S);
 scope.onmessage({data: {cmd: "init", slots: 2, maxContext: 64, maxTokens: 64}});
 const prompt = Array.from({length: 16}, (_, i) => i * 5);
 scope.onmessage({data: {cmd: "kv", prompt, lengths: [4, 8, 16], pairs: 4, minPairs: 3, budgetMs: %d}});

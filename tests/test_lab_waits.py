@@ -7,14 +7,13 @@ import json
 
 import pytest
 
-from tests.conftest import ROOT
 from tests.test_lab_model import lab_js, lab_page_js, node  # noqa: F401  (fixtures: the built scripts)
 
 WAITS = r"""
 const {labWorker, waitFigures} = require(%(page)s);
 function worker() {
   const posted = [], scope = {postMessage: (m) => posted.push(m)};
-  labWorker(L, scope);
+  labWorker(L, scope, S);
   return {scope, posted};
 }
 const decode = worker(), prefill = worker();
@@ -93,7 +92,7 @@ def test_whole_prefill_stalls_the_users_for_its_prompt_step_and_chunks_stall_the
 
 PROBE = r"""
 const posted = [], scope = {postMessage: (m) => posted.push(m)};
-labWorker(L, scope);
+labWorker(L, scope, S);
 const next = L.mulberry32(4), prompt = Array.from({length: 100}, () => next() %% L.SHAPE.vocab);
 const users = [0, 1, 2].map((u) => Array.from({length: 8}, () => next() %% L.SHAPE.vocab));
 scope.onmessage({data: {cmd: "probe", prompt, chunk: 32, users: 3, userPrompts: users, longOutput: 4, maxContext: 64}});
@@ -113,15 +112,10 @@ def test_the_probe_times_the_prompt_alone_and_beside_the_users_and_refits_the_pr
     beside the 3 users' decode tokens whole and chunk by chunk, their contexts (8 tokens, one more after the untimed
     warm-up step) growing a token a step; the step models keep experiment C's decode side and take prompt terms
     fitted on those rows."""
-    from scripts.page.bundles import sim_script
-
     calibrated = {"decode_batch": [1, 2], "decode_seconds": [0.001, 0.002], "prompt_chunk_s": 9.0,
                   "prompt_token_s": 9.0, "prompt_pair_s": 9.0, "attention_s_per_token": 1e-6,
                   "request_overhead_s": 0.0003}
-    sim = lab_js.parent / "S.js"
-    sim.write_text(sim_script(ROOT / "templates" / "serving_sim"), encoding="utf-8")
-    head = (f"const {{labWorker, waitsStepModel}} = require({json.dumps(str(lab_page_js))});\n"
-            f"const S = require({json.dumps(str(sim))});\n")
+    head = f"const {{labWorker, waitsStepModel}} = require({json.dumps(str(lab_page_js))});\n"  # S: node()
     out = node(lab_js, head + PROBE % {"model": json.dumps(calibrated)})
     rows = out["m"]["rows"]
     assert [(r["decoders"], r["chunks"]) for r in rows] == [

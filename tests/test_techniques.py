@@ -29,7 +29,7 @@ def own_gpu(a) -> dict:
 
 
 def model(a, gid=None, **t):
-    return tq.StepModel(a, tq.Technique(**t), tq.Gpu.of(gpu(gid) if gid else own_gpu(a)))
+    return tq.TechniqueCost(a, tq.Technique(**t), tq.Gpu.of(gpu(gid) if gid else own_gpu(a)))
 
 
 @pytest.mark.parametrize("context", [256, 4096, 32768, 131072])
@@ -104,7 +104,7 @@ def test_reserved_contexts_fit_fewer_requests_and_change_no_step(anchor):
 @pytest.mark.parametrize("gid", sorted(GPUS))
 def test_the_bisection_finds_the_largest_batch_under_the_target(anchor, gid):
     for t in TECH["settings"].values():
-        m = tq.StepModel(anchor, tq.Technique.of(t), tq.Gpu.of(gpu(gid)))
+        m = tq.TechniqueCost(anchor, tq.Technique.of(t), tq.Gpu.of(gpu(gid)))
         for c, slo in ((1024, 0.012), (4096, 0.02), (32768, 0.05)):
             scan = max([b for b in range(0, m.max_batch(c) + 1) if b == 0 or m.tpot_seconds(b, c) <= slo])
             assert m.max_batch_under_slo(c, slo) == scan, (t, c, slo)
@@ -196,7 +196,7 @@ def test_the_browser_twin_equals_the_python_on_generated_states(lesson_page, anc
             t = dict(TECH["settings"][s["technique"]])
             if s["technique"] == "speculative":
                 t.update(draft_tokens=s["draft_tokens"], acceptance=s["acceptance"])
-            py = tq.StepModel(anchor, tq.Technique.of(t), tq.Gpu.of(gpu(s["gpu"]))).frontier(s["context_tokens"])
+            py = tq.TechniqueCost(anchor, tq.Technique.of(t), tq.Gpu.of(gpu(s["gpu"]))).frontier(s["context_tokens"])
             assert len(rows) == len(py), s
             for r, p in zip(rows, py, strict=True):
                 assert r["step_ms"] == pytest.approx(p["step_ms"], rel=1e-9)
