@@ -91,7 +91,7 @@ def test_the_twin_has_a_file_per_module_with_the_same_registered_names(tmp_path)
     # the wrapper; the page's cell summary; the twins of two modules outside the engine (scripts/serving/), which the
     # lab's prefix-cache experiment runs in the browser
     outside = {"workload", "prefix_runs"}
-    js = {p.stem for p in TWIN.glob("*.js")} - {"twin", "summary"} - outside
+    js = {p.stem for p in TWIN.glob("*.js")} - {"twin", "summary", "numpy"} - outside  # numpy: numpy's helpers
     assert python == js
     assert all((PACKAGE.parent / f"{name}.py").is_file() and (TWIN / f"{name}.js").is_file() for name in outside)
     script = tmp_path / "sim.js"
@@ -118,3 +118,20 @@ def test_the_twins_build_refuses_a_part_missing_or_unnamed(tmp_path):
     (folder / "kv.js").unlink()
     with pytest.raises(InputError, match="@include names .*kv.js"):
         sim_script(folder)
+
+
+def test_numpys_percentile_has_one_home_in_each_language():
+    """The page's percentile (numpy's 'linear') is written once, templates/serving_sim/numpy.js, which both the twin
+    and the lab model's bundle carry; no other template defines one."""
+    import re
+
+    from scripts.page.lab import lab_model_script
+
+    # a definition, not a delegation such as lesson/load.js's `(sorted, q) => window.C13Sim.percentile(sorted, q)`
+    defining = re.compile(r"function\s+\w*[pP]ercentile\s*\("
+                          r"|(?:const|let)\s+\w*[pP]ercentile\s*=\s*\((?!.*\.percentile\()")
+    homes = [p.relative_to(ROOT).as_posix() for p in (ROOT / "templates").rglob("*.js")
+             if defining.search(p.read_text(encoding="utf-8"))]
+    assert homes == ["templates/serving_sim/numpy.js"]
+    helpers = (TWIN / "numpy.js").read_text(encoding="utf-8").rstrip("\n")
+    assert helpers in lab_model_script(ROOT / "templates") and helpers in sim_script(TWIN)

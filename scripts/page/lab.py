@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import json
 import math
+import re
 from pathlib import Path
 
 from scripts.bench.seeded_weights import SEED, param_total, spec
@@ -21,6 +22,8 @@ PLACEHOLDER = "@KERNEL_BASE64@"
 FUSED_PLACEHOLDER = "@KERNEL_FUSED_BASE64@"
 MODEL_PLACEHOLDER = "__MODEL__"
 GPU_SOURCE, GPU_PART, GPU_PLACEHOLDER = "lab/model/gpu.wgsl", "lab/model/gpu.js", '"@GPU_WGSL@"'
+# numpy's helpers (percentile, rint, pairwise sum): one file, the serving twin's, in both bundles
+NUMPY_SOURCE, NUMPY_PLACEHOLDER = "serving_sim/numpy.js", "@NUMPY_HELPERS@"
 
 
 def kernel_bytes(wat: Path, fused: bool = False) -> bytes:
@@ -91,7 +94,7 @@ def lab_model_script(templates: Path) -> str:
     """site/lab-model.js: the model's source with the compiled kernel and the model's shape, seed and weight spec
     (scripts/bench/seeded_weights.py, their one home) where the placeholders stand (each exactly once)."""
     source = (templates / MODEL_SOURCE).read_text(encoding="utf-8")
-    for mark in (PLACEHOLDER, FUSED_PLACEHOLDER, MODEL_PLACEHOLDER):
+    for mark in (PLACEHOLDER, FUSED_PLACEHOLDER, MODEL_PLACEHOLDER, NUMPY_PLACEHOLDER):
         if source.count(mark) != 1:
             raise InputError(f"{(templates / MODEL_SOURCE).as_posix()}: needs the placeholder {mark} exactly once")
     encoded = base64.b64encode(kernel_bytes(templates / KERNEL_SOURCE)).decode("ascii")
@@ -101,6 +104,8 @@ def lab_model_script(templates: Path) -> str:
     parts[MODEL_PARTS.index(GPU_PART)] = gpu_script(templates)
     model_text = json.dumps(model, separators=(",", ":"))
     source = source.replace(PLACEHOLDER, encoded).replace(FUSED_PLACEHOLDER, fused)
+    numpy_helpers = (templates / NUMPY_SOURCE).read_text(encoding="utf-8").rstrip("\n")
+    source = re.sub(rf"^  // {NUMPY_PLACEHOLDER}.*$", lambda _: numpy_helpers, source, count=1, flags=re.M)
     return "\n".join([source.replace(MODEL_PLACEHOLDER, model_text), *parts])
 
 

@@ -11,7 +11,7 @@
 // source (a Blob), so it runs from file:// too; Node can require() it.
 "use strict";
 function c13ServingSim() {
-  // @include registry.js stepcost.js schedulers.js prefix.js kv.js loop.js disagg.js breakdown.js simulation.js summary.js workload.js prefix_runs.js
+  // @include numpy.js registry.js stepcost.js schedulers.js prefix.js kv.js loop.js disagg.js breakdown.js simulation.js summary.js workload.js prefix_runs.js
 
   return {PARTS, LESSON_PRESETS, REGISTRIES, simulate, engines, iterationCost, StepModel, arrivalTimes, cellSummary, percentile, quantize,
     pairwiseSum, rint, vllmV1Defaults, systemPromptRequests, conversationRequests, prefixRunSummary, TokenPrefixCache};

@@ -369,12 +369,8 @@ function c13LabModel() {
 
   // ---- metrics as `vllm bench serve` computes them (scripts/serving/metrics.py, its twin): numpy's mean, std
   // (population), median and percentiles (linear interpolation), in ms; goodput counts requests meeting every SLO ---
-  function npPercentile(sorted, q) {
-    const n = sorted.length, pos = (n - 1) * q / 100, lo = Math.floor(pos), hi = Math.min(lo + 1, n - 1), t = pos - lo;
-    const a = sorted[lo], b = sorted[hi];
-    return t >= 0.5 ? b - (b - a) * (1 - t) : a + (b - a) * t;  // numpy's _lerp
-  }
-  const median = (values) => npPercentile(Float64Array.from(values).sort(), 50);  // numpy's median
+  // @NUMPY_HELPERS@ (templates/serving_sim/numpy.js, the twin's own, put here by scripts/page/lab.py: one percentile)
+  const median = (values) => percentile(Float64Array.from(values).sort(), 50);  // numpy's median
   function stats(name, values, percentiles) {
     const v = values.length ? Float64Array.from(values) : Float64Array.of(0), n = v.length;
     let sum = 0;
@@ -384,9 +380,9 @@ function c13LabModel() {
     for (const x of v) sq += (x - mean) * (x - mean);
     const sorted = Float64Array.from(v).sort(), out = {};
     out[`mean_${name}_ms`] = mean * 1000;
-    out[`median_${name}_ms`] = npPercentile(sorted, 50) * 1000;
+    out[`median_${name}_ms`] = percentile(sorted, 50) * 1000;
     out[`std_${name}_ms`] = Math.sqrt(sq / n) * 1000;
-    for (const p of percentiles) out[`p${Number.isInteger(p) ? p : p}_${name}_ms`] = npPercentile(sorted, p) * 1000;
+    for (const p of percentiles) out[`p${Number.isInteger(p) ? p : p}_${name}_ms`] = percentile(sorted, p) * 1000;
     return out;
   }
   // One run's metrics from its requests: {send, times: [token arrival s...], input, output} each; duration from the
@@ -417,7 +413,7 @@ function c13LabModel() {
       ...stats("e2el", e2el, percentiles)};
   }
 
-  return {TinyModel, Engine, runMetrics, npPercentile, greedy, greedyAsync, argmaxRow, SHAPE, SEED, weightSpec, generatedWeights, paramCount, Arena, kernelInstance, kernelBuild, transposed, ropeTables, layerNorm, mulberry32, median,
+  return {TinyModel, Engine, runMetrics, npPercentile: percentile, greedy, greedyAsync, argmaxRow, SHAPE, SEED, weightSpec, generatedWeights, paramCount, Arena, kernelInstance, kernelBuild, transposed, ropeTables, layerNorm, mulberry32, median,
     decodeBase64};
 }
 if (typeof self !== "undefined") self.C13Lab = c13LabModel();
