@@ -12,7 +12,7 @@ from scripts.record.deps import code_inputs
 from scripts.record.anchors import DEFAULT, SHARED, anchor_files, data_dir, site_dir
 from scripts.record.inputs import InputError
 from scripts.bench.records import check_cluster_config, load_cluster_config
-from scripts.serving.config import STEP_TIMES, load_workloads, rate_name, sweep_settings
+from scripts.serving.workloads.config import STEP_TIMES, load_workloads, rate_name, sweep_settings
 from scripts.record.snakemake_compat import quote_script_interpreter
 
 quote_script_interpreter()  # a checkout path with a space must still run every `script:` rule

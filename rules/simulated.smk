@@ -84,7 +84,7 @@ rule simulate_sweep:
         "../scripts/simulate_sweep.py"
 
 
-# Prefix caching off and on, on workloads that share prefixes (scripts/serving/prefix_runs.py, issue 42): the lab's table.
+# Prefix caching off and on, on workloads that share prefixes (scripts/serving/experiments/prefix_runs.py, issue 42): the lab's table.
 rule simulate_prefix:
     input:
         anchor=anchor_file,

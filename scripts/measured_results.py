@@ -8,7 +8,7 @@ from pathlib import Path
 
 from scripts.record.atomic import write_json_atomic
 from scripts.record.cli import run_cleanly
-from scripts.serving.results import summarize
+from scripts.serving.measures.results import summarize
 
 if "snakemake" in globals():
     sm = snakemake  # noqa: F821

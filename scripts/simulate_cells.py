@@ -10,8 +10,8 @@ from pathlib import Path
 
 from scripts.record.atomic import write_json_atomic
 from scripts.record.cli import run_cleanly
-from scripts.serving.config import rate_name, sweep_inputs
 from scripts.serving.sweep import run_cell
+from scripts.serving.workloads.config import rate_name, sweep_inputs
 
 if "snakemake" in globals():
     sm = snakemake  # noqa: F821

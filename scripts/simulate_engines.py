@@ -10,8 +10,8 @@ from pathlib import Path
 from scripts.record.atomic import write_json_atomic
 from scripts.record.cli import run_cleanly
 from scripts.record.inputs import read_json
-from scripts.serving.config import sweep_inputs
 from scripts.serving.sweep import engines_goodput
+from scripts.serving.workloads.config import sweep_inputs
 
 if "snakemake" in globals():
     sm = snakemake  # noqa: F821

@@ -10,8 +10,8 @@ from pathlib import Path
 
 from scripts.record.atomic import write_json_atomic
 from scripts.record.cli import run_cleanly
-from scripts.serving.config import sweep_doc
 from scripts.serving.sweep import goodput_of, page_search_probes, page_searches
+from scripts.serving.workloads.config import sweep_doc
 
 if "snakemake" in globals():
     sm = snakemake  # noqa: F821

@@ -12,7 +12,7 @@ from scripts.record.atomic import write_bytes_atomic
 from scripts.record.cli import run_cleanly
 from scripts.record.inputs import read_json
 from scripts.serving.aggregate import aggregate
-from scripts.serving.config import sweep_settings, workloads_for
+from scripts.serving.workloads.config import sweep_settings, workloads_for
 
 if "snakemake" in globals():
     sm = snakemake  # noqa: F821

@@ -1,6 +1,6 @@
 """A check against GuideLLM's own code, run by hand (not by pytest: it needs GuideLLM 0.8.1 importable, which the
-kit does not install). scripts/serving/tool_metrics.py reimplements GuideLLM's weighted percentiles, means and
-time-weighted rates; this compares them with DistributionSummary.from_values and rate_distribution_from_timings on
+kit does not install). scripts/serving/experiments/tool_metrics.py reimplements GuideLLM's weighted percentiles, means
+and time-weighted rates; this compares them with DistributionSummary.from_values and rate_distribution_from_timings on
 the hand-worked run and 20 random runs of tests/test_tool_metrics.py.
 
   python3 -m venv /tmp/gv && /tmp/gv/bin/pip install loguru pydantic pydantic-settings numpy jsonschema pytest
@@ -16,7 +16,7 @@ sys.modules.setdefault("torch", types.ModuleType("torch"))  # tests.test_lab_mod
 
 from guidellm.schemas.base.statistics import DistributionSummary  # noqa: E402
 
-from scripts.serving import tool_metrics as tm  # noqa: E402
+from scripts.serving.experiments import tool_metrics as tm  # noqa: E402
 from tests.test_tool_metrics import HAND, random_doc  # noqa: E402
 
 

@@ -19,7 +19,7 @@ from scripts.model.readouts import readouts
 from scripts.record.anchor_file import load, load_gpus
 from scripts.record.anchors import anchor_files, anchor_names
 from scripts.record.inputs import InputError
-from scripts.serving.config import fit_to_context, load_workloads, workloads_for
+from scripts.serving.workloads.config import fit_to_context, load_workloads, workloads_for
 from tests.browser import open_page
 from tests.conftest import NEW_TOKENS, ROOT, copy_of_built_kit, publishing_build
 

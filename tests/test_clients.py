@@ -1,15 +1,15 @@
-"""Other clients' results in the kit's layout (scripts/serving/clients.py): an aiperf 0.13.0 profile_export.jsonl,
-written here in aiperf's own record layout (MetricRecordInfo: metadata, metrics as {value, unit} in ms, error), is
-converted exactly (warmup left out, sends from the earliest start, seconds), reads as a vLLM result, and a file whose
-chunks merged tokens or that is not aiperf's is refused in one line naming the line."""
+"""Other clients' results in the kit's layout (scripts/serving/measures/clients.py): an aiperf 0.13.0
+profile_export.jsonl, written here in aiperf's own record layout (MetricRecordInfo: metadata, metrics as {value, unit}
+in ms, error), is converted exactly (warmup left out, sends from the earliest start, seconds), reads as a vLLM result,
+and a file whose chunks merged tokens or that is not aiperf's is refused in one line naming the line."""
 import json
 import re
 
 import pytest
 
 from scripts.record.inputs import InputError
-from scripts.serving import results
-from scripts.serving.clients import from_aiperf, main
+from scripts.serving.measures import results
+from scripts.serving.measures.clients import from_aiperf, main
 
 T0 = 1_764_000_000_000_000_000  # a wall-clock time.time_ns()
 
@@ -113,7 +113,7 @@ def gl_report(tmp_path, successful, errored=(), incomplete=(), totals=None, benc
 
 
 def test_a_guidellm_report_converts_what_it_measured_and_withholds_the_itl(tmp_path):
-    from scripts.serving.clients import from_guidellm
+    from scripts.serving.measures.clients import from_guidellm
 
     path = gl_report(tmp_path, [gl_request(1.0, 1.2, 1.5, 4, 256), gl_request(0.5, 0.6, 0.7, 2, 128)],
                      errored=[gl_request(2.0, 0, 0, 0, 64, error="HTTP 500", status="errored")])
@@ -140,7 +140,7 @@ def test_a_guidellm_report_converts_what_it_measured_and_withholds_the_itl(tmp_p
     (lambda p: gl_report(p, [{"info": {}}]), r"successful\[0\]: field info.timings is missing"),
 ])
 def test_a_bad_guidellm_report_is_refused_in_one_line(tmp_path, make, says):
-    from scripts.serving.clients import from_guidellm
+    from scripts.serving.measures.clients import from_guidellm
 
     with pytest.raises(InputError, match=says) as err:
         from_guidellm(make(tmp_path))
@@ -240,7 +240,7 @@ def test_an_aiperf_error_given_as_a_plain_string_is_its_message(tmp_path):
     (lambda b: b["requests"]["successful"][0].update(output_tokens="4"), "output_tokens must be a whole number"),
 ])
 def test_hostile_guidellm_reports_are_one_line(tmp_path, change, says):
-    from scripts.serving.clients import from_guidellm
+    from scripts.serving.measures.clients import from_guidellm
 
     path = gl_report(tmp_path, [gl_request(0.0, 0.1, 0.3, 4, 32)])
     doc = json.loads(path.read_text(encoding="utf-8"))
@@ -255,7 +255,7 @@ def test_json_lines_edge_cases_are_read_or_refused_in_one_line(tmp_path):
     """Issue 63's rerun: a raw U+2028 inside a string split a valid aiperf line (str.splitlines); duplicate keys were
     read (the last one won); 100,000 nested arrays raised RecursionError. The shared JSON Lines reader now splits at
     \\n only, refuses duplicate keys and deep nesting in one line naming the line (aiperf and Mooncake traces alike)."""
-    from scripts.serving.trace import read_mooncake
+    from scripts.serving.workloads.trace import read_mooncake
 
     ok = record(0.0, 100.0, [8.0], 128)
     ok["metadata"]["worker_id"] = "w\u20280"

@@ -5,6 +5,7 @@ same registered names; the twin's build joins its parts and refuses a part named
 import ast
 import json
 import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,7 +15,7 @@ from scripts.page.bundles import sim_script
 from scripts.record.inputs import InputError
 from scripts.serving import engine
 from scripts.serving.engine import kv, registry, schedulers
-from scripts.serving.workload import generate
+from scripts.serving.workloads.workload import generate
 from tests.conftest import ROOT
 
 PACKAGE = ROOT / "scripts" / "serving" / "engine"
@@ -23,7 +24,7 @@ TWIN = ROOT / "templates" / "serving_sim"
 
 @pytest.fixture(scope="module")
 def inputs():
-    from scripts.serving import config
+    from scripts.serving.workloads import config
     a, workloads, _ = config.sweep_inputs(ROOT / "anchor-model.json", ROOT / "config" / "workloads.json")
     return a, workloads
 
@@ -90,10 +91,11 @@ def test_the_twin_has_a_file_per_module_with_the_same_registered_names(tmp_path)
     python = {p.stem for p in PACKAGE.glob("*.py")} - {"__init__", "result", "contracts"}
     # the wrapper; the page's cell summary; the twins of two modules outside the engine (scripts/serving/), which the
     # lab's prefix-cache experiment runs in the browser
-    outside = {"workload", "prefix_runs"}
-    js = {p.stem for p in TWIN.glob("*.js")} - {"twin", "summary", "numpy"} - outside  # numpy: numpy's helpers
-    assert python == js
-    assert all((PACKAGE.parent / f"{name}.py").is_file() and (TWIN / f"{name}.js").is_file() for name in outside)
+    outside = {"workloads/workload", "experiments/prefix_runs"}
+    js = {p.stem for p in TWIN.glob("*.js")} - {"twin", "summary", "numpy"} - {Path(o).name for o in outside}
+    assert python == js  # numpy.js: numpy's helpers, in the twin and the lab model's bundle
+    assert all((PACKAGE.parent / f"{name}.py").is_file() and (TWIN / f"{Path(name).name}.js").is_file()
+               for name in outside)
     script = tmp_path / "sim.js"
     script.write_text(sim_script(TWIN), encoding="utf-8")
     out = subprocess.run(["node", "-e", f"const S = require({json.dumps(str(script))}); console.log(JSON.stringify("

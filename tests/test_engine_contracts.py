@@ -63,7 +63,7 @@ def test_the_check_finds_an_undeclared_member():
 
 @pytest.fixture(scope="module")
 def anchor():
-    from scripts.serving import config
+    from scripts.serving.workloads import config
     a, _, _ = config.sweep_inputs(ROOT / "anchor-model.json", ROOT / "config" / "workloads.json")
     return a
 

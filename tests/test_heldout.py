@@ -18,7 +18,7 @@ import pytest
 from scripts.realengine import heldout, heldout_comparison
 from scripts.realengine.settings import comparison_settings
 from scripts.record.inputs import InputError, read_json
-from scripts.serving import results
+from scripts.serving.measures import results
 from tests.conftest import ROOT
 from tests.test_clients import record
 
@@ -233,7 +233,7 @@ def test_the_twin_releases_a_closed_loop_as_the_python_does(sim_page, anchor):
     """loop.js's release delays (the browser's twin) give the same sends, first tokens and finishes as loop.py's."""
     from scripts.model import roofline as rl
     from scripts.serving import engine, twin
-    from scripts.serving.workload import Requests
+    from scripts.serving.workloads.workload import Requests
     rng = np.random.default_rng(7)
     n = 40
     reqs = Requests(np.sort(rng.uniform(0, 0.01, n)), rng.integers(50, 900, n), rng.integers(2, 40, n))

@@ -1,7 +1,7 @@
 """The lab's in-browser model and engine (templates/lab/model/model.js, its kernel templates/lab/model/kernel.wat): one
 model with TinyGPT (same weights from the seeded generator, same greedy tokens, logits within 1e-4), vLLM V1's
-scheduling rule held by its invariants, and the page's metric code equal to scripts/serving/metrics.py. Node runs the
-built script here; tests/test_lab_page.py runs the same checks in Chromium."""
+scheduling rule held by its invariants, and the page's metric code equal to scripts/serving/measures/metrics.py. Node
+runs the built script here; tests/test_lab_page.py runs the same checks in Chromium."""
 import hashlib
 import json
 import re
@@ -15,7 +15,7 @@ from scripts.bench.seeded_weights import generated, mulberry32, seeded_model
 from scripts.page.bundles import sim_script
 from scripts.page.lab import KERNEL_SOURCE, lab_model_script, lab_settings
 from scripts.record.inputs import InputError
-from scripts.serving import metrics
+from scripts.serving.measures import metrics
 from tests.conftest import ROOT
 
 PROMPTS = [[1, 2, 3, 4, 5], [100, 200, 300, 400, 500, 600, 700, 800], [2047, 0, 1024]]

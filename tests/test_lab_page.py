@@ -1,7 +1,7 @@
 """The lab page's experiments in Chromium, as a student runs them: the model in the page is TinyGPT (the same
 check as tests/test_lab_model.py, here in the browser), every experiment finishes within its bound at 1280 and
-390 px with no console error, and the load experiment's metrics, recomputed by scripts/serving/metrics.py from the
-timestamps the page took, agree within 1e-9."""
+390 px with no console error, and the load experiment's metrics, recomputed by scripts/serving/measures/metrics.py from
+the timestamps the page took, agree within 1e-9."""
 import json
 import time
 

@@ -213,7 +213,8 @@ def compare_simulator_twins(a, tmp_path, configurations: int) -> dict:
     import subprocess
 
     from scripts.page.bundles import sim_script
-    from scripts.serving import aggregate, config, parity
+    from scripts.serving import aggregate, parity
+    from scripts.serving.workloads import config
     from tests.test_sim_parity import RUN_CASES, assert_twin_equals_python
 
     _, workloads, settings = config.sweep_inputs(ROOT / "anchor-model.json", ROOT / "config" / "workloads.json")

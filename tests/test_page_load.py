@@ -1,13 +1,20 @@
-"""The under-load experiment in Chromium: its readouts equal scripts/serving/load_page.py within 1e-9 relative on a
-grid of settings, extreme settings show no NaN/Infinity/negatives, the controls work through real events, and the
-section is screenshotted at 1280 and 390 px."""
+"""The under-load experiment in Chromium: its readouts equal scripts/serving/experiments/load_page.py within 1e-9
+relative on a grid of settings, extreme settings show no NaN/Infinity/negatives, the controls work through real events,
+and the section is screenshotted at 1280 and 390 px."""
 import itertools
 import json
 import math
 
 import pytest
 
-from scripts.serving.load_page import SCHEDULES, cell_key, cell_readouts, decode_cell, experiment_data, readouts
+from scripts.serving.experiments.load_page import (
+    SCHEDULES,
+    cell_key,
+    cell_readouts,
+    decode_cell,
+    experiment_data,
+    readouts,
+)
 from tests.browser import ARTIFACTS, open_page
 from tests.conftest import ROOT
 
@@ -59,7 +66,7 @@ def probes():
     the goodput search asks between the swept rates), memoised per targets."""
     from scripts.record.anchor_file import load
     from scripts.serving.aggregate import attainment_probe
-    from scripts.serving.config import sweep_settings, workloads_for
+    from scripts.serving.workloads.config import sweep_settings, workloads_for
 
     anchor, anchor_doc = load(ROOT / "anchor-model.json")
     doc = workloads_for(ROOT / "config" / "workloads.json", anchor)
@@ -172,8 +179,9 @@ def test_engine_controls_through_real_events_give_the_python_engines_numbers(pag
     table's readouts are the Python engine's for exactly those settings (same requests, same seed)."""
     from scripts.model import roofline as rl
     from scripts.record.anchor_file import load_gpus
-    from scripts.serving import config, engine, parity, sweep, twin
-    from scripts.serving.workload import generate
+    from scripts.serving import engine, parity, sweep, twin
+    from scripts.serving.workloads import config
+    from scripts.serving.workloads.workload import generate
 
     pg, _ = page
     pg.evaluate("window.lessonSet({workload: 'chat', ttft_slo_ms: 2000, load_tpot_slo_ms: 30, attainment_target: 0.9})")

@@ -7,7 +7,7 @@ import pytest
 
 from scripts.record.inputs import InputError
 from scripts.serving.engine.prefix import BlockHashes, LlamaSlots, VllmPrefixPool, block_contents, common_prefix
-from scripts.serving.trace import read_mooncake
+from scripts.serving.workloads.trace import read_mooncake
 
 
 def test_common_prefix_counts_whole_equal_segments_then_a_truncation():

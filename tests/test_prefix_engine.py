@@ -7,7 +7,7 @@ import pytest
 
 from scripts.model import roofline as rl
 from scripts.serving.engine import kv, simulate
-from scripts.serving.workload import Requests
+from scripts.serving.workloads.workload import Requests
 
 A, B, C = 101, 202, 303  # content ids of shared texts
 

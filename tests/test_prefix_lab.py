@@ -1,6 +1,6 @@
 """The lab's cache-off/on experiment in the browser (issue 42): site/prefix-data.js ships each prefix workload's
-draws (scripts/serving/workload.py *_draws), the twin builds a run's requests from them at any rate
-(templates/serving_sim/workload.js) and reads a run as scripts/serving/prefix_runs.py does (prefix_runs.js).
+draws (scripts/serving/workloads/workload.py *_draws), the twin builds a run's requests from them at any rate
+(templates/serving_sim/workload.js) and reads a run as scripts/serving/experiments/prefix_runs.py does (prefix_runs.js).
 
 Held equal to the Python: the draws rebuild the generator's requests bit for bit (arrival times from standard gamma
 draws are workload.arrival_times's); on generated configurations (both workloads, seeds, sizes and slider rates,
@@ -13,8 +13,10 @@ import json
 import numpy as np
 import pytest
 
-from scripts.serving import config, prefix_runs, twin
-from scripts.serving.workload import (
+from scripts.serving import twin
+from scripts.serving.experiments import prefix_runs
+from scripts.serving.workloads import config
+from scripts.serving.workloads.workload import (
     arrival_times,
     conversation_draws,
     conversation_requests,

@@ -7,7 +7,9 @@ import numpy as np
 import pytest
 
 from scripts.record.anchor_file import load_gpus
-from scripts.serving import config, parity, prefix_runs
+from scripts.serving import parity
+from scripts.serving.experiments import prefix_runs
+from scripts.serving.workloads import config
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.browser

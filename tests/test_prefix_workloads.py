@@ -1,14 +1,14 @@
-"""config/prefix.json and its workloads (scripts/serving/workload.py shared_system_prompts, conversations;
-scripts/serving/prefix_runs.py load): what each request's prompt holds, that a seed fixes the requests, and that a
-bad file is refused in one line naming the field."""
+"""config/prefix.json and its workloads (scripts/serving/workloads/workload.py shared_system_prompts, conversations;
+scripts/serving/experiments/prefix_runs.py load): what each request's prompt holds, that a seed fixes the requests, and
+that a bad file is refused in one line naming the field."""
 import json
 
 import numpy as np
 import pytest
 
 from scripts.record.inputs import InputError
-from scripts.serving import prefix_runs
-from scripts.serving.workload import SYSTEM, TURN, conversations, shared_system_prompts
+from scripts.serving.experiments import prefix_runs
+from scripts.serving.workloads.workload import SYSTEM, TURN, conversations, shared_system_prompts
 from tests.conftest import ROOT
 
 

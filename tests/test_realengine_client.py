@@ -11,7 +11,8 @@ import pytest
 from scripts.realengine import client, predict, stepmodel
 from scripts.realengine.settings import comparison_settings
 from scripts.realengine.stepmodel import StepModel
-from scripts.serving import engine, metrics, results
+from scripts.serving import engine
+from scripts.serving.measures import metrics, results
 
 ROOT = Path(__file__).resolve().parent.parent
 

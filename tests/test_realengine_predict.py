@@ -133,7 +133,7 @@ def test_a_vllm_file_without_send_times_is_predicted_with_the_sends_vllm_makes(t
 
 
 def test_the_kolmogorov_smirnov_distance_is_the_largest_gap_between_the_two_distributions():
-    from scripts.serving.metrics import ks_distance
+    from scripts.serving.measures.metrics import ks_distance
 
     assert ks_distance([1, 2, 3], [3, 2, 1]) == 0.0
     assert ks_distance([1, 2], [3, 4]) == 1.0
@@ -155,7 +155,7 @@ def test_requests_that_never_reached_the_server_are_not_simulated_as_served(tmp_
     ConnectionRefusedError in the kit's) is failed when measured and absent from what the simulated server sees;
     a request the server failed is still simulated."""
     from scripts.realengine.predict import requests_of
-    from scripts.serving.results import never_reached
+    from scripts.serving.measures.results import never_reached
 
     run = json.loads((SERVE / "llamacpp-cpu-amd-epyc-2c-1t-short-r2-run1.json").read_text(encoding="utf-8"))
     n = len(run["ttfts"])

@@ -197,7 +197,8 @@ def other_variants():
                       (("page", "try", "value", "tight_ttft"), {"workload": "chat_long", "ttft_slo_ms": 1e9}),
                       (("page",), [])):
         yield f"workloads: {'.'.join(path)} = {bad!r}", wl, edit(wl, lambda d, p=path, v=bad: set_at(d, p, v)), "error"
-    # longer than the model's 262,144 positions: fitted to the context (scaled), not refused (serving/config.py)
+    # longer than the model's 262,144 positions: fitted to the context (scaled), not refused
+    # (serving/workloads/config.py)
     yield "workloads: long prompts up to 300,000 tokens", wl, edit(wl, lambda d: set_at(
         d, ("workloads", "chat_long", "long_prompts", "prompt_tokens", "max"), 300_000)), "ok"
     for i, rec in enumerate(BENCH[:1]):

@@ -25,8 +25,8 @@ from scripts.record.anchors import check_stem
 from scripts.record.inputs import InputError, read_json
 from scripts.record.registry import extract
 from scripts.record.vendor import verified_runtime
-from scripts.serving import results
-from scripts.serving.trace import read_trace
+from scripts.serving.measures import results
+from scripts.serving.workloads.trace import read_trace
 from tests.conftest import ROOT
 
 INPUTS = {"anchor": "anchor-model.json", "cited": "config/cited.json", "tokenizers": "config/tokenizers.json",
@@ -474,7 +474,7 @@ def test_a_burst_the_anchor_cannot_hold_is_left_out_and_said(tmp_path):
     crashed. (Refusing it instead stopped every anchor with a short context: Llama-2's 4,096 cannot hold the
     committed 32,768-token burst.) Now the burst is not run where the context cannot hold it: no admission rows
     or claims, and the records the report's sentence names (the burst's length, the model's context)."""
-    from scripts.serving.prefix_runs import build
+    from scripts.serving.experiments.prefix_runs import build
 
     doc = json.loads((ROOT / "config" / "prefix.json").read_text(encoding="utf-8"))
     doc["admission"]["burst"]["value"].update(prompt_tokens=300_000)
@@ -493,7 +493,7 @@ def test_a_system_prompt_too_long_for_the_gpu_is_one_line_naming_the_prefix_conf
     """Issue 63's rerun: a 250,000-token system prompt passed the schema, then the simulation stopped with a message
     that named no file. Now the engine's own refusal (more memory than the GPU has free) is said against
     config/prefix.json and its fields."""
-    from scripts.serving.prefix_runs import build
+    from scripts.serving.experiments.prefix_runs import build
 
     doc = json.loads((ROOT / "config" / "prefix.json").read_text(encoding="utf-8"))
     doc["workloads"]["system_prompt"]["prefixes"].update(value=[250_000])

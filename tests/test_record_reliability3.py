@@ -18,7 +18,7 @@ from scripts.bench.records import check_record, load_cluster_config
 from scripts.record import schema
 from scripts.record.inputs import InputError
 from scripts.serving import progress
-from scripts.serving.trace import read_trace
+from scripts.serving.workloads.trace import read_trace
 from tests.conftest import ROOT
 from tests.test_record_hostile_cases import INPUTS, edit, refused, root  # noqa: F401 (root: the copied inputs)
 

@@ -30,7 +30,7 @@ from scripts.bench.records import read_record
 from scripts.realengine.settings import comparison_settings
 from scripts.record import schema
 from scripts.record.inputs import InputError, bad_character
-from scripts.serving.results import load_result
+from scripts.serving.measures.results import load_result
 from tests.conftest import ROOT
 from tests.test_record_hostile_cases import BENCH, INPUTS
 

@@ -11,10 +11,11 @@ import pytest
 from scripts.model import roofline as rl
 from scripts.model import timeline as tl
 from scripts.record.inputs import InputError
-from scripts.serving import engine, metrics, results, sweep
-from scripts.serving.config import load_workloads, sweep_settings
-from scripts.serving.trace import read_trace
-from scripts.serving.workload import Requests, arrival_times, generate
+from scripts.serving import engine, sweep
+from scripts.serving.measures import metrics, results
+from scripts.serving.workloads.config import load_workloads, sweep_settings
+from scripts.serving.workloads.trace import read_trace
+from scripts.serving.workloads.workload import Requests, arrival_times, generate
 from tests.conftest import ROOT
 
 P, OUT = 512, 8
@@ -361,7 +362,7 @@ def vllm_peaks(start, ttft, latency, itls):
 
 
 def test_peak_tokens_and_concurrency_as_vllm_counts_them():
-    from scripts.serving.metrics import peaks
+    from scripts.serving.measures.metrics import peaks
 
     # by hand: A sends at 0.2 s, tokens at 0.5, 0.9, 1.4; B sends at 0.7 s, tokens at 1.1, 1.2, 1.3, 2.6
     got = peaks([0.2, 0.7], [0.3, 0.4], [1.2, 1.9], [[0.4, 0.5], [0.1, 0.1, 1.3]])

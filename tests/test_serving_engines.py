@@ -12,8 +12,8 @@ import pytest
 
 from scripts.model import roofline as rl
 from scripts.serving import engine, sweep
-from scripts.serving.config import sweep_inputs
-from scripts.serving.workload import Requests, generate
+from scripts.serving.workloads.config import sweep_inputs
+from scripts.serving.workloads.workload import Requests, generate
 
 ROOT = Path(__file__).resolve().parents[1]
 

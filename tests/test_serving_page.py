@@ -1,4 +1,5 @@
-"""The under-load experiment's math (scripts/serving/load_page.py) and claims as data (scripts/record/claims.py)."""
+"""The under-load experiment's math (scripts/serving/experiments/load_page.py) and claims as data
+(scripts/record/claims.py)."""
 import json
 import random
 
@@ -8,7 +9,7 @@ import pytest
 from scripts.common.names import TAIL_PARTS
 from scripts.record.claims import check, failures
 from scripts.record.inputs import InputError
-from scripts.serving import load_page
+from scripts.serving.experiments import load_page
 from tests.conftest import ROOT
 
 
@@ -114,8 +115,8 @@ def test_the_pages_verdicts_are_the_simulations_exact_ones():
     1,340 met where the exact values give 1,273; with the first token at the transfer's end, as before P/D's
     first-token convention, 1,303 for 1,231); rounded up, every verdict against a whole-ms target is exact."""
     from scripts.serving.aggregate import QUANTUM_MS, quantize_ms
-    from scripts.serving.config import sweep_inputs
     from scripts.serving.sweep import per_request_metrics, run_cell
+    from scripts.serving.workloads.config import sweep_inputs
 
     a, workloads, settings = sweep_inputs(ROOT / "anchor-model.json", ROOT / "config" / "workloads.json")
     ttft, tpot, _ = per_request_metrics(run_cell(a, workloads, settings, "chat", "disagg", 3.0, replications=1))

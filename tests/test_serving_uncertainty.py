@@ -1,4 +1,4 @@
-"""Intervals over replications (scripts/serving/uncertainty.py): Student's t against its published table, the
+"""Intervals over replications (scripts/serving/measures/uncertainty.py): Student's t against its published table, the
 interval's coverage of a known distribution's p99, the sweep's replications (seeds, replication 0 = the cell, each
 replication re-simulates to its stored value) and the CLI's --seeds."""
 from __future__ import annotations
@@ -12,8 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from scripts.serving import sweep, uncertainty
-from scripts.serving.config import sweep_inputs
+from scripts.serving import sweep
+from scripts.serving.measures import uncertainty
+from scripts.serving.workloads.config import sweep_inputs
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -133,7 +134,7 @@ def test_committed_sweep_carries_intervals_for_every_cell_and_goodput():
 def test_the_audit_refuses_an_interval_that_is_not_its_replications():
     from scripts.audit.simulated import check_interval
     from scripts.record.anchor_file import load
-    from scripts.serving.config import sweep_settings, workloads_for
+    from scripts.serving.workloads.config import sweep_settings, workloads_for
 
     doc = json.loads((ROOT / "precomputed" / "serving.json").read_text(encoding="utf-8"))
     anchor = load(ROOT / "anchor-model.json")[0]
@@ -157,7 +158,7 @@ def test_cli_ramps_the_generated_arrivals_as_vllm_bench_serve(tmp_path, small):
     """--ramp-up-strategy with start and end rps (instead of --rate): the arrivals are workload.generate's under
     that ramp with the sweep's seed (vLLM's get_request rule, tested in test_serving.py); --rate beside a ramp, or a
     ramp without both ends, is refused in one line and writes nothing."""
-    from scripts.serving.workload import generate
+    from scripts.serving.workloads.workload import generate
 
     a, workloads, s = small
     out = tmp_path / "ramp.json"

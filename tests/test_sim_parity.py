@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 
 from scripts.record.anchor_file import load_gpus
-from scripts.serving import aggregate, config, parity, twin
-from scripts.serving.workload import generate
+from scripts.serving import aggregate, parity, twin
+from scripts.serving.workloads import config
+from scripts.serving.workloads.workload import generate
 from tests.browser import open_page
 from tests.conftest import ROOT
 

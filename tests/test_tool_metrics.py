@@ -1,6 +1,6 @@
-"""Experiment D: one run under five tools' definitions (scripts/serving/tool_metrics.py, each worked by hand from
-the tool's source on a run with unequal lengths, a one-token request, a failed request, bundled tokens and send
-times), the page's twin (templates/lab/model/tools.js) equal on every cell, and any client's file read the same way
+"""Experiment D: one run under five tools' definitions (scripts/serving/experiments/tool_metrics.py, each worked by
+hand from the tool's source on a run with unequal lengths, a one-token request, a failed request, bundled tokens and
+send times), the page's twin (templates/lab/model/tools.js) equal on every cell, and any client's file read the same way
 by Python (clients.read_any) and by the page (readers.js), malformed files refused by both."""
 import json
 
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from scripts.record.inputs import InputError
-from scripts.serving.clients import read_any
-from scripts.serving.tool_metrics import KEYS, TOOLS, tool_metrics
+from scripts.serving.experiments.tool_metrics import KEYS, TOOLS, tool_metrics
+from scripts.serving.measures.clients import read_any
 from tests.test_clients import gl_report, gl_request, record
 from tests.test_lab_model import lab_js, node  # noqa: F401  (lab_js: the built lab-model.js, a fixture)
 
@@ -189,7 +189,7 @@ def test_a_served_run_is_a_vllm_result_the_page_reads(lab_js, tmp_path):  # noqa
     """A short run of the Python server: the file passes the kit's vLLM-result reader, and the page's drop-in reader
     gives vLLM's mean TPOT and output throughput as the file states them."""
     from scripts.bench.serve_tiny import main
-    from scripts.serving.results import load_result
+    from scripts.serving.measures.results import load_result
 
     out = tmp_path / "run.json"
     main(["--out", str(out), "--rate", "200", "--requests", "12", "--prompt", "16", "--output", "6"])
@@ -238,7 +238,7 @@ def test_the_same_run_from_each_clients_file_gives_the_same_cells(tmp_path):
 
 
 def test_the_table_prints_from_any_file_and_a_bad_one_is_one_line(tmp_path, capsys):
-    from scripts.serving.tool_table import main
+    from scripts.serving.experiments.tool_table import main
 
     good = tmp_path / "run.json"
     good.write_text(json.dumps(HAND), encoding="utf-8")

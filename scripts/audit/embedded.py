@@ -108,7 +108,7 @@ def check_serving_data(site: Path, serving: dict) -> list[str]:
         sim_script,
     )
     from scripts.page.jinja import REPO
-    from scripts.serving.load_page import page_experiment
+    from scripts.serving.experiments.load_page import page_experiment
 
     if "page_opening" not in serving:
         return []

@@ -134,8 +134,8 @@ def check_all(root: Path = Path(".")) -> None:
     from scripts.bench.records import load_cluster_config, read_record
     from scripts.page.lab import read_lab
     from scripts.record.vendor import load_entry
-    from scripts.serving.prefix_runs import load as load_prefix
-    from scripts.serving.results import load_result
+    from scripts.serving.experiments.prefix_runs import load as load_prefix
+    from scripts.serving.measures.results import load_result
     from scripts.tokens.counts import load_passages
     from scripts.tokens.files import load_config
 
@@ -193,10 +193,10 @@ def heal_vendor_cache(root: Path) -> None:
 
 
 def check_workloads_fit(path: Path, anchor) -> None:
-    """Every workload, fitted to the model's context (serving/config.fit_to_context), has its longest request fit
-    that context and, alone, the GPU's free memory, and some request of two output tokens or more (a TPOT)."""
+    """Every workload, fitted to the model's context (serving/workloads/config.fit_to_context), has its longest request
+    fit that context and, alone, the GPU's free memory, and some request of two output tokens or more (a TPOT)."""
     from scripts.model import roofline as rl
-    from scripts.serving.config import workloads_for
+    from scripts.serving.workloads.config import workloads_for
 
     for wid, w in workloads_for(path, anchor)["workloads"].items():
         long = w.get("long_prompts", {}).get("prompt_tokens", {})

@@ -43,7 +43,7 @@ def recompute(rec: dict, records: dict, root: Path, anchor_path: Path | None = N
         result = getattr(importlib.import_module(module), name)(anchor, **rec.get("args", {}))
         return (result[rec["key"]] if "key" in rec else result) * rec.get("scale", 1.0)
     if how is Derivation.FITTED:  # a workload length fitted to the model's context
-        from scripts.serving.config import workloads_for
+        from scripts.serving.workloads.config import workloads_for
 
         doc = workloads_for(root / "config" / "workloads.json", cached_anchor(anchor_path)[0])
         args = rec["args"]

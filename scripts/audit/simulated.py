@@ -13,7 +13,7 @@ def check_simulated(records: dict, root: Path, resimulate: bool = True, anchor_p
     from scripts.record.anchor_file import load
     from scripts.serving import sweep
     from scripts.serving.aggregate import aggregate
-    from scripts.serving.config import sweep_settings, workloads_for
+    from scripts.serving.workloads.config import sweep_settings, workloads_for
 
     sims = {rid: rec for rid, rec in records.items() if rec.get("kind") == "simulated"}
     prefix = {rid: rec for rid, rec in sims.items() if str(rec.get("workload", "")).startswith(("prefix:",
@@ -57,7 +57,7 @@ def check_simulated(records: dict, root: Path, resimulate: bool = True, anchor_p
         if rec["metric"] == "engine_goodput":
             problems += check_engine_goodput(rid, rec, anchor, anchor_doc, workloads, settings)
             continue
-        if rec.get("formula") == "scripts.serving.load_page:readouts":
+        if rec.get("formula") == "scripts.serving.experiments.load_page:readouts":
             value = page_records().get(rid, {}).get("value", float("nan"))
         elif rec["metric"].startswith("distserve_goodput_"):  # the replications' mean or an interval end
             value = rec["interval"][rec["metric"].rsplit("_", 1)[1]]
@@ -76,12 +76,12 @@ def check_simulated(records: dict, root: Path, resimulate: bool = True, anchor_p
 
 
 def check_prefix(sims: dict, root: Path, resimulate: bool, anchor_path: Path | None = None) -> list[str]:
-    """The prefix-caching experiment's records (scripts/serving/prefix_runs.py): seed and request count as
+    """The prefix-caching experiment's records (scripts/serving/experiments/prefix_runs.py): seed and request count as
     config/prefix.json says, and (re-simulating) each run again from config/prefix.json."""
     if not sims:
         return []
-    from scripts.serving import prefix_runs
-    from scripts.serving.config import sweep_doc
+    from scripts.serving.experiments import prefix_runs
+    from scripts.serving.workloads.config import sweep_doc
 
     anchor, workloads_doc, settings = sweep_doc(anchor_path or root / "anchor-model.json",
                                                 root / "config" / "workloads.json")
@@ -114,8 +114,8 @@ def _cells_needed(sims: dict, workloads: dict, settings: dict) -> list[tuple]:
     """The sweep cells the simulated records re-run from: all of them for a page readout or a goodput search, else
     only the records' own cells."""
     every = [(w, s, r) for w in workloads for s in settings["schedules"] for r in settings["rates_per_gpu"]]
-    if any(rec.get("formula") == "scripts.serving.load_page:readouts" or rec.get("metric") == "distserve_goodput"
-           for rec in sims.values()):
+    readouts = "scripts.serving.experiments.load_page:readouts"
+    if any(rec.get("formula") == readouts or rec.get("metric") == "distserve_goodput" for rec in sims.values()):
         return every
     own = {(rec.get("workload"), rec.get("schedule"), rec.get("rate_per_gpu")) for rec in sims.values()}
     return [cell for cell in every if cell in own]
@@ -123,9 +123,10 @@ def _cells_needed(sims: dict, workloads: dict, settings: dict) -> list[tuple]:
 
 def check_interval(rid: str, rec: dict, settings: dict, workloads: dict) -> list[str]:
     """A number over the sweep's replications: the seeds are the sweep's, replication 0 is the record's own value,
-    and the mean and interval are what scripts/serving/uncertainty.py makes of the values (re-running a further
+    and the mean and interval are what scripts/serving/measures/uncertainty.py makes of the values (re-running a further
     replication is check_replications')."""
-    from scripts.serving import sweep, uncertainty
+    from scripts.serving import sweep
+    from scripts.serving.measures import uncertainty
 
     iv = rec["interval"]
     seeds = sweep.replication_seeds(settings, workloads, rec["workload"], settings["replications"])
@@ -177,7 +178,7 @@ def check_replications(records: dict, anchor, workloads: dict, settings: dict) -
 def _cell(args: tuple) -> dict:
     """One sweep cell, in a worker process (check_simulated's pool), from the inputs every sweep rule reads."""
     from scripts.serving import sweep
-    from scripts.serving.config import sweep_inputs
+    from scripts.serving.workloads.config import sweep_inputs
 
     anchor_path, root, (workload, schedule, rate) = args
     anchor, workloads, settings = sweep_inputs(anchor_path, root / "config" / "workloads.json")

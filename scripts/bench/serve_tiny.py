@@ -224,7 +224,7 @@ def serve(model: TinyGPT, rate: float, requests: int, prompt: int, output: int, 
     `system_prompt` shared tokens, then `prompt` of its own; with prefix caching the pool holds the slots' memory
     in 16-token blocks, and the result adds each request's cached tokens and the run's hit rate (cached / prompt
     tokens, as vLLM's prefix-cache hit rate counts queries and hits in tokens)."""
-    from scripts.serving import metrics
+    from scripts.serving.measures import metrics
 
     rng = np.random.default_rng(seed)
     arrivals = np.cumsum(rng.exponential(1.0 / rate, requests))

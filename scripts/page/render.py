@@ -165,7 +165,7 @@ def course_links(path: Path) -> dict:
 def render(data: dict, tokens: dict | None, bench: dict | None, questions_md: str, templates: Path,
            runtime: Path = RUNTIME_CACHE, load: dict | None = None, course: dict | None = None,
            prefix: dict | None = None) -> dict[str, str]:
-    """index.html and the scripts beside it, by file name. `load` is scripts.serving.load_page.page_bundle's
+    """index.html and the scripts beside it, by file name. `load` is scripts.serving.experiments.load_page.page_bundle's
     (serving.json, the experiment's data, its opening readouts), or None for a page without that experiment.
     A template naming what the data lacks raises TemplateProblem (one line), never a bare traceback. `course`
     (course_links): where the names of other lessons link; without it they print as plain text."""

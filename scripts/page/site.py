@@ -11,7 +11,7 @@ from scripts.page.render import TemplateProblem, course_links, site_files
 from scripts.record.atomic import write_bytes_atomic
 from scripts.record.inputs import InputError, check_questions, read_json
 from scripts.record.vendor import verified_runtime
-from scripts.serving.load_page import page_bundle
+from scripts.serving.experiments.load_page import page_bundle
 
 
 def render_seconds() -> int:

@@ -26,7 +26,7 @@ import numpy as np
 
 from scripts.realengine import client, stepmodel
 from scripts.realengine.settings import read_calibration
-from scripts.serving import results
+from scripts.serving.measures import results
 
 
 def _spread(values) -> dict:

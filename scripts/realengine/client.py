@@ -12,7 +12,7 @@ the last token's chunk). The token counts come from the server's `usage`; a requ
 its completion tokens is recorded as failed with the reason.
 
 The result is written in the `vllm bench serve --save-result --save-detailed` layout (duration, ttfts, itls,
-input_lens, output_lens, latencies, errors, success, ...) that scripts/serving/results.py reads, plus the send
+input_lens, output_lens, latencies, errors, success, ...) that scripts/serving/measures/results.py reads, plus the send
 time of each request (`send_times`, seconds from the run's start), which vLLM's peaks need."""
 from __future__ import annotations
 

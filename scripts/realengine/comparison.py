@@ -22,7 +22,7 @@ import numpy as np
 from scripts.realengine import calibrate, predict
 from scripts.realengine.settings import read_calibration
 from scripts.record.inputs import InputError
-from scripts.serving import results
+from scripts.serving.measures import results
 
 GOAL_KEYS = ("central_median_abs_error", "tail_median_abs_error", "attainment_abs_error")  # this comparison's goals
 FOLDS = 2  # the halves: a workload's sorted rates alternate between them
@@ -230,7 +230,8 @@ def compare(calibration_paths: list[Path], result_paths: list[Path], anchor, set
                         # the bound a run's speed may move by (assumed): the page's "the machine moved" uses it too
                         "speed_check_bound": settings.get("speed_check_bound")})
     return {"schema_version": 1, "definitions": "scripts/realengine/comparison.py, scripts/realengine/predict.py, "
-            "scripts/serving/metrics.py", "goals": {k: settings["goals"][k] for k in GOAL_KEYS}, "engines": engines}
+            "scripts/serving/measures/metrics.py", "goals": {k: settings["goals"][k] for k in GOAL_KEYS},
+            "engines": engines}
 
 
 def summary(rows: list[dict], goals: dict) -> dict:

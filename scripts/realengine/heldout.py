@@ -7,8 +7,8 @@ environment of its own), streaming completions with `ignore_eos`, on prompts of 
 workloads never had, at Poisson rates (`held_out.rates`) and in one closed loop of equal requests
 (`held_out.closed_loop`: aiperf --concurrency). aiperf counts tokens with GPT-2's tokenizer, written here from the
 kit's pinned npm files (`tokenizer_dir`), and reports the server's own token counts (--use-server-token-count).
-Its profile_export.jsonl is converted to the kit's layout by scripts/serving/clients.py (which refuses a record whose
-chunks merged tokens) and written as
+Its profile_export.jsonl is converted to the kit's layout by scripts/serving/measures/clients.py (which refuses a
+record whose chunks merged tokens) and written as
 precomputed/serve-heldout/session-N/<engine>-<machine>-<workload>-r<rate>-run1.json;
 scripts/realengine/heldout_comparison.py predicts them from the calibration alone."""
 from __future__ import annotations
@@ -20,7 +20,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from scripts.serving import clients
+from scripts.serving.measures import clients
 
 TOKENIZER_FILES = {"vocab.json": "encoder.json", "merges.txt": "vocab.bpe"}  # HF GPT-2 name: the npm file
 

@@ -49,7 +49,7 @@ from scripts.realengine.comparison import (
 )
 from scripts.realengine.settings import read_calibration
 from scripts.record.inputs import InputError
-from scripts.serving import metrics, results
+from scripts.serving.measures import metrics, results
 
 FIELDS = ("send_times", "workload", "run", "request_rate", "max_concurrency", "client")
 
@@ -368,7 +368,7 @@ def compare(calibration_paths: list[Path], result_paths: list[Path], anchor, set
         entry["other_calibrations"] = other_predictions(others, cal, taken_at(runs), docs, anchor, settings)
         engines.append(entry)
     return {"schema_version": 1, "definitions": "scripts/realengine/heldout_comparison.py, scripts/realengine/"
-            "predict.py, scripts/serving/metrics.py",
+            "predict.py, scripts/serving/measures/metrics.py",
             "goals": {k: settings["goals"][k] for k in (*GOAL_KEYS, "closed_loop_attainment_abs_error")},
             "engines": engines, "repeats": repeats(engines, settings["goals"])}
 

@@ -6,7 +6,7 @@ tokens from the result file), llama.cpp's scheduling (scripts/serving/engine/sch
 slots first, then prompt tokens up to `-b`, at most `-np` slots; its docstring names the source it follows) and a
 step model fitted on runs it does not predict (scripts/realengine/comparison.py: the other half of the rates). Each
 slot's context holds any request of these workloads, so memory never limits (capacity unbounded).
-Metrics on both sides are scripts/serving/metrics.py (vLLM's definitions).
+Metrics on both sides are scripts/serving/measures/metrics.py (vLLM's definitions).
 
 As a command, one result file (vLLM's --save-result --save-detailed layout; without `send_times`, as vLLM's own
 files are, the sends are assumed as `assumed_send_times` says and the report says so) against the step model
@@ -26,8 +26,9 @@ import numpy as np
 
 from scripts.realengine import speed
 from scripts.realengine.stepmodel import Noisy, StepModel, StepNoise
-from scripts.serving import engine, metrics, results
-from scripts.serving.workload import Requests
+from scripts.serving import engine
+from scripts.serving.measures import metrics, results
+from scripts.serving.workloads.workload import Requests
 
 PRESET_RULE = "llama.cpp"  # llama.cpp's iteration rule in the serving model (scripts/serving/engine/schedulers.py)
 COMPARED = ("median_ttft_ms", "p90_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "p99_tpot_ms", "median_itl_ms",

@@ -16,7 +16,7 @@ from pathlib import Path
 from scripts.realengine import calibrate, predict
 from scripts.realengine.comparison import is_load_calibration, median_abs_error, session_runs, summarize
 from scripts.record.inputs import InputError
-from scripts.serving import results
+from scripts.serving.measures import results
 
 FIELDS = ("send_times", "workload", "workload_kind", "run", "request_rate", "segments", "answer_ids", "cached_tokens")
 
@@ -73,7 +73,7 @@ def compare(calibration_paths: list[Path], result_paths: list[Path], anchor, set
                         "slo_ms": cal["slo_ms"], "step_model": step.as_dict(), "fit_quality": quality,
                         "cells": cells, "summary": summary(cells, settings["goals"])})
     return {"schema_version": 1, "definitions": "scripts/realengine/prefix_comparison.py, scripts/realengine/"
-            "predict.py, scripts/serving/metrics.py", "goals": {k: settings["goals"][k] for k in (
+            "predict.py, scripts/serving/measures/metrics.py", "goals": {k: settings["goals"][k] for k in (
                 "central_median_abs_error", "tail_median_abs_error", "attainment_abs_error", "reuse_equal_share")},
             "engines": engines}
 

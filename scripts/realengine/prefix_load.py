@@ -1,7 +1,7 @@
 """Prefix-reuse workloads sent to the real engine (issue 42's measurement): config/real_engine.json `prefix_load`.
 
 Two kinds, each request's prompt sent as token ids and described as segments (content id, tokens), the layout the
-serving model's prefix caches read (scripts/serving/workload.py Requests.segments, engine/prefix.py):
+serving model's prefix caches read (scripts/serving/workloads/workload.py Requests.segments, engine/prefix.py):
   system_prompts  Poisson arrivals at the cell's rate; each request one of K system prompts (uniform) then a user
                   message of its own: segments [(k, prefix tokens), (K + i, user tokens)].
   conversations   sessions started at Poisson times (the cell's rate, sessions per second), each a closed loop of

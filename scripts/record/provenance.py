@@ -167,7 +167,7 @@ def simulated(rid: str, label: str, value: float, unit: str, fmt: str, *, worklo
               formula: str | None = None, args: dict | None = None, key: str | None = None,
               interval: dict | None = None) -> dict:
     """`interval`: the same number over the sweep's replications (seeds, each one's value, their mean and its
-    two-sided t interval: scripts/serving/uncertainty.py); `seed` is replication 0's, whose value this is."""
+    two-sided t interval: scripts/serving/measures/uncertainty.py); `seed` is replication 0's, whose value this is."""
     return _record(Kind.SIMULATED, rid, label, value, unit, fmt,
                    {"workload": workload, "schedule": schedule, "seed": seed, "requests": requests, "metric": metric,
                     "script": script, "rate_per_gpu": rate_per_gpu, "slo_ms": slo_ms, "formula": formula,

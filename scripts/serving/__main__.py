@@ -26,19 +26,20 @@ the send.
 
 The trace is a CSV with arrival_s,prompt_tokens,output_tokens or the Azure trace columns
 TIMESTAMP,ContextTokens,GeneratedTokens, or (a .jsonl file) the Mooncake layout: one JSON object per line with
-timestamp (ms), input_length, output_length and hash_ids (one id per 512-token block; scripts/serving/trace.py).
+timestamp (ms), input_length, output_length and hash_ids (one id per 512-token block;
+scripts/serving/workloads/trace.py).
 --prefix-caching (colocated schedules; a Mooncake trace, whose hash ids say which prompts share prefixes) serves
 cached prefixes as the engine does (engine/kv.py: vLLM's automatic prefix caching on paged memory, llama.cpp's slots
 for --schedule llama.cpp) and adds `prefix_cache` (token and request hit rates, prefill time saved) and each
 request's cached_tokens and prefill_saved_s. The result JSON holds `metrics` under vLLM's own keys (mean_ttft_ms,
-p99_tpot_ms, request_goodput, ...; definitions in scripts/serving/metrics.py) and `requests`, one object per
+p99_tpot_ms, request_goodput, ...; definitions in scripts/serving/measures/metrics.py) and `requests`, one object per
 request with where its time went (queueing_s, prefill_s, interference_s, transfer_s, decode_s, preemption_s: they
 sum to its E2EL) and how often it was preempted; with --save-detailed, also each request's inter-token gaps `itl_s`.
 --workload generates the requests instead of reading a trace: that workload of config/workloads.json (fitted to the
 anchor's context) at --rate requests per second in all (Poisson, as the sweep), --requests of them (default: the
 sweep's); --seeds N runs N replications with the sweep's seeds (the first is the sweep's own) and adds
 `replications`: per metric every replication's value and the two-sided 95% t interval of their mean
-(scripts/serving/uncertainty.py). A trace file is one sample: --seeds needs --workload.
+(scripts/serving/measures/uncertainty.py). A trace file is one sample: --seeds needs --workload.
 Any bad input ends in one line naming the file and what is wrong, and nothing is written.
 """
 from __future__ import annotations
@@ -54,12 +55,13 @@ from scripts.model import roofline as rl
 from scripts.record.anchor_file import load
 from scripts.record.atomic import write_json_atomic
 from scripts.record.inputs import InputError
-from scripts.serving import engine, metrics, results, sweep
-from scripts.serving.config import sweep_settings, workloads_for
+from scripts.serving import engine, sweep
+from scripts.serving.measures import metrics, results
+from scripts.serving.measures.uncertainty import CONFIDENCE
 from scripts.serving.progress import PROBE, QUIET_BELOW, Progress
-from scripts.serving.trace import read_mooncake, read_trace
-from scripts.serving.uncertainty import CONFIDENCE
-from scripts.serving.workload import RAMPS, Requests, generate
+from scripts.serving.workloads.config import sweep_settings, workloads_for
+from scripts.serving.workloads.trace import read_mooncake, read_trace
+from scripts.serving.workloads.workload import RAMPS, Requests, generate
 
 
 def parse_slo(text: str | None) -> dict | None:

@@ -22,6 +22,8 @@ RECORD_METRICS = {"mean_ttft_ms": ("ms", "int"), "p50_ttft_ms": ("ms", "int"), "
                   "p90_tpot_ms": ("ms", "f1"), "p99_tpot_ms": ("ms", "f1"), "slo_attainment": ("", "f3"),
                   "request_goodput": ("req/s", "f2")}
 
+READOUTS = "scripts.serving.experiments.load_page:readouts"  # the formula of the page's readout records
+
 
 def quantize_ms(seconds: np.ndarray) -> list[int]:
     """Whole units of QUANTUM_MS, rounded up: then `units * QUANTUM_MS <= target` holds exactly when the exact
@@ -108,7 +110,7 @@ def aggregate(anchor_doc: dict, workloads_doc: dict, settings: dict, cells: list
            "settings": settings,
            "workloads": {wid: {"label": w["label"], "description": w.get("description", "")}
                          for wid, w in workloads.items()},
-           "definitions": "scripts/serving/metrics.py (vllm bench serve's calculate_metrics)",
+           "definitions": "scripts/serving/measures/metrics.py (vllm bench serve's calculate_metrics)",
            "cells": table, "per_request": per_request, "goodput": goodput, "provenance": prov,
            "twin": twin_block(anchor_doc, workloads, settings)}
     workload_records(workloads, prov)
@@ -301,7 +303,8 @@ def adapted_lengths(adapted: list[dict], anchor_doc: dict, prov: dict, anchor_fi
                                             assumption="config/workloads.json, as written for a model with a long "
                                                        "context")
             prov[rid] = pv.derived(rid, LABELS["adapted_now"].format(**names), n, "token", "int",
-                                   derivation=pv.Derivation.FITTED, formula="scripts.serving.config:fit_to_context",
+                                   derivation=pv.Derivation.FITTED,
+                                   formula="scripts.serving.workloads.config:fit_to_context",
                                    inputs=["serving.model_context", f"{rid}.was"], script="scripts/simulate_sweep.py",
                                    args={"workload": a["workload"], "field": a["field"], "bound": bound},
                                    rule=a["rule"])
@@ -361,7 +364,7 @@ def add_page_opening(doc: dict, workloads_doc: dict, settings: dict, anchor_doc:
     """The page experiment's opening settings, slider ranges, and a record per readout at those settings. `probes`
     (page_probes): attainments already simulated for these searches; any other rate is simulated here."""
     probes = probes or {}
-    from scripts.serving.load_page import claims, experiment_data, readouts_at
+    from scripts.serving.experiments.load_page import claims, experiment_data, readouts_at
 
     page, sweep = workloads_doc["page"], workloads_doc["sweep"]
     opening, steps = page_states(workloads_doc, settings)
@@ -386,7 +389,7 @@ def add_page_opening(doc: dict, workloads_doc: dict, settings: dict, anchor_doc:
                                      f"{READOUT_CELL_METRIC.get(metric, metric)}")  # the cell's own record
         label = LABELS["readout"].format(schedule=SCHEDULE_LABELS[schedule], metric=metric_label(metric))
         doc["provenance"][rid] = simulated(rid, value, unit, fmt, label, cell, metric,
-                                           "scripts/simulate_sweep.py", formula="scripts.serving.load_page:readouts",
+                                           "scripts/simulate_sweep.py", formula=READOUTS,
                                            args=opening, key=name, interval=(same or {}).get("interval"))
     doc["page_try"] = page["try"]["value"]
     for tid, setting in page["try"]["value"].items():
@@ -413,7 +416,7 @@ def add_page_opening(doc: dict, workloads_doc: dict, settings: dict, anchor_doc:
                 name=TRY_LABELS.get(tid, tid), schedule=SCHEDULE_LABELS[schedule], metric=metric_label(metric)),
                 cell, metric,
                                                "scripts/simulate_sweep.py",
-                                               formula="scripts.serving.load_page:readouts", args=args, key=name)
+                                               formula=READOUTS, args=args, key=name)
     opening_values = {**opening, "requests": settings["requests"], "replications": settings["replications"],
                       "confidence": settings["confidence"] * 100, "chunk_tokens": settings["chunk_tokens"],
                       "prefill_gpus": settings["prefill_gpus"], "decode_gpus": settings["decode_gpus"],

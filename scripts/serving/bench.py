@@ -27,7 +27,7 @@ import numpy as np
 from scripts.record.anchor_file import load
 from scripts.record.atomic import write_json_atomic
 from scripts.serving import engine
-from scripts.serving.workload import Requests, arrival_times
+from scripts.serving.workloads.workload import Requests, arrival_times
 
 N, PROMPT, OUTPUT = 2000, 1024, 256
 SWEEP_GOAL_S = 60  # issue 23: the default sweep with seeds and both factor sets, cold, on 2 cores

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from scripts.serving import engine, sweep
-from scripts.serving.config import sweep_inputs
+from scripts.serving.workloads.config import sweep_inputs
 
 
 def goodput_table(a, workloads: dict, settings: dict, presets=engine.PRESETS) -> dict[str, dict[str, float]]:

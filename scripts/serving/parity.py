@@ -15,8 +15,10 @@ import numpy as np
 from scripts.common.names import TAIL_PARTS
 from scripts.model import roofline as rl
 from scripts.model.anchor import Anchor
-from scripts.serving import aggregate, engine, load_page, metrics, sweep, twin
-from scripts.serving.workload import Requests, generate
+from scripts.serving import aggregate, engine, sweep, twin
+from scripts.serving.experiments import load_page
+from scripts.serving.measures import metrics
+from scripts.serving.workloads.workload import Requests, generate
 
 STEP_TIMES = ("bound", "realistic")
 
@@ -135,7 +137,7 @@ def prefix_fixtures(a: Anchor, gpus: dict, prefix_doc: dict, count: int, seed: i
     with its slots, small pools (evictions and preemptions), both step-time sets, and admission by request class
     (schedulers.py class_budget) on the budgeted schedules. Each carries its requests
     (arrivals, lengths, segments, answer ids) and the Python engine's per-request answer."""
-    from scripts.serving.workload import conversations, shared_system_prompts
+    from scripts.serving.workloads.workload import conversations, shared_system_prompts
 
     rng = np.random.default_rng(seed)
     cases = []

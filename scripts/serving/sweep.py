@@ -3,7 +3,7 @@
 A cell simulates `requests` requests of one workload at one rate with one schedule; every schedule and rate of a
 workload uses the workload's seed (common random numbers). Each cell is also run with `replications` - 1 further
 seeds (replication r of a workload: seed + its position + r x the number of workloads), whose metrics give every
-headline number a confidence interval (scripts/serving/uncertainty.py); replication 0 is the cell itself, whose
+headline number a confidence interval (scripts/serving/measures/uncertainty.py); replication 0 is the cell itself, whose
 requests the page shows. Pure: no I/O.
 """
 from __future__ import annotations
@@ -12,8 +12,9 @@ import numpy as np
 
 from scripts.model import roofline as rl
 from scripts.model.anchor import Anchor
-from scripts.serving import engine, metrics, uncertainty
-from scripts.serving.workload import generate
+from scripts.serving import engine
+from scripts.serving.measures import metrics, uncertainty
+from scripts.serving.workloads.workload import generate
 
 # The metrics each cell reports over its replications with an interval (the percentiles are the sweep's).
 INTERVAL_METRICS = ("mean_ttft_ms", "mean_tpot_ms", "slo_attainment", "request_goodput", "request_throughput")

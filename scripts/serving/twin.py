@@ -14,7 +14,7 @@ import numpy as np
 
 from scripts.model import roofline as rl
 from scripts.model.anchor import Anchor
-from scripts.serving.workload import generate, streams
+from scripts.serving.workloads.workload import generate, streams
 
 
 def model_constants(a: Anchor) -> dict:

@@ -1,5 +1,5 @@
 
-  // ---- serving/load_page.py: the under-load experiment, simulated here (serving-sim.js) ------------------
+  // ---- serving/experiments/load_page.py: the under-load experiment, simulated here (serving-sim.js) ------------------
   // Every cell (workload, schedule, rate, and the engine settings: GPU, step times, chunk budget, P/D split) is
   // simulated in a Web Worker by serving-sim.js, the twin of scripts/serving/engine/, from the workloads'
   // requests and the constants in serving-data.js. At the build's settings its requests equal serving.json's

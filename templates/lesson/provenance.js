@@ -34,7 +34,7 @@
       main.push(["负载", workloads[rec.workload] || rec.workload], ["调度", SCHEDULE_LABELS[rec.schedule] || PRESET_LABELS[rec.schedule] || rec.schedule]);
       if (rec.rate_per_gpu != null) main.push(["每卡请求率", `${rec.rate_per_gpu} req/s`]);
       const iv = rec.interval;
-      if (iv && iv.low != null) {  // the same number over the sweep's seeds (scripts/serving/uncertainty.py)
+      if (iv && iv.low != null) {  // the same number over the sweep's seeds (scripts/serving/measures/uncertainty.py)
         const f = (v) => formatNumber(v, rec.format), off = shown != null && shown !== rec.display;
         main.push([`${iv.replications} 个种子重跑`, `均值 ${f(iv.mean)},${Math.round(iv.confidence * 100)}% 区间 ` +
           `${f(iv.low)}–${f(iv.high)} ${unitWord(rec.unit)}${off ? "(默认设置下)" : ""}`.trim()]);

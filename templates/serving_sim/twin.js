@@ -2,8 +2,8 @@
 // same names: registry, stepcost, schedulers, prefix, kv, loop, disagg, breakdown, simulation), with roofline.py's
 // IterationCost, prefill_seconds and transfer_seconds in stepcost.js, and in summary.js workload.arrival_times and
 // the cell summary of scripts/serving/aggregate.py (quantize_ms) and sweep.tail_breakdown; workload.js builds the
-// prefix workloads from their draws (scripts/serving/workload.py) and prefix_runs.js reads a run as
-// scripts/serving/prefix_runs.py does. Same operations in the
+// prefix workloads from their draws (scripts/serving/workloads/workload.py) and prefix_runs.js reads a run as
+// scripts/serving/experiments/prefix_runs.py does. Same operations in the
 // same order, so its times equal the Python engine's to the last bits or nearly (tests/test_sim_parity.py holds
 // every request's first-token and finish times to 1e-9 relative on generated configurations, in Chromium).
 // Pure: no DOM. The build (scripts/page/render.py sim_script) joins the files named below into this one function,

@@ -13,7 +13,7 @@ from scripts.realengine import calibrate, predict, speed
 from scripts.realengine.comparison import error_figures, is_load_calibration
 from scripts.realengine.heldout_comparison import is_closed_loop, session_key
 from scripts.realengine.settings import comparison_settings, read_calibration
-from scripts.serving import results
+from scripts.serving.measures import results
 
 HELD_OUT = Path("precomputed/serve-heldout")
 

@@ -25,7 +25,7 @@ from scripts.serving.engine.kv import kv_manager
 from scripts.serving.engine.loop import GpuLoop
 from scripts.serving.engine.registry import register
 from scripts.serving.engine.schedulers import DisaggDecode
-from scripts.serving.workload import Requests
+from scripts.serving.workloads.workload import Requests
 
 FIRST_TOKEN = ("decode", "prefill")  # where a P/D request's first token counts as emitted; the first is the default
 

@@ -7,7 +7,7 @@ position p exactly when their segments agree up to p (`common_prefix`); nothing 
 
 vLLM V1 automatic prefix caching (`VllmPrefixPool`), as vllm/v1/core/ does it (kv_cache_manager.py, block_pool.py,
 kv_cache_utils.py, single_type_kv_cache_manager.py; checked against the vLLM 0.34.0 release's sdist, sha256
-fcad848b…, the one scripts/serving/tool_metrics.py follows):
+fcad848b…, the one scripts/serving/experiments/tool_metrics.py follows):
   - a full block of `block_size` tokens is identified by a chained hash of (its parent's hash, its tokens)
     (kv_cache_utils.hash_block_tokens); here the chain is interned exactly, so two blocks share an id only when their
     whole prefixes are the same tokens (no collisions to model);

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from scripts.serving.workload import Requests
+from scripts.serving.workloads.workload import Requests
 
 PARTS = ("queueing_s", "prefill_s", "interference_s", "transfer_s", "decode_s", "preemption_s")  # sum to E2EL
 

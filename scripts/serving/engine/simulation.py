@@ -15,7 +15,7 @@ from scripts.serving.engine.loop import GpuLoop
 from scripts.serving.engine.registry import REGISTRIES, lookup
 from scripts.serving.engine.result import Trace, new_out
 from scripts.serving.engine.stepcost import step_cost_for
-from scripts.serving.workload import Requests
+from scripts.serving.workloads.workload import Requests
 
 LESSON_PRESETS = {"whole": "orca", "chunked": "sarathi", "disagg": "disagg"}  # the lesson's names, as engines
 DEFAULT_MEMORY = Memory()  # vllm serve's block size and memory share

@@ -367,7 +367,7 @@ function c13LabModel() {
     }
   }
 
-  // ---- metrics as `vllm bench serve` computes them (scripts/serving/metrics.py, its twin): numpy's mean, std
+  // ---- metrics as `vllm bench serve` computes them (scripts/serving/measures/metrics.py, its twin): numpy's mean, std
   // (population), median and percentiles (linear interpolation), in ms; goodput counts requests meeting every SLO ---
   // @NUMPY_HELPERS@ (templates/serving_sim/numpy.js, the twin's own, put here by scripts/page/lab.py: one percentile)
   const median = (values) => percentile(Float64Array.from(values).sort(), 50);  // numpy's median

@@ -1,5 +1,5 @@
 // ---- experiment D's readers: any client's file as a run in the vLLM layout -----------------------------------------
-// Twins of scripts/serving/clients.py read_any (vLLM result: results.load_result with per_token False; aiperf 0.13.0
+// Twins of scripts/serving/measures/clients.py read_any (vLLM result: results.load_result with per_token False; aiperf 0.13.0
 // profile_export.jsonl: clients.from_aiperf; GuideLLM 0.8.1 benchmarks.json: clients.from_guidellm); the layouts
 // and what each conversion keeps are written there. A valid file is read whatever its chunks bundled; a malformed
 // one is refused in one line naming the record and the field. Appended to lab-model.js after tools.js.

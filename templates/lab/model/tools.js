@@ -1,6 +1,6 @@
 // ---- experiment D: one run under five tools' definitions, and the readers of each client's file -------------------
-// Twin of scripts/serving/tool_metrics.py (the files and releases each tool follows are listed there) and of the
-// readers in scripts/serving/results.py and clients.py (read_any); tests/test_tool_metrics.py holds them equal. The
+// Twin of scripts/serving/experiments/tool_metrics.py (the files and releases each tool follows are listed there) and of the
+// readers in scripts/serving/measures/results.py and clients.py (read_any); tests/test_tool_metrics.py holds them equal. The
 // build appends this file to lab-model.js; it adds its functions to the model's exports. Pure: no DOM.
 function c13LabTools(L) {
   const TOOLS = ["vllm", "guidellm", "aiperf", "llmperf", "inference_perf"];

@@ -21,7 +21,7 @@ p99_ttft_ms ... (a percentile's key is p{int(p)} when p is whole, else p{p}: p99
   from the first send; a token at send + TTFT + the running sum of its ITLs (added one by one, as vLLM does) counts
   in bucket int(t - first send); a request counts as concurrent in every bucket from int(send - first send) to
   int(send + E2EL - first send), both included. They need each request's send time, which a saved result file
-  does not hold: from a file they are read as saved (scripts/serving/results.py).
+  does not hold: from a file they are read as saved (scripts/serving/measures/results.py).
 """
 from __future__ import annotations
 

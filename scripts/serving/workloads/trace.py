@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from scripts.record.inputs import InputError, jsonl_objects, read_bytes
-from scripts.serving.workload import Requests
+from scripts.serving.workloads.workload import Requests
 
 MAX_ROWS = 1_000_000
 MAX_ARRIVAL_S = 1e9  # about 31.7 years: a float64 near it still resolves 0.12 microseconds

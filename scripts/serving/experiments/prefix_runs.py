@@ -19,11 +19,16 @@ from scripts.record import provenance as pv
 from scripts.record.anchor_file import load as load_anchor
 from scripts.record.inputs import InputError
 from scripts.record.schema import PREFIX, read_input
-from scripts.serving import metrics
-from scripts.serving.config import _check_lengths
 from scripts.serving.engine import simulate
 from scripts.serving.labels import LABELS, claim
-from scripts.serving.workload import conversation_draws, conversations, shared_system_prompts, system_prompt_draws
+from scripts.serving.measures import metrics
+from scripts.serving.workloads.config import _check_lengths
+from scripts.serving.workloads.workload import (
+    conversation_draws,
+    conversations,
+    shared_system_prompts,
+    system_prompt_draws,
+)
 
 CONFIG = "config/prefix.json"
 WORDS = LABELS["prefix"]  # the prefix and admission records' labels (scripts/serving/labels.json)
@@ -201,7 +206,7 @@ ADMISSION_METRICS = (  # metric, unit, display format (labels: labels.json prefi
 def burst_requests(doc: dict, workloads: dict):
     """The chat requests of config/workloads.json at the admission rate (the experiment's seed and count), with the
     burst's long prompts added at their landing time; returns the requests (by arrival) and which are long."""
-    from scripts.serving.workload import Requests, generate
+    from scripts.serving.workloads.workload import Requests, generate
 
     adm, e = doc["admission"], doc["experiment"]
     wid = adm["background"]["value"]
@@ -313,7 +318,7 @@ def page_experiment(anchor, doc: dict, slo_ms: dict, gpu_name: str) -> dict:
 def build(anchor_path, workloads_path, config_path) -> dict:
     """precomputed/prefix.json: the cache runs, the burst runs, their records and settled claims (rule
     simulate_prefix)."""
-    from scripts.serving.config import sweep_doc
+    from scripts.serving.workloads.config import sweep_doc
 
     anchor, workloads_doc, settings = sweep_doc(Path(anchor_path), Path(workloads_path))
     doc = load(config_path)

@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from scripts.serving import results
+from scripts.serving.measures import results
 
 TOOLS = ("vllm", "guidellm", "aiperf", "llmperf", "inference_perf")
 GROUPS = ("ttft", "tpot", "itl", "ntpot", "e2el")

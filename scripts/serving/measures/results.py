@@ -9,7 +9,7 @@ import numpy as np
 from scripts.record import schema
 from scripts.record.inputs import InputError
 from scripts.record.schema import read_input
-from scripts.serving import metrics
+from scripts.serving.measures import metrics
 
 PER_REQUEST = ("ttfts", "itls", "input_lens", "output_lens")
 OPTIONAL_PER_REQUEST = ("latencies", "errors", "success", "generated_texts")
@@ -137,4 +137,4 @@ def summarize(paths: list[Path]) -> dict:
         doc = load_result(path)
         results.append({"file": Path(path).as_posix(), "model_id": doc.get("model_id"), "date": doc.get("date"),
                         "metrics": metrics_of(doc)})
-    return {"schema_version": 1, "definitions": "scripts/serving/metrics.py", "results": results}
+    return {"schema_version": 1, "definitions": "scripts/serving/measures/metrics.py", "results": results}

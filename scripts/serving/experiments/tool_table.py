@@ -3,7 +3,7 @@ GuideLLM benchmarks.json: clients.read_any) read under the five tools' definitio
 page prints it (milliseconds, tokens and requests per second, percent), or as JSON. One line naming the file and
 the field on a bad file; nothing is written.
 
-  python -m scripts.serving.tool_table run.json [--benchmark K] [--tpot-slo-ms 20] [--json]
+  python -m scripts.serving.experiments.tool_table run.json [--benchmark K] [--tpot-slo-ms 20] [--json]
 """
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 
 from scripts.record.inputs import InputError
-from scripts.serving.clients import read_any
-from scripts.serving.tool_metrics import KEYS, TOOLS, tool_metrics
+from scripts.serving.experiments.tool_metrics import KEYS, TOOLS, tool_metrics
+from scripts.serving.measures.clients import read_any
 
 MARKS = {"chunks_unknown": "<=", "response_end": "~", "window_assumed": "~"}  # the page's bound marks
 
@@ -40,7 +40,8 @@ def lines(table: dict) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m scripts.serving.tool_table", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m scripts.serving.experiments.tool_table",
+                                 description=__doc__.split("\n\n")[0])
     ap.add_argument("result", type=Path)
     ap.add_argument("--benchmark", type=int, help="GuideLLM: which benchmark of the report (its index)")
     ap.add_argument("--tpot-slo-ms", type=float, default=20.0)

@@ -2,8 +2,8 @@
 kit's `send_times`), so `python -m scripts.serving --vllm-result` and the prediction command read them as they read
 vLLM's own files. One line naming the file, the line and the field on any problem; nothing is written then.
 
-  python -m scripts.serving.clients aiperf profile_export.jsonl --out result.json
-  python -m scripts.serving.clients guidellm benchmarks.json [--benchmark K] --out result.json
+  python -m scripts.serving.measures.clients aiperf profile_export.jsonl --out result.json
+  python -m scripts.serving.measures.clients guidellm benchmarks.json [--benchmark K] --out result.json
 
 aiperf 0.13.0 (PyPI; aiperf/common/models/record_models.py `MetricRecordInfo`, one JSON object per line of
 `profile_export.jsonl`): `metadata` (request_start_ns and request_end_ns, wall clock; benchmark_phase warmup or
@@ -44,7 +44,7 @@ from pathlib import Path
 
 from scripts.record.atomic import write_json_atomic
 from scripts.record.inputs import MAX_JSON_BYTES, InputError, jsonl_objects
-from scripts.serving import results
+from scripts.serving.measures import results
 
 AIPERF_VERSION = "aiperf 0.13.0"
 NS = 1e-9
@@ -136,7 +136,8 @@ def from_aiperf(path: Path | str, per_token: bool = True) -> dict:
         raise InputError(f"{name}: no profiling records")
     rows.sort(key=lambda r: r["start"])
     first, last = rows[0]["start"], max(r["end"] for r in rows)
-    return {"source": f"{name} ({AIPERF_VERSION} profile_export.jsonl, converted by scripts/serving/clients.py)",
+    converter = "scripts/serving/measures/clients.py"
+    return {"source": f"{name} ({AIPERF_VERSION} profile_export.jsonl, converted by {converter})",
             "duration": (last - first) * NS, "completed": sum(not r["error"] for r in rows),
             "send_times": [(r["start"] - first) * NS for r in rows], "ttfts": [r["ttft"] for r in rows],
             "latencies": [r["e2el"] for r in rows], "itls": [r["itl"] for r in rows],
@@ -227,7 +228,7 @@ def from_guidellm(path: Path | str, benchmark: int | None = None) -> dict:
     rows.sort(key=lambda r: r["start"])
     first_send, last_end = rows[0]["start"], max(r["end"] for r in rows)
     return {"source": f"{name} benchmark {k} ({GUIDELLM_VERSION} benchmarks.json, converted by "
-                      "scripts/serving/clients.py)",
+                      "scripts/serving/measures/clients.py)",
             "itls_evenly_spaced": True,
             "duration": last_end - first_send, "completed": sum(not r["error"] for r in rows),
             "send_times": [r["start"] - first_send for r in rows], "ttfts": [r["ttft"] for r in rows],
@@ -251,7 +252,8 @@ def read_any(path: Path | str, benchmark: int | None = None) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m scripts.serving.clients", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m scripts.serving.measures.clients",
+                                 description=__doc__.split("\n\n")[0])
     ap.add_argument("client", choices=("aiperf", "guidellm"))
     ap.add_argument("export", type=Path, help="aiperf's profile_export.jsonl, or GuideLLM's benchmarks.json")
     ap.add_argument("--benchmark", type=int, help="GuideLLM: which benchmark of the report (its index)")
