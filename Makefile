@@ -130,8 +130,8 @@ bench-serving: $(VENV_STAMP)  ## simulator speed (Vidur's comparison point) and 
 # load cells and writes precomputed/serve/; then, calibrated again, the prefix-reuse workloads (issue 42) into
 # precomputed/serve-prefix/. Leave the machine idle while it runs. Not part of `make test`.
 bench-serving-real: $(VENV_STAMP)  ## llama.cpp's server on this CPU: load runs -> precomputed/serve/, prefix reuse -> precomputed/serve-prefix/
-	$(PY) -m scripts.realengine.run
-	$(PY) -m scripts.realengine.run --prefix
+	$(PY) -m scripts.realengine.harness.run
+	$(PY) -m scripts.realengine.harness.run --prefix
 
 # The held-out cells (issue 43): aiperf, pinned, in an environment of its own (config/real_engine.json held_out.client),
 # then a calibration and the cells into precomputed/serve-heldout/session-$(SESSION)/ (SESSION=2 repeats the whole
@@ -140,7 +140,7 @@ AIPERF_ENV := .cache/aiperf-0.13.0
 SESSION ?= 1
 bench-serving-heldout: $(VENV_STAMP)  ## the same engine driven by aiperf on shapes it was never fitted on -> precomputed/serve-heldout/session-$(SESSION)/
 	test -x $(AIPERF_ENV)/bin/aiperf || { python3.11 -m venv $(AIPERF_ENV) && $(AIPERF_ENV)/bin/pip install -q aiperf==0.13.0; }
-	$(PY) -m scripts.realengine.run --held-out --session $(SESSION)
+	$(PY) -m scripts.realengine.harness.run --held-out --session $(SESSION)
 
 lint: $(VENV_STAMP)  ## ruff on the code, actionlint on the CI and Pages workflows
 	.venv/bin/ruff check .

@@ -21,7 +21,7 @@ rule manifest:
                                     "scripts/simulate_engines.py", "scripts/measured_results.py", "scripts/simulate_prefix.py",
                                     "scripts/measured_vs_simulated_load.py", "scripts/measured_vs_simulated_prefix.py",
                                     "scripts/measured_vs_simulated_heldout.py", "scripts/measured_records.py",
-                                    "scripts/realengine/run.py",
+                                    "scripts/realengine/harness/run.py",
                                     "scripts/manifest.py", "scripts/bench/kv_cache.py"] for f in code_inputs(s)}),
         code=code("scripts/manifest.py"),
     output:

@@ -1,7 +1,7 @@
 """Rule measured_vs_simulated_heldout: the held-out cells and their session's calibration (precomputed/serve-heldout/),
 and the other committed calibrations (precomputed/serve/calibration/, precomputed/serve-archive/*/calibration/)
--> the simulator's prediction of each cell and the errors reported apart (scripts/realengine/heldout_comparison.py),
-through measured_vs_simulated_load's main."""
+-> the simulator's prediction of each cell and the errors reported apart
+(scripts/realengine/analyses/heldout_comparison.py), through measured_vs_simulated_load's main."""
 if "snakemake" in globals():  # run by Snakemake from scripts/: make the repo root importable
     import sys
 
@@ -11,7 +11,7 @@ from functools import partial
 from pathlib import Path
 
 from scripts.measured_vs_simulated_load import main
-from scripts.realengine.heldout_comparison import compare
+from scripts.realengine.analyses.heldout_comparison import compare
 from scripts.record.cli import run_cleanly
 
 if "snakemake" in globals():

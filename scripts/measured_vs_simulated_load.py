@@ -1,5 +1,5 @@
 """Rule measured_vs_simulated_load: the real engine's calibration and load runs (precomputed/serve/) -> the simulator's
-prediction of each run and its error (scripts/realengine/comparison.py)."""
+prediction of each run and its error (scripts/realengine/analyses/comparison.py)."""
 if "snakemake" in globals():  # run by Snakemake from scripts/: make the repo root importable
     import sys
 
@@ -7,8 +7,8 @@ if "snakemake" in globals():  # run by Snakemake from scripts/: make the repo ro
 
 from pathlib import Path
 
-from scripts.realengine.comparison import compare
-from scripts.realengine.settings import comparison_settings
+from scripts.realengine.analyses.comparison import compare
+from scripts.realengine.analyses.settings import comparison_settings
 from scripts.record.anchor_file import load
 from scripts.record.atomic import write_json_atomic
 from scripts.record.cli import run_cleanly

@@ -155,7 +155,7 @@ def test_a_committed_run_told_as_guidellm_gives_the_same_ttft_tpot_e2el_and_pred
     takes the file, marking the ITL rows as not measured."""
     from pathlib import Path
 
-    from scripts.realengine import predict
+    from scripts.realengine.analyses import predict
 
     root = Path(__file__).resolve().parent.parent
     src = sorted((root / "precomputed" / "serve").glob("llamacpp-*-short-r2-run1.json"))[0]

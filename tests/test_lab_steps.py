@@ -1,6 +1,6 @@
 """Experiment C's parts, in Node: the lab's engine takes the simulator's vLLM V1 decisions event by event (a fixed
 step cost on both sides), the simulator's measured step model (templates/serving_sim/stepcost.js StepModel) prices
-a step as scripts/realengine/stepmodel.py StepModel does, and the page's fit (templates/lab/calibration.js
+a step as scripts/realengine/analyses/stepmodel.py StepModel does, and the page's fit (templates/lab/calibration.js
 fitStepModel) gives on recorded calibration rows what an independent numpy fit gives."""
 import itertools
 import json
@@ -12,7 +12,7 @@ import pytest
 
 from scripts.page.bundles import lab_page_script, sim_script
 from scripts.page.lab import lab_model_script, lab_settings
-from scripts.realengine.stepmodel import StepModel
+from scripts.realengine.analyses.stepmodel import StepModel
 from tests.conftest import ROOT
 
 RECORDED = json.loads((ROOT / "tests" / "data" / "lab_calibration.json").read_text(encoding="utf-8"))

@@ -8,9 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from scripts.realengine import client, predict, stepmodel
-from scripts.realengine.settings import comparison_settings
-from scripts.realengine.stepmodel import StepModel
+from scripts.realengine.analyses import predict, stepmodel
+from scripts.realengine.analyses.settings import comparison_settings
+from scripts.realengine.analyses.stepmodel import StepModel
+from scripts.realengine.harness import client
 from scripts.serving import engine
 from scripts.serving.measures import metrics, results
 
@@ -199,7 +200,7 @@ def test_simulator_on_a_step_model_and_the_comparison(anchor):
 
 
 def test_halves_alternate_each_workloads_rates():
-    from scripts.realengine.comparison import folds_of
+    from scripts.realengine.analyses.comparison import folds_of
 
     docs = [{"workload": "a", "request_rate": r} for r in (3.0, 1.0, 2.0, 4.0, 1.0)] + \
         [{"workload": "b", "request_rate": 5.0}]
@@ -299,8 +300,8 @@ def test_the_comparisons_choices_are_checked_config_fields(field, value, says):
 def test_a_cells_errors_are_relative_but_the_attainments_and_a_family_summarizes_them():
     """predict.CellErrors: relative errors per metric, the attainment's absolute, a metric the client did not give
     None; as a comparison file holds it (every metric, COMPARED's order) and read back; FamilyErrors over two cells."""
-    from scripts.realengine.comparison import FamilyErrors
-    from scripts.realengine.predict import COMPARED, CellErrors
+    from scripts.realengine.analyses.comparison import FamilyErrors
+    from scripts.realengine.analyses.predict import COMPARED, CellErrors
 
     measured = {**dict.fromkeys(COMPARED, 100.0), "p99_itl_ms": None, "slo_attainment": 0.90}
     over = CellErrors.of(measured, {**dict.fromkeys(COMPARED, 110.0), "slo_attainment": 0.85})

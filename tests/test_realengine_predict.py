@@ -1,6 +1,6 @@
-"""The prediction command (python -m scripts.realengine.predict): one committed run predicted with a step model fitted
-on the other half's runs gives exactly the cross-prediction rule measured_vs_simulated_load committed for it (the
-command and the rule share predict.compare_cell), the table names every compared metric, --out writes the same
+"""The prediction command (python -m scripts.realengine.analyses.predict): one committed run predicted with a step
+model fitted on the other half's runs gives exactly the cross-prediction rule measured_vs_simulated_load committed for
+it (the command and the rule share predict.compare_cell), the table names every compared metric, --out writes the same
 numbers, and bad calls are refused in one line naming what is wrong."""
 import json
 import subprocess
@@ -16,7 +16,7 @@ CALIBRATION = SERVE / "calibration" / "llamacpp-cpu-amd-epyc-2c-1t.json"
 
 
 def predict(*args):
-    return subprocess.run([sys.executable, "-m", "scripts.realengine.predict", *map(str, args)], cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "scripts.realengine.analyses.predict", *map(str, args)], cwd=ROOT,
                           capture_output=True, text=True, timeout=300)
 
 
@@ -86,7 +86,7 @@ def test_a_trial_run_writes_outside_the_committed_records():
     (precomputed/serve-prefix/)."""
     from types import SimpleNamespace
 
-    from scripts.realengine.run import OUT, PREFIX_OUT, PREFIX_TRIAL_OUT, TRIAL_OUT, out_dir
+    from scripts.realengine.harness.run import OUT, PREFIX_OUT, PREFIX_TRIAL_OUT, TRIAL_OUT, out_dir
 
     def args(**kw):
         base = {"only_calibrate": False, "rates_scale": 1.0, "requests": None, "runs": None, "only": None,
@@ -106,7 +106,7 @@ def test_a_vllm_file_without_send_times_is_predicted_with_the_sends_vllm_makes(t
     """Issue 43: vLLM's own result files save no send times. request_rate inf sends every request at 0 (exact);
     a finite rate is a fresh draw of vLLM's gamma process rescaled as vLLM rescales it (the last send at n / rate):
     said in the report, never silently."""
-    from scripts.realengine.predict import assumed_send_times
+    from scripts.realengine.analyses.predict import assumed_send_times
 
     run = json.loads((SERVE / "llamacpp-cpu-amd-epyc-2c-1t-short-r2-run1.json").read_text(encoding="utf-8"))
     n = len(run["ttfts"])
@@ -154,7 +154,7 @@ def test_requests_that_never_reached_the_server_are_not_simulated_as_served(tmp_
     """Issue 43: a request whose connection was never made (aiohttp's ClientConnectorError in vLLM's client,
     ConnectionRefusedError in the kit's) is failed when measured and absent from what the simulated server sees;
     a request the server failed is still simulated."""
-    from scripts.realengine.predict import requests_of
+    from scripts.realengine.analyses.predict import requests_of
     from scripts.serving.measures.results import never_reached
 
     run = json.loads((SERVE / "llamacpp-cpu-amd-epyc-2c-1t-short-r2-run1.json").read_text(encoding="utf-8"))
@@ -180,7 +180,7 @@ def test_out_naming_an_input_is_refused_and_the_input_is_kept(tmp_path, capsys):
     """Issue 63: `--out` equal to the calibration record (or the result) overwrote a committed file with the report.
     Now one line, exit 2, and the file's bytes unchanged; a runaway --noise-seeds is refused the same way. (In
     process: predict.main is the command.)"""
-    from scripts.realengine.predict import main
+    from scripts.realengine.analyses.predict import main
 
     path = SERVE / "llamacpp-cpu-amd-epyc-2c-1t-short-r10-run1.json"
     for target, says in ((CALIBRATION, "is the --calibration"), (path, "is the result")):
@@ -211,7 +211,7 @@ def test_out_naming_an_input_is_refused_and_the_input_is_kept(tmp_path, capsys):
 def test_bad_send_times_and_rates_are_one_line_naming_the_file(tmp_path, capsys, change, says):
     """Issue 63's rerun: send_times one short or a request_rate list gave tracebacks; negative or reversed sends were
     accepted; request_rate "abc" or 0 and burstiness 0 were refused without naming the file."""
-    from scripts.realengine.predict import main
+    from scripts.realengine.analyses.predict import main
 
     src = SERVE / "llamacpp-cpu-amd-epyc-2c-1t-short-r10-run1.json"
     doc = json.loads(src.read_text(encoding="utf-8"))
@@ -237,7 +237,7 @@ def held_out(session: int, name: str = "long_answers-r1-run1") -> tuple[Path, Pa
 def test_a_run_within_its_calibrations_speed_is_predicted_and_says_its_ratio(tmp_path, capsys):
     """Issue 63: predict reads the run's own decode speed and holds it to speed_check_bound. A held-out cell from
     its own session's calibration reads about 1 (committed: 0.96-1.08 within a session)."""
-    from scripts.realengine.predict import main
+    from scripts.realengine.analyses.predict import main
 
     run, cal = held_out(10)
     out = tmp_path / "p.json"
@@ -254,7 +254,7 @@ def test_a_run_from_a_faster_machine_is_refused_unless_rescaled_or_forced(tmp_pa
     --force predicts and flags it; --rescale scales the decode times by the ratio read (about 0.5): every central
     error at most half the forced one's (forced: 3-8x off, the run saturating a half-speed model; rescaled still
     0.4-1.3x: the prompt costs stay the calibration's, as speed.py says)."""
-    from scripts.realengine.predict import main
+    from scripts.realengine.analyses.predict import main
 
     src, cal = held_out(10)
     doc = json.loads(src.read_text(encoding="utf-8"))
@@ -281,8 +281,8 @@ def test_a_run_from_a_faster_machine_is_refused_unless_rescaled_or_forced(tmp_pa
 
 def test_rescaling_moves_only_the_decode_times():
     """speed.scaled: D, U and the attention per context token times the factor; prompt costs and round trip kept."""
-    from scripts.realengine.speed import scaled
-    from scripts.realengine.stepmodel import StepModel
+    from scripts.realengine.analyses.speed import scaled
+    from scripts.realengine.analyses.stepmodel import StepModel
 
     step = StepModel((1, 2), (0.01, 0.015), 0.002, 0.001, 1e-6, 2e-6, 0.003, ubatch_seconds=(0.01, 0.012),
                      ubatch_tokens=512)
@@ -292,3 +292,22 @@ def test_rescaling_moves_only_the_decode_times():
     assert (s.prompt_chunk_s, s.prompt_token_s, s.prompt_pair_s, s.request_overhead_s) == (0.002, 0.001, 1e-6, 0.003)
     with pytest.raises(ValueError, match="positive factor"):
         scaled(step, 0.0)
+
+
+def test_every_family_of_measured_runs_follows_the_one_pattern():
+    """scripts/realengine/analyses/family.py: each family module has `compare(calibration_paths, result_paths, anchor,
+    settings, ...)` and `summary(cells, goals, ...)`, and each rule that writes measured_vs_simulated_<name>.json
+    drives its family through the one main."""
+    import importlib
+    import inspect
+
+    from scripts.realengine.analyses.family import FAMILIES
+
+    for name, module in FAMILIES.items():
+        family = importlib.import_module(module)
+        compare, summary = inspect.signature(family.compare), inspect.signature(family.summary)
+        assert list(compare.parameters)[:4] == ["calibration_paths", "result_paths", "anchor", "settings"], name
+        assert [p.name for p in list(summary.parameters.values())[:2]] == [list(summary.parameters)[0], "goals"], name
+        assert all(p.default is not inspect.Parameter.empty for p in list(compare.parameters.values())[4:]), name
+        entry = (ROOT / "scripts" / f"measured_vs_simulated_{name}.py").read_text(encoding="utf-8")
+        assert f"from {module} import compare" in entry, name

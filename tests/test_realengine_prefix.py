@@ -11,8 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from scripts.realengine import predict, prefix_load
-from scripts.realengine.stepmodel import StepModel
+from scripts.realengine.analyses import predict
+from scripts.realengine.analyses.stepmodel import StepModel
+from scripts.realengine.harness import prefix_load
 from scripts.record.anchor_file import load
 from scripts.record.inputs import InputError, read_json
 from tests.test_realengine_client import read_request
@@ -162,7 +163,7 @@ def test_cached_context_cost_prices_earlier_tokens_per_chunk():
     """With no attention tile (tile 0, as before it was measured): one cost per cached token, whatever the chunk."""
     from dataclasses import replace
 
-    from scripts.realengine import calibrate
+    from scripts.realengine.analyses import calibrate
 
     model = replace(STEP, prompt_pair_s=1e-7)
     e = 2.2e-5
@@ -191,7 +192,7 @@ def test_cached_tokens_cost_per_new_token_below_the_attention_tile_and_per_tile_
     The calibration's points fall one on each side (16 and 64 new tokens) and give both coefficients."""
     from dataclasses import replace
 
-    from scripts.realengine import calibrate
+    from scripts.realengine.analyses import calibrate
 
     p, e = 2.4e-6, 2.7e-5
     lone = {16: 0.028, 64: 0.079}
@@ -218,8 +219,8 @@ def test_cached_tokens_cost_per_new_token_below_the_attention_tile_and_per_tile_
     (lambda d: d["cached_tokens"].__setitem__(0, 10 ** 6), r"field cached_tokens\[0\] must be a whole number"),
 ])
 def test_a_broken_prefix_run_is_refused_naming_file_and_field(tmp_path, edit, says):
-    from scripts.realengine import prefix_comparison
-    from scripts.realengine.settings import comparison_settings
+    from scripts.realengine.analyses import prefix_comparison
+    from scripts.realengine.analyses.settings import comparison_settings
 
     runs = sorted((ROOT / "precomputed" / "serve-prefix").glob("*-conversations-r*-run1.json"))
     cals = sorted((ROOT / "precomputed" / "serve-prefix" / "calibration").glob("*.json"))
@@ -234,7 +235,7 @@ def test_a_broken_prefix_run_is_refused_naming_file_and_field(tmp_path, edit, sa
 
 
 def test_a_run_whose_engine_speed_moved_is_marked_and_left_out_of_the_errors():
-    from scripts.realengine import comparison, prefix_comparison
+    from scripts.realengine.analyses import comparison, prefix_comparison
 
     doc = {"speed_check": {"before_itl_ms": 10.0, "after_itl_ms": 11.5}}
     assert predict.speed_moved(doc, 0.10) is True  # 15 % > 10 %
@@ -257,7 +258,7 @@ def test_a_run_whose_engine_speed_moved_is_marked_and_left_out_of_the_errors():
 
 
 def test_the_speed_probe_is_a_median_of_medians_against_a_streaming_stub():
-    from scripts.realengine import calibrate
+    from scripts.realengine.analyses import calibrate
     from tests.test_realengine_client import GAP_S, Stub
 
     async def probe():

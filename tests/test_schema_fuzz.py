@@ -27,7 +27,7 @@ from hypothesis_jsonschema import from_schema
 
 from scripts.audit.inputs import check_all
 from scripts.bench.records import read_record
-from scripts.realengine.settings import comparison_settings
+from scripts.realengine.analyses.settings import comparison_settings
 from scripts.record import schema
 from scripts.record.inputs import InputError, bad_character
 from scripts.serving.measures.results import load_result

@@ -6,10 +6,10 @@ import json
 import numpy as np
 import pytest
 
-from scripts.realengine import predict, stepmodel
+from scripts.realengine.analyses import predict, stepmodel
+from scripts.realengine.analyses.settings import comparison_settings
+from scripts.realengine.analyses.stepmodel import StepModel, split_equal
 from scripts.realengine.investigations.slot_sweep import predicted_from_contiguous
-from scripts.realengine.settings import comparison_settings
-from scripts.realengine.stepmodel import StepModel, split_equal
 from scripts.record.anchor_file import load
 from scripts.record.inputs import InputError, read_json
 from scripts.serving.engine.prefix import LlamaSlots

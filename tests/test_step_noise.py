@@ -1,6 +1,6 @@
-"""Step-time noise as data (issue 43; scripts/realengine/stepmodel.py StepNoise, Noisy): the quantiles of measured /
-modelled iteration time per decode batch, only from iterations during which no request waited for its first token,
-the client's read jitter taken out by the lag-one covariance and each row scaled to mean 1; seeded draws that
+"""Step-time noise as data (issue 43; scripts/realengine/analyses/stepmodel.py StepNoise, Noisy): the quantiles of
+measured / modelled iteration time per decode batch, only from iterations during which no request waited for its first
+token, the client's read jitter taken out by the lag-one covariance and each row scaled to mean 1; seeded draws that
 stretch each simulated iteration (engine loop), so a closed loop of equal requests no longer moves in lockstep; the
 same seed gives the same run; factors of exactly 1 give the noiseless run bit for bit; the prediction command
 reports the median and range over seeds."""
@@ -11,8 +11,8 @@ import sys
 import numpy as np
 import pytest
 
-from scripts.realengine import predict, stepmodel
-from scripts.realengine.stepmodel import NOISE_QUANTILES, Noisy, StepModel, StepNoise
+from scripts.realengine.analyses import predict, stepmodel
+from scripts.realengine.analyses.stepmodel import NOISE_QUANTILES, Noisy, StepModel, StepNoise
 from scripts.record.anchor_file import load
 from tests.conftest import ROOT
 
@@ -132,7 +132,8 @@ def test_the_prediction_command_reports_the_median_and_range_over_seeds(tmp_path
     run = ROOT / "precomputed" / "serve" / "llamacpp-cpu-amd-epyc-2c-1t-short-r8-run1.json"
     cal = ROOT / "precomputed" / "serve" / "calibration" / "llamacpp-cpu-amd-epyc-2c-1t.json"
     out = tmp_path / "p.json"
-    r = subprocess.run([sys.executable, "-m", "scripts.realengine.predict", str(run), "--calibration", str(cal),
+    predict = "scripts.realengine.analyses.predict"
+    r = subprocess.run([sys.executable, "-m", predict, str(run), "--calibration", str(cal),
                         "--noise-seeds", "3", "--out", str(out)], cwd=ROOT, capture_output=True, text=True,
                        timeout=300)
     assert r.returncode == 0, r.stderr
@@ -141,7 +142,7 @@ def test_the_prediction_command_reports_the_median_and_range_over_seeds(tmp_path
     for metric, (low, high) in got["predicted_spread"].items():
         assert low <= got["predicted"][metric] <= high, metric
     assert "seeds:" in next(line for line in r.stdout.splitlines() if line.startswith("p99_ttft_ms"))
-    bad = subprocess.run([sys.executable, "-m", "scripts.realengine.predict", str(run), "--calibration", str(cal),
+    bad = subprocess.run([sys.executable, "-m", predict, str(run), "--calibration", str(cal),
                           "--noise-seeds", "-1"], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert bad.returncode == 2 and bad.stderr.strip() == "error: --noise-seeds must be between 0 and 1000, not -1"
 

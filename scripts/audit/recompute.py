@@ -123,11 +123,11 @@ def check_calibrated(records: dict, root: Path, anchor_path: Path | None = None,
     cal = {rid: rec for rid, rec in records.items() if rec.get("kind") == "calibrated"}
     if not cal:
         return []
-    from scripts.realengine.comparison import compare
-    from scripts.realengine.heldout_comparison import compare as compare_heldout
-    from scripts.realengine.prefix_comparison import compare as compare_prefix
+    from scripts.realengine.analyses.comparison import compare
+    from scripts.realengine.analyses.heldout_comparison import compare as compare_heldout
+    from scripts.realengine.analyses.prefix_comparison import compare as compare_prefix
+    from scripts.realengine.analyses.settings import comparison_settings
     from scripts.realengine.records import heldout_page_block, page_block, prefix_page_block
-    from scripts.realengine.settings import comparison_settings
     from scripts.record.anchor_file import load
     from scripts.record.inputs import read_json
 

@@ -1,6 +1,7 @@
 """Where a command may write its --out: never over a folder, a file the repository keeps, one of the command's own
 inputs, or a place it cannot write (tried with a temp file before any work is done, so a long run does not end in an
-error). One rule for every command that takes --out (scripts/bench/serve_tiny.py, scripts/realengine/predict.py)."""
+error). One rule for every command that takes --out (scripts/bench/serve_tiny.py,
+scripts/realengine/analyses/predict.py)."""
 from __future__ import annotations
 
 import subprocess

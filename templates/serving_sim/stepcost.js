@@ -51,7 +51,7 @@
   }
   const bytesPerRequest = (m, context) => context * m.kv_bytes_per_token + m.state_bytes_per_request;
 
-  // ---- scripts/realengine/stepmodel.py StepModel, the part a device's calibration fits (the lab,
+  // ---- scripts/realengine/analyses/stepmodel.py StepModel, the part a device's calibration fits (the lab,
   // templates/lab/calibration.js fitStepModel; P/D is refused with it, so it needs no prefill): seconds = D(decoders) + sum over prompt chunks (a + b x length + c x (length x start +
   // length^2 / 2)) + attention x (decoders' contexts); D piecewise linear through its knots (running requests,
   // from 1, increasing; seconds non-decreasing), linear past the last, D(0) = 0. The cached-context and ubatch

@@ -22,9 +22,9 @@ from pathlib import Path
 
 import numpy as np
 
-from scripts.realengine import calibrate, stepmodel
-from scripts.realengine.heldout_comparison import session_key
-from scripts.realengine.settings import comparison_settings
+from scripts.realengine.analyses import calibrate, stepmodel
+from scripts.realengine.analyses.heldout_comparison import session_key
+from scripts.realengine.analyses.settings import comparison_settings
 from scripts.record.inputs import read_json
 
 EDGES_MS = (0, 1, 2, 3, 4, 6, 8, 12, 20)  # the bins of x the table counts, in milliseconds

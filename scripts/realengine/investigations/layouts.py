@@ -16,8 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from scripts.realengine import calibrate, comparison, heldout_comparison, prefix_comparison, stepmodel
-from scripts.realengine.settings import comparison_settings, read_calibration
+from scripts.realengine.analyses import calibrate, comparison, heldout_comparison, prefix_comparison, stepmodel
+from scripts.realengine.analyses.settings import comparison_settings, read_calibration
 from scripts.record.anchor_file import load as load_anchor
 from scripts.record.inputs import read_json
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from scripts.realengine import calibrate, predict, speed
-from scripts.realengine.comparison import error_figures, is_load_calibration
-from scripts.realengine.heldout_comparison import is_closed_loop, session_key
-from scripts.realengine.settings import comparison_settings, read_calibration
+from scripts.realengine.analyses import calibrate, predict, speed
+from scripts.realengine.analyses.comparison import error_figures, is_load_calibration
+from scripts.realengine.analyses.heldout_comparison import is_closed_loop, session_key
+from scripts.realengine.analyses.settings import comparison_settings, read_calibration
 from scripts.serving.measures import results
 
 HELD_OUT = Path("precomputed/serve-heldout")

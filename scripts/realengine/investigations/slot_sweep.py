@@ -17,9 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
-from scripts.realengine import build as engine_build
-from scripts.realengine import client, run
-from scripts.realengine.stepmodel import split_equal
+from scripts.realengine.analyses.stepmodel import split_equal
+from scripts.realengine.harness import build as engine_build
+from scripts.realengine.harness import client, run
 from scripts.record.atomic import write_json_atomic
 
 LAYOUTS = "0;0,1;0,2;0,1,2;0,2,4;0,1,3;0,1,2,3;0,2,4,6;0,1,4,5;0,1,2,3,4,5;0,2,3,4,6,7;0,1,2,3,4,5,6,7"

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
-from scripts.realengine import calibrate, stepmodel
-from scripts.realengine.settings import comparison_settings
+from scripts.realengine.analyses import calibrate, stepmodel
+from scripts.realengine.analyses.settings import comparison_settings
 from scripts.record.inputs import read_json
 
 FOLDERS = ("precomputed/serve/calibration", "precomputed/serve-prefix/calibration",

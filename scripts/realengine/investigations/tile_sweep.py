@@ -15,8 +15,9 @@ from pathlib import Path
 
 import numpy as np
 
-from scripts.realengine import build as engine_build
-from scripts.realengine import calibrate, run
+from scripts.realengine.analyses import calibrate
+from scripts.realengine.harness import build as engine_build
+from scripts.realengine.harness import run
 from scripts.record.atomic import write_json_atomic
 
 

@@ -27,7 +27,7 @@ class _PrefixRecords(Records):
 
     def predicted(self, rid, label, value, unit, fmt, args, fit=FITS["prefix"]):
         self.prov[rid] = pv.calibrated(rid, label, value, unit, fmt, fit=fit + self.layout, data=self.data,
-                                       script="scripts/realengine/prefix_comparison.py", args=args)
+                                       script="scripts/realengine/analyses/prefix_comparison.py", args=args)
 
 
 def _prefix_cell(r: _PrefixRecords, c: dict) -> dict:

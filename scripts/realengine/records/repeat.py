@@ -5,7 +5,7 @@ realengine.heldout.<machine>.<session>.<workload>.<cell>.<metric>.{measured,pred
 realengine.heldout.<machine>.rep.*."""
 from __future__ import annotations
 
-from scripts.realengine.comparison import within_goal
+from scripts.realengine.analyses.comparison import within_goal
 from scripts.realengine.records.words import (
     FITS,
     HELD_LABELS,

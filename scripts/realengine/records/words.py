@@ -64,12 +64,12 @@ class Records:
     def measured(self, rid, label, value, unit, fmt, file, runs, spread):
         self.prov[rid] = pv.measured(rid, label, value, unit, fmt, machine=self.machine, date=self.m["date"],
                                      runs=runs, spread=spread, file=file, file_sha256=_digest(file),
-                                     script="scripts/realengine/run.py", machine_id=self.mid,
+                                     script="scripts/realengine/harness/run.py", machine_id=self.mid,
                                      git_commit=self.m["git_commit"])
 
     def predicted(self, rid, label, value, unit, fmt, args, fit=PREDICTION):
         self.prov[rid] = pv.calibrated(rid, label, value, unit, fmt, fit=fit + self.layout, data=self.data,
-                                       script="scripts/realengine/comparison.py", args=args)
+                                       script="scripts/realengine/analyses/comparison.py", args=args)
 
     def setting(self, key, label, value, unit, fmt, assumption):
         rid = f"{self.ids}.{key}"
@@ -92,7 +92,7 @@ class HeldOutRecords(Records):
 
     def predicted(self, rid, label, value, unit, fmt, args, fit=HELD_PREDICTION, data=None):
         self.prov[rid] = pv.calibrated(rid, label, value, unit, fmt, fit=fit + self.layout, data=data or self.data,
-                                       script="scripts/realengine/heldout_comparison.py", args=args)
+                                       script="scripts/realengine/analyses/heldout_comparison.py", args=args)
 
 
 def cell_name(c: dict) -> str:

@@ -8,8 +8,8 @@ What a measured engine adds (its step-time noise, the ubatches its slots make) l
             IterationCost, the one cost model of the page): the seed's numbers.
   derated   the same roofline with the peaks scaled by achieved shares and a fixed time per iteration
             (roofline.Efficiency; roofline.achieved(anchor) is the anchor's realistic set).
-  measured  an engine's fitted step times (scripts/realengine/stepmodel.py StepModel, from a real engine's runs);
-            with `stepmodel.Noisy` its measured step-time noise too (seeded factors that stretch each iteration),
+  measured  an engine's fitted step times (scripts/realengine/analyses/stepmodel.py StepModel, from a real engine's
+            runs); with `stepmodel.Noisy` its measured step-time noise too (seeded factors that stretch each iteration),
             and with a model that prices the slots' ubatches (stepmodel.split_equal) on a KV manager that knows
             each request's slot (kv.py reserved+slots), the slots of the requests in each iteration.
 `cost` is what the loop times iterations with; an `IterationCost` lets the loop price pure-decode runs step by step

@@ -78,8 +78,8 @@ def successes(doc: dict) -> list[bool]:
 
 # A failed request whose error is one of these never reached the server: the connection was not made (aiohttp's
 # ClientConnectorError, whose message is "Cannot connect to host ...", in vLLM's client; the kit's client
-# scripts/realengine/client.py writes "ConnectionRefusedError: ..." from asyncio.open_connection), or its body was
-# never written (aiohttp's ClientOSError "Can not write request body", seen from aiperf 0.13.0 against llama-server:
+# scripts/realengine/harness/client.py writes "ConnectionRefusedError: ..." from asyncio.open_connection), or its body
+# was never written (aiohttp's ClientOSError "Can not write request body", seen from aiperf 0.13.0 against llama-server:
 # the server's token counters did not count those requests), or it went out on a pooled keep-alive connection the
 # server had already closed (aiohttp's ServerDisconnectedError with no first token: once on 2026-12-04, 0.5 ms after
 # the send; llama-server's log counts 198 tasks for that closed loop's 198 successes of 200, so neither failure

@@ -4,14 +4,14 @@ the command below).
 For a measured cell the simulator gets the same requests (each one's send time, prompt and requested output
 tokens from the result file), llama.cpp's scheduling (scripts/serving/engine/schedulers.py `llama.cpp`: generating
 slots first, then prompt tokens up to `-b`, at most `-np` slots; its docstring names the source it follows) and a
-step model fitted on runs it does not predict (scripts/realengine/comparison.py: the other half of the rates). Each
-slot's context holds any request of these workloads, so memory never limits (capacity unbounded).
+step model fitted on runs it does not predict (scripts/realengine/analyses/comparison.py: the other half of the rates).
+Each slot's context holds any request of these workloads, so memory never limits (capacity unbounded).
 Metrics on both sides are scripts/serving/measures/metrics.py (vLLM's definitions).
 
 As a command, one result file (vLLM's --save-result --save-detailed layout; without `send_times`, as vLLM's own
 files are, the sends are assumed as `assumed_send_times` says and the report says so) against the step model
 fitted from a calibration record (by default on the calibration load runs beside it, or `--fit-on` runs):
-    python -m scripts.realengine.predict RESULT.json --calibration FILE [--fit-on RUN.json ...]
+    python -m scripts.realengine.analyses.predict RESULT.json --calibration FILE [--fit-on RUN.json ...]
         [--max-concurrency N] [--out OUT.json] [--rescale | --force]
 prints measured, predicted and the error per metric (JSON with --out). Before it trusts the calibration it checks
 the run's own speed against it (speed.py, `checked_prediction`): past comparison.speed_check_bound it exits 3 with
@@ -24,8 +24,8 @@ import dataclasses
 
 import numpy as np
 
-from scripts.realengine import speed
-from scripts.realengine.stepmodel import Noisy, StepModel, StepNoise
+from scripts.realengine.analyses import speed
+from scripts.realengine.analyses.stepmodel import Noisy, StepModel, StepNoise
 from scripts.serving import engine
 from scripts.serving.measures import metrics, results
 from scripts.serving.workloads.workload import Requests
@@ -376,7 +376,7 @@ def _parser():
     import argparse
     from pathlib import Path
 
-    ap = argparse.ArgumentParser(prog="python -m scripts.realengine.predict",
+    ap = argparse.ArgumentParser(prog="python -m scripts.realengine.analyses.predict",
                                  description="Predict a measured load run with the serving simulator and a fitted "
                                              "step model; print measured vs predicted and the error per metric.")
     ap.add_argument("result", type=Path, help="a result file (vLLM --save-result --save-detailed; send_times if any)")
@@ -395,7 +395,8 @@ def _parser():
     told = ap.add_mutually_exclusive_group()
     told.add_argument("--rescale", action="store_true",
                       help="when the run's own speed is past speed_check_bound from the calibration's, scale the "
-                           "step model's decode times to the run (scripts/realengine/speed.py) and predict again")
+                           "step model's decode times to the run (scripts/realengine/analyses/speed.py) and predict "
+                           "again")
     told.add_argument("--force", action="store_true",
                       help="predict with the calibration even when the run's own speed is past the bound")
     return ap
@@ -431,8 +432,8 @@ def main(argv=None) -> int:
     """The command (module docstring): one result file predicted, measured vs predicted with errors."""
     import sys
 
-    from scripts.realengine import calibrate
-    from scripts.realengine.settings import comparison_settings, read_calibration
+    from scripts.realengine.analyses import calibrate
+    from scripts.realengine.analyses.settings import comparison_settings, read_calibration
     from scripts.record.anchor_file import load
     from scripts.record.atomic import write_json_atomic
     from scripts.record.inputs import InputError, read_json

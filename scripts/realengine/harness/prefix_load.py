@@ -22,7 +22,7 @@ import time
 
 import numpy as np
 
-from scripts.realengine import client
+from scripts.realengine.harness import client
 from scripts.record.inputs import InputError
 
 KINDS = ("system_prompts", "conversations")

@@ -34,8 +34,8 @@ from pathlib import Path
 
 import numpy as np
 
-from scripts.realengine import calibrate, predict
-from scripts.realengine.comparison import (
+from scripts.realengine.analyses import calibrate, predict
+from scripts.realengine.analyses.comparison import (
     GOAL_KEYS,
     calibration_runs,
     error_figures,
@@ -47,7 +47,7 @@ from scripts.realengine.comparison import (
     summarize,
     within_goal,
 )
-from scripts.realengine.settings import read_calibration
+from scripts.realengine.analyses.settings import read_calibration
 from scripts.record.inputs import InputError
 from scripts.serving.measures import metrics, results
 
@@ -344,7 +344,7 @@ def compare(calibration_paths: list[Path], result_paths: list[Path], anchor, set
         cal, mine, docs = session_runs(cpath, [p for p in loads if Path(p).parent == Path(cpath).parent],
                                        [p for p in result_paths if Path(p).parent == folder], FIELDS,
                                        "the held-out cells are",
-                                       "a held-out cell records it: scripts/realengine/heldout.py")
+                                       "a held-out cell records it: scripts/realengine/harness/heldout.py")
         if not docs:
             continue
         runs = [(p, results.load_result(p)) for p in mine]
@@ -367,7 +367,7 @@ def compare(calibration_paths: list[Path], result_paths: list[Path], anchor, set
                                if seeds and quality.get("noise") else None}}
         entry["other_calibrations"] = other_predictions(others, cal, taken_at(runs), docs, anchor, settings)
         engines.append(entry)
-    return {"schema_version": 1, "definitions": "scripts/realengine/heldout_comparison.py, scripts/realengine/"
+    return {"schema_version": 1, "definitions": "scripts/realengine/analyses/heldout_comparison.py, scripts/realengine/"
             "predict.py, scripts/serving/measures/metrics.py",
             "goals": {k: settings["goals"][k] for k in (*GOAL_KEYS, "closed_loop_attainment_abs_error")},
             "engines": engines, "repeats": repeats(engines, settings["goals"])}

@@ -26,7 +26,7 @@ import dataclasses
 
 import numpy as np
 
-from scripts.realengine.stepmodel import StepModel, iterations
+from scripts.realengine.analyses.stepmodel import StepModel, iterations
 
 
 def decode_only(doc: dict, gap_s: float) -> list[dict]:

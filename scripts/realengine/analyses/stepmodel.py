@@ -24,7 +24,7 @@ over whatever layouts the calibration happened to run. `with_ubatches` gives the
 one-token sequences, and the loop then passes each iteration's slots (`seconds`/`decode_run` with `slots`),
 priced by `laid_out`; off unless config/real_engine.json comparison.ubatch_layout says so.
 
-Fitted from calibration runs that the predicted runs never include (scripts/realengine/calibrate.py):
+Fitted from calibration runs that the predicted runs never include (scripts/realengine/analyses/calibrate.py):
   attention and the round trip from lone requests (decode steps at a short and a long context; a 1-token prompt's
   TTFT less a lone decode step);
   D, a, b and c from Poisson load runs at rates of their own, read off the client's streamed token times by

@@ -1,9 +1,9 @@
 """Measured load runs beside the simulator's prediction (precomputed/measured_vs_simulated_load.json).
 
 Calibrate on one half, predict the other: for each workload the measured rates are split alternately into two
-halves (rates 1, 3, 5 of the sorted six, and 2, 4, 6); the step model (scripts/realengine/stepmodel.py) is fitted on
-the iterations of one half's runs (both workloads, both runs) and predicts every run of the other half, and the
-other way round, so each cell is predicted by a model that never saw it, fitted on runs made in the same hour on
+halves (rates 1, 3, 5 of the sorted six, and 2, 4, 6); the step model (scripts/realengine/analyses/stepmodel.py) is
+fitted on the iterations of one half's runs (both workloads, both runs) and predicts every run of the other half, and
+the other way round, so each cell is predicted by a model that never saw it, fitted on runs made in the same hour on
 the same machine. The lone-request calibration gives both models their attention cost and round trip.
 A second prediction uses only the separate calibration load runs (precomputed/serve/calibration/*-calibration-*,
 taken apart from the cells, just before them in run.py, at rates of their own): how far a calibration taken at
@@ -19,8 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from scripts.realengine import calibrate, predict
-from scripts.realengine.settings import read_calibration
+from scripts.realengine.analyses import calibrate, predict
+from scripts.realengine.analyses.settings import read_calibration
 from scripts.record.inputs import InputError
 from scripts.serving.measures import results
 
@@ -229,9 +229,9 @@ def compare(calibration_paths: list[Path], result_paths: list[Path], anchor, set
                         "cells": rows, "summary": summary(rows, settings["goals"]), "separate_calibration": separate,
                         # the bound a run's speed may move by (assumed): the page's "the machine moved" uses it too
                         "speed_check_bound": settings.get("speed_check_bound")})
-    return {"schema_version": 1, "definitions": "scripts/realengine/comparison.py, scripts/realengine/predict.py, "
-            "scripts/serving/measures/metrics.py", "goals": {k: settings["goals"][k] for k in GOAL_KEYS},
-            "engines": engines}
+    return {"schema_version": 1, "definitions": "scripts/realengine/analyses/comparison.py, "
+            "scripts/realengine/analyses/predict.py, scripts/serving/measures/metrics.py",
+            "goals": {k: settings["goals"][k] for k in GOAL_KEYS}, "engines": engines}
 
 
 def summary(rows: list[dict], goals: dict) -> dict:

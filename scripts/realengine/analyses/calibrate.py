@@ -13,8 +13,8 @@ and client:
   load runs    one Poisson run per workload at a rate of its own (`load_runs`, seed `load_seed`), written like the
                measured cells (precomputed/serve/calibration/*-calibration-*.json): the engine's iterations under
                load, read off their token times, give the decode steps and the prompt costs.
-`fit` turns the committed calibration into the step model (scripts/realengine/stepmodel.py); the comparison calls it,
-so the model is recomputed from the committed files at every build."""
+`fit` turns the committed calibration into the step model (scripts/realengine/analyses/stepmodel.py); the comparison
+calls it, so the model is recomputed from the committed files at every build."""
 from __future__ import annotations
 
 import asyncio
@@ -24,8 +24,9 @@ from pathlib import Path
 
 import numpy as np
 
-from scripts.realengine import client, stepmodel
-from scripts.realengine.settings import read_calibration
+from scripts.realengine.analyses import stepmodel
+from scripts.realengine.analyses.settings import read_calibration
+from scripts.realengine.harness import client
 from scripts.serving.measures import results
 
 
