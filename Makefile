@@ -50,8 +50,8 @@ publish: $(VENV_STAMP)  ## publish the last complete build (build/default/precom
 	$(RECOVER)
 	$(PY) -m scripts.record.publish
 
-# `make test` is the tier a maintainer runs after an edit: at most 300 s on 2 cores in a fresh clone with the
-# environment installed (README, "Two commands"). It runs every check at least once; the remaining cases of the long ones
+# `make test` is the tier a maintainer runs after an edit: at most 300 s on 2 cores with build/ from an earlier build
+# (README, "Two commands"); a fresh clone first builds everything (77-90 s on this machine) and its caches are cold. It runs every check at least once; the remaining cases of the long ones
 # (every kill point, every anchor built end to end, the large queueing runs, the larger random samples; pytest
 # marker `exhaustive`, each naming the make-test case that guards the same defect) and the Slurm run are
 # `make test-all`. The tests run in PYTEST_WORKERS processes (pytest-xdist, a test module per process: half of their

@@ -194,3 +194,12 @@ def test_the_snakefile_lists_every_rule_of_every_file_it_includes():
         rules = re.findall(r"^rule ([A-Za-z_0-9]+):", (ROOT / rel).read_text(encoding="utf-8"), re.M)
         named = set(re.findall(r"[A-Za-z_0-9]+", comment))
         assert [r for r in rules if r not in named] == [], rel
+
+
+def test_one_off_investigations_are_imported_by_nothing_else():
+    """scripts/realengine/investigations/ holds commands run by hand; no other module (the pipeline, the pages, the
+    analyses) imports them, so they can be read, and deleted, apart."""
+    inside = "scripts.realengine.investigations"
+    users = {src for src, targets in import_graph().items() for t in targets
+             if t.startswith(inside) and not src.startswith(inside)}
+    assert users == set()
