@@ -6,9 +6,10 @@ Folders by role:
   workloads/    what is served: config/workloads.json read (config), seeded request streams (workload), traces
   measures/     metrics and results: vLLM's metrics, result files, other clients' files, replication intervals
   experiments/  the page experiments' math: under load (load_page), prefix caching (prefix_runs), the five tools
-The modules at the top run and report: the default sweep (sweep) and its page data (aggregate), the engine
-comparison (compare), the twin's constants and parity fixtures (twin, parity), the CLI (__main__, progress), the
-simulator's benchmark (bench) and the records' words (labels). Everything is pure (numbers in, numbers out) but
-the readers of files (workloads.trace, measures.results, measures.clients) and the CLI.
+The modules at the top run and report: the default sweep (sweep) and its page data (aggregate; its engines block in
+engines_page), the engine comparison on the command line (compare), the twin's constants and parity fixtures (twin,
+parity), the CLI (__main__, progress), the simulator's benchmark (bench) and the records' words (labels). Everything is
+pure (numbers in, numbers out) but the readers of files (workloads.trace, measures.results, measures.clients) and the
+CLI.
 May import: common, model, record.
 """
