@@ -4,10 +4,9 @@ claims its sentences are worded by, settled on every GPU of the switch (scripts/
 """
 from __future__ import annotations
 
-import json
 import math
-from pathlib import Path
 
+from scripts.lesson.labels import LABELS
 from scripts.model import roofline as rl
 from scripts.model import techniques as tq
 from scripts.model.features import features
@@ -15,7 +14,7 @@ from scripts.record.provenance import assumed, cited_record, from_formula
 
 TECHNIQUES = "config/techniques.json"
 # The words of the switch's records and claims (scripts/lesson/labels.json "techniques"), by id.
-WORDS = json.loads((Path(__file__).parent / "labels.json").read_text(encoding="utf-8"))["techniques"]
+WORDS = LABELS["techniques"]
 # The switch, in the page's order: the baseline first (paged KV, bf16 weights and KV, no speculation).
 ORDER = ("baseline", "weights_fp8", "weights_int4", "kv_fp8", "speculative", "reserved")
 NAMES = {"ttft_s": ("s", "f2"), "tpot_b1_ms": ("ms", "f1"), "max_batch": ("request", "int"),
