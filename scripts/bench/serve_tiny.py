@@ -139,14 +139,15 @@ class Engine:
         the simulator's vLLM V1 rule gives (schedulers.VllmV1.prefill_chunks, the one home of the rule), after
         admitting waiting requests FCFS while fewer than max_num_seqs run and the step's budget is not spent."""
         running = self.running
-        decoding = sum(1 for r in running if r["out"])
+        decodes = [r for r in running if r["out"]]  # an admission adds none: a newly admitted request has no output
+        decoding = len(decodes)
         while self.waiting and len(running) < self.rule.max_batch and self._budget_left(decoding) > 0:
             r = self.waiting.popleft()
             r["slot"] = self.free.pop()
             if self.prefix_cache:
                 self.reuse(r)
             running.append(r)
-        return [(r, 1) for r in running if r["out"]] + [(running[k], n) for k, _, n in self._chunks(decoding)]
+        return [(r, 1) for r in decodes] + [(running[k], n) for k, _, n in self._chunks(decoding)]
 
     def _chunks(self, decoding: int) -> list[tuple[int, int, int]]:
         running = self.running

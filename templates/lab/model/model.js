@@ -299,7 +299,7 @@ function c13LabModel() {
       this.admitted.push(r.id);
     }
     schedule() {  // [request, tokens this step] in the step's order: the decodes, then the rule's prompt chunks
-      const running = this.running, decoding = running.filter((r) => r.out > 0).length;
+      const running = this.running, decodes = running.filter((r) => r.out > 0), decoding = decodes.length;  // admitting adds none
       while (this.waiting.length && running.length < this.maxNumSeqs && this.budgetLeft(decoding) > 0) {
         const r = this.waiting.shift();
         r.slot = this.free.pop();
@@ -307,7 +307,7 @@ function c13LabModel() {
         running.push(r);
         this.admitted.push(r.id);
       }
-      return running.filter((r) => r.out > 0).map((r) => [r, 1]).concat(this.chunks(decoding).map(([k, , n]) => [running[k], n]));
+      return decodes.map((r) => [r, 1]).concat(this.chunks(decoding).map(([k, , n]) => [running[k], n]));
     }
     chunks(decoding) {  // the rule's [index in running, first token, length] of each prompt chunk
       const running = this.running, prefilling = [];
