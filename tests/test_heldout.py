@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from scripts.realengine.analyses import heldout_comparison
+from scripts.realengine.analyses import closed_loop, heldout_comparison
 from scripts.realengine.analyses.settings import comparison_settings
 from scripts.realengine.harness import heldout
 from scripts.record.inputs import InputError, read_json
@@ -210,9 +210,9 @@ def test_a_closed_loop_started_with_its_first_requests_together():
            "success": [True, True, False, True, True], "errors": ["", "", "Can not write request body", "", ""],
            "input_lens": [8, 8, 0, 8, 8], "output_lens": [4] * 5}
     sent = {**doc, "release_delays": [0.0] * 5}
-    assert heldout_comparison.first_together(doc, sent, 1)["send_times"] == doc["send_times"]
-    assert heldout_comparison.first_together(doc, sent, 3)["send_times"] == [0.004, 0.0, 0.5, 0.0, 0.0]
-    assert heldout_comparison.first_together(doc, sent, 3)["release_delays"] == sent["release_delays"]
+    assert closed_loop.first_together(doc, sent, 1)["send_times"] == doc["send_times"]
+    assert closed_loop.first_together(doc, sent, 3)["send_times"] == [0.004, 0.0, 0.5, 0.0, 0.0]
+    assert closed_loop.first_together(doc, sent, 3)["release_delays"] == sent["release_delays"]
 
 
 def test_a_closed_loops_turnaround_is_each_send_after_the_finish_that_let_it_go():
@@ -223,7 +223,7 @@ def test_a_closed_loops_turnaround_is_each_send_after_the_finish_that_let_it_go(
            "success": [True, True, False, True, True, True], "errors": ["", "", "Can not write request body", "",
                                                                       "", ""],
            "input_lens": [8, 8, 0, 8, 8, 8], "output_lens": [4, 4, 0, 4, 4, 4]}
-    starts, delays = heldout_comparison.client_turnaround(doc)
+    starts, delays = closed_loop.client_turnaround(doc)
     # reached: 0, 1, 3, 4, 5 sent at 0, 0.003, 1.5, 1.52, 2.0; their ends in order 1.0, 1.493, 1.9, 1.99, 2.5
     assert delays == pytest.approx([0.0, 0.0, 0.0, 0.5, 1.52 - 1.493, 2.0 - 1.9])
     assert starts == pytest.approx([0.0, 0.003, 1.005, 0.003, 0.003, 0.003])
@@ -440,7 +440,7 @@ def test_a_closed_loops_waves_are_read_off_its_sends():
     sends = [0.0, 0.001, 0.002, 1.0, 1.025, 1.026, 2.0, 2.001, 2.002]
     ttfts = [0.6, 0.6, 0.6, 0.2, 0.65, 0.64, 0.35, 0.34, 0.7]
     doc = {"send_times": sends, "ttfts": ttfts, "latencies": [0.9] * 9, "success": [True] * 9}
-    w = heldout_comparison.send_waves(doc)
+    w = closed_loop.send_waves(doc)
     assert w["waves"] == 3 and w["split"] == 2
     assert w["first_part"] == {"1": 1, "2": 1, "3": 1}  # a wave not split counts whole
     assert w["lead_ms"] == pytest.approx(1.0)  # median of 1, 25, 1 ms
@@ -506,7 +506,7 @@ def test_a_closed_loop_with_its_slots_unknown_is_predicted_from_both_layouts(com
     54 ms) sits at the slots-apart end."""
     from scripts.realengine.analyses.stepmodel import split_equal
 
-    orders = heldout_comparison.layout_orders(8)
+    orders = closed_loop.layout_orders(8)
     assert orders == {"adjacent": [0, 1, 2, 3, 4, 5, 6, 7], "apart": [0, 2, 4, 6, 1, 3, 5, 7]}
     assert [len(split_equal(orders[n][:4], [], 512)) for n in ("adjacent", "apart")] == [1, 4]
     loop = next(c for c in comparison["engines"][0]["cells"] if c["concurrency"])

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from scripts.realengine.analyses import predict, stepmodel
+from scripts.realengine.analyses import accuracy, predict, stepfit, stepmodel
 from scripts.realengine.analyses.settings import comparison_settings
 from scripts.realengine.analyses.stepmodel import StepModel
 from scripts.realengine.harness import client
@@ -141,7 +141,7 @@ def test_step_model_times_iterations_as_documented():
     assert float(m.decode(0)) == 0.0
     with pytest.raises(ValueError):
         StepModel((1.0, 8.0), (0.02, 0.01), 0.0, 0.0, 0.0, 0.0, 0.0)
-    attn, trip = stepmodel.lone_attention_and_overhead({1: 0.005, 2: 0.011}, {1: 0.007, 2: 0.015}, 100.0, 1100.0,
+    attn, trip = stepfit.lone_attention_and_overhead({1: 0.005, 2: 0.011}, {1: 0.007, 2: 0.015}, 100.0, 1100.0,
                                                       0.009)
     assert attn == pytest.approx(2e-6) and trip == pytest.approx(0.004)
 
@@ -153,12 +153,12 @@ def test_the_prompt_cost_fit_is_exact_and_machine_independent():
     rows = [[1.0, float(n), n * n / 2] for n in rng.integers(1, 900, size=200)]
     exact = [0.0078125, 0.0006103515625, 2.384185791015625e-07]  # powers of two: every product is exact
     y = [sum(c * x for c, x in zip(exact, row, strict=True)) for row in rows]
-    assert stepmodel.least_squares(rows, y) == exact
+    assert stepfit.least_squares(rows, y) == exact
     noisy = [v + e for v, e in zip(y, rng.normal(0, 1e-4, size=len(y)), strict=True)]
     lapack = np.linalg.lstsq(np.array(rows), np.array(noisy), rcond=None)[0]
-    assert stepmodel.least_squares(rows, noisy) == pytest.approx(lapack, rel=1e-9)
+    assert stepfit.least_squares(rows, noisy) == pytest.approx(lapack, rel=1e-9)
     with pytest.raises(ValueError, match="not independent"):
-        stepmodel.least_squares([[1.0, 2.0], [2.0, 4.0]], [1.0, 2.0])
+        stepfit.least_squares([[1.0, 2.0], [2.0, 4.0]], [1.0, 2.0])
 
 
 def test_iterations_read_off_token_times_recover_the_step_model(anchor):
@@ -172,7 +172,7 @@ def test_iterations_read_off_token_times_recover_the_step_model(anchor):
     for s in steps:
         chunks = [(0, n) for n in s["prompts"]]
         assert s["seconds"] == pytest.approx(truth.seconds(s["decoders"], s["context_sum"], chunks), abs=2e-9)
-    fitted, quality = stepmodel.fit(steps, truth.attention_s_per_token, truth.request_overhead_s,
+    fitted, quality = stepfit.fit(steps, truth.attention_s_per_token, truth.request_overhead_s,
                                     settings["min_iterations_per_knot"])
     for b, sec in zip(fitted.decode_batch, fitted.decode_seconds, strict=True):
         assert sec == pytest.approx(float(truth.decode(b)), rel=1e-6)
@@ -192,7 +192,7 @@ def test_simulator_on_a_step_model_and_the_comparison(anchor):
     assert np.diff(t.token_times(0)) == pytest.approx([0.005 + 2e-6 * 65, 0.005 + 2e-6 * 66])
     doc = _doc_from_simulation(a, step, n=60, rate=2.0)
     cell = predict.compare_cell(a, doc, step, server, {"ttft": 200, "tpot": 40}, saturated_below=0.9)
-    errors = predict.cell_errors(cell)
+    errors = accuracy.cell_errors(cell)
     assert all(abs(v) < 1e-9 for v in errors.values()), errors
     assert not cell["saturated"]
     with pytest.raises(ValueError, match="step_cost"):
@@ -298,10 +298,10 @@ def test_the_comparisons_choices_are_checked_config_fields(field, value, says):
 
 
 def test_a_cells_errors_are_relative_but_the_attainments_and_a_family_summarizes_them():
-    """predict.CellErrors: relative errors per metric, the attainment's absolute, a metric the client did not give
+    """accuracy.CellErrors: relative errors per metric, the attainment's absolute, a metric the client did not give
     None; as a comparison file holds it (every metric, COMPARED's order) and read back; FamilyErrors over two cells."""
+    from scripts.realengine.analyses.accuracy import COMPARED, CellErrors
     from scripts.realengine.analyses.comparison import FamilyErrors
-    from scripts.realengine.analyses.predict import COMPARED, CellErrors
 
     measured = {**dict.fromkeys(COMPARED, 100.0), "p99_itl_ms": None, "slo_attainment": 0.90}
     over = CellErrors.of(measured, {**dict.fromkeys(COMPARED, 110.0), "slo_attainment": 0.85})

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from scripts.realengine.analyses import predict
+from scripts.realengine.analyses import accuracy, predict
 from scripts.realengine.analyses.stepmodel import StepModel
 from scripts.realengine.harness import prefix_load
 from scripts.record.anchor_file import load
@@ -241,8 +241,8 @@ def test_a_run_whose_engine_speed_moved_is_marked_and_left_out_of_the_errors():
     assert predict.speed_moved(doc, 0.10) is True  # 15 % > 10 %
     assert predict.speed_moved(doc, 0.20) is False
     assert predict.speed_moved({}, 0.10) is None and predict.speed_moved(doc, None) is None  # no check, no bound
-    err = {k: 0.5 for k in predict.COMPARED} | {"slo_attainment": 0.0}
-    good = {k: 0.02 for k in predict.COMPARED} | {"slo_attainment": 0.0}
+    err = {k: 0.5 for k in accuracy.COMPARED} | {"slo_attainment": 0.0}
+    good = {k: 0.02 for k in accuracy.COMPARED} | {"slo_attainment": 0.0}
     rows = [{"workload": "w", "rate": 1.0, "saturated": False, "speed_moved": True, "error": err, "spread": None,
              "measured": {"slo_attainment": 1.0}, "predicted": {"slo_attainment": 1.0}},
             {"workload": "w", "rate": 2.0, "saturated": False, "speed_moved": False, "error": good, "spread": None,

@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from scripts.realengine.analyses import predict, stepmodel
+from scripts.realengine.analyses import predict, stepfit, stepmodel
 from scripts.realengine.analyses.settings import comparison_settings
 from scripts.realengine.analyses.stepmodel import StepModel, split_equal
 from scripts.realengine.investigations.slot_sweep import predicted_from_contiguous
@@ -156,6 +156,6 @@ def test_d_leaves_out_decode_iterations_that_may_have_prefilled_a_waiting_reques
                 "unseen_prompts": unseen}
     steps = [it(1, 0.010)] * 5 + [it(1, 0.045, unseen=2)] * 9 + [it(4, 0.030)] * 5 + [it(4, 0.050, unseen=1)] * 9
     steps += [it(8, 0.040, unseen=3)] * 5 + [it(0, 0.02, prompts=[n]) for n in (16, 32, 64, 128)]
-    model, _ = stepmodel.fit(steps, 0.0, 0.0, 5)
+    model, _ = stepfit.fit(steps, 0.0, 0.0, 5)
     assert model.decode(1) == pytest.approx(0.010) and model.decode(4) == pytest.approx(0.030)
     assert model.decode(8) == pytest.approx(0.040)  # every slot decoding: the waiting requests could not start

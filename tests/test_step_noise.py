@@ -11,7 +11,7 @@ import sys
 import numpy as np
 import pytest
 
-from scripts.realengine.analyses import predict, stepmodel
+from scripts.realengine.analyses import predict, stepfit, stepmodel
 from scripts.realengine.analyses.stepmodel import NOISE_QUANTILES, Noisy, StepModel, StepNoise
 from scripts.record.anchor_file import load
 from tests.conftest import ROOT
@@ -39,14 +39,14 @@ def test_the_quantiles_are_the_ratios_and_iterations_with_a_waiting_prompt_are_l
     steps += [{"decoders": 2, "context_sum": 0.0, "prompts": [], "seconds": 0.011 * 40, "unseen_prompts": 1}]
     steps += [{"decoders": 1, "context_sum": 0.0, "prompts": [100], "seconds": (0.005 + 0.006 + 0.07) * r,
                "unseen_prompts": 0} for r in ratios]
-    noise = stepmodel.step_noise(steps, STEP, min_samples=5)
+    noise = stepfit.step_noise(steps, STEP, min_samples=5)
     assert noise.batches == (2,)  # batch 1 never ran decode-only here
     assert noise.decode[0] == pytest.approx(tuple(np.quantile(ratios, LEVELS)), rel=1e-12)
     assert noise.decode[0][-1] == pytest.approx(1.2)  # the 40x iteration (a prompt the client could not see) is out
     assert noise.prompt == pytest.approx(tuple(np.quantile(ratios, LEVELS)), rel=1e-12)
     assert StepNoise.from_dict(json.loads(json.dumps(noise.as_dict()))) == noise
     with pytest.raises(ValueError, match="too few iterations"):
-        stepmodel.step_noise(steps[:3], STEP, min_samples=5)
+        stepfit.step_noise(steps[:3], STEP, min_samples=5)
 
 
 def test_an_iteration_while_a_request_waits_for_its_first_token_is_marked():
@@ -159,12 +159,12 @@ def test_the_clients_part_of_the_spread_is_taken_out_and_each_row_has_mean_one()
                       "unseen_prompts": 0, "start": t, "end": t + seconds})
         t += seconds
     model = StepModel((1.0, 2.0), (0.005, 0.011), 0.0, 0.0, 0.0, 0.0, 0.0)
-    noise = stepmodel.step_noise(steps, model, min_samples=5)
+    noise = stepfit.step_noise(steps, model, min_samples=5)
     assert noise.engine_share < 0.3  # 0 up to the estimate's sampling error (a square root of a small difference)
     for row in (*noise.decode, noise.prompt):
         assert float(np.sum((np.array(row[1:]) + row[:-1]) / 2) / NOISE_QUANTILES) == pytest.approx(1.0, rel=1e-12)
         assert max(row) / min(row) < 1.25
-    alone = stepmodel.step_noise([{k: v for k, v in s.items() if k not in ("start", "end")} for s in steps], model, 5)
+    alone = stepfit.step_noise([{k: v for k, v in s.items() if k not in ("start", "end")} for s in steps], model, 5)
     assert alone.engine_share == 1.0 and max(alone.decode[0]) / min(alone.decode[0]) > 1.5  # no pairs: kept whole
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from scripts.realengine.analyses import stepmodel
+from scripts.realengine.analyses import stepfit, stepmodel
 from scripts.realengine.analyses.settings import read_calibration
 from scripts.realengine.harness import client
 from scripts.serving.measures import results
@@ -177,16 +177,16 @@ def fit(cal: dict, load_docs: list[dict], settings: dict) -> tuple[stepmodel.Ste
     short = {d["batch"]: d["median_s"] for d in cal["decode"] if d["prompt_tokens"] == short_len}
     long = {d["batch"]: d["median_s"] for d in cal["decode"] if d["prompt_tokens"] == long_len}
     prompt_1 = next(p["median_s"] for p in cal["prefill"] if p["prompt_tokens"] == 1)
-    attention, overhead = stepmodel.lone_attention_and_overhead(short, long, short_len + out / 2, long_len + out / 2,
+    attention, overhead = stepfit.lone_attention_and_overhead(short, long, short_len + out / 2, long_len + out / 2,
                                                                  prompt_1)
     layout = settings.get("ubatch_layout")  # (slots, ubatch tokens): the server's ubatches priced
     steps = [it for doc in load_docs for it in with_slots(stepmodel.iterations(doc, settings["iteration_gap_s"]),
                                                           doc if layout else {})]
-    model, quality = stepmodel.fit(steps, attention, overhead, settings["min_iterations_per_knot"])
+    model, quality = stepfit.fit(steps, attention, overhead, settings["min_iterations_per_knot"])
     if layout:
         model = stepmodel.with_ubatches(model, *layout, steps, settings["min_iterations_per_knot"])
     try:  # the step-time noise on the same iterations (stepmodel.StepNoise); None when too few to say
-        quality["noise"] = stepmodel.step_noise(steps, model, settings["min_iterations_per_knot"]).as_dict()
+        quality["noise"] = stepfit.step_noise(steps, model, settings["min_iterations_per_knot"]).as_dict()
     except ValueError:
         quality["noise"] = None
     tile = settings.get("attention_tile_rows", 0)

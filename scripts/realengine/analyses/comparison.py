@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from scripts.realengine.analyses import calibrate, predict
+from scripts.realengine.analyses import accuracy, calibrate, predict
 from scripts.realengine.analyses.settings import read_calibration
 from scripts.record.inputs import InputError
 from scripts.serving.measures import results
@@ -31,11 +31,11 @@ FOLDS = 2  # the halves: a workload's sorted rates alternate between them
 def mean_metrics(runs: list[dict]) -> dict:
     """Metric by metric, the runs' mean; None where a run lacks the metric."""
     return {k: None if any(r[k] is None for r in runs) else float(np.mean([r[k] for r in runs]))
-            for k in predict.COMPARED}
+            for k in accuracy.COMPARED}
 
 
 def median_abs_error(errors: list, keys) -> float | None:
-    """The median |error| over `keys` of every cell's errors (predict.CellErrors, or a dict as the files hold them),
+    """The median |error| over `keys` of every cell's errors (accuracy.CellErrors, or a dict as the files hold them),
     leaving out the metrics a measurement did not give; None when there is none."""
     vals = [abs(e[k]) for e in errors for k in keys if e[k] is not None]
     return float(np.median(vals)) if vals else None
@@ -43,15 +43,15 @@ def median_abs_error(errors: list, keys) -> float | None:
 
 @dataclasses.dataclass(frozen=True)
 class FamilyErrors:
-    """The goals' three figures over a family of cells' errors (predict.CellErrors): the median |error| of the
+    """The goals' three figures over a family of cells' errors (accuracy.CellErrors): the median |error| of the
     central metrics and of the tail metrics, and the largest |attainment error|; None over no cell."""
     central_median_abs_error: float | None
     tail_median_abs_error: float | None
     attainment_max_abs_error: float | None
 
     @classmethod
-    def of(cls, errors: list[predict.CellErrors]) -> FamilyErrors:
-        return cls(median_abs_error(errors, predict.CENTRAL), median_abs_error(errors, predict.TAIL),
+    def of(cls, errors: list[accuracy.CellErrors]) -> FamilyErrors:
+        return cls(median_abs_error(errors, accuracy.CENTRAL), median_abs_error(errors, accuracy.TAIL),
                    max((abs(e.slo_attainment) for e in errors), default=None))
 
     def as_dict(self) -> dict:
@@ -59,8 +59,8 @@ class FamilyErrors:
 
 
 def error_figures(errors: list[dict]) -> dict:
-    """FamilyErrors over errors as the comparison files hold them (predict.cell_errors), as those files hold it."""
-    return FamilyErrors.of([predict.CellErrors.read(e) for e in errors]).as_dict()
+    """FamilyErrors over errors as the comparison files hold them (accuracy.cell_errors), as those files hold it."""
+    return FamilyErrors.of([accuracy.CellErrors.read(e) for e in errors]).as_dict()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,12 +83,12 @@ class CellGroups:
 def summarize(cells: list[dict], error=lambda c: c["error"]) -> tuple[CellGroups, FamilyErrors]:
     """The one grouping and the one error summary the three comparisons share (load halves, prefix reuse, held-out
     sessions): the cells grouped, and FamilyErrors over the `below` group (`error`: a cell's errors as the
-    comparison files hold them, predict.cell_errors)."""
+    comparison files hold them, accuracy.cell_errors)."""
     usable = [c for c in cells if not c.get("speed_moved")]
     open_loop = [c for c in usable if not c.get("concurrency")]
     groups = CellGroups(len(cells), usable, [c for c in open_loop if not c["saturated"]],
                         [c for c in open_loop if c["saturated"]], [c for c in usable if c.get("concurrency")])
-    return groups, FamilyErrors.of([predict.CellErrors.read(error(c)) for c in groups.below])
+    return groups, FamilyErrors.of([accuracy.CellErrors.read(error(c)) for c in groups.below])
 
 
 def is_load_calibration(path: Path) -> bool:
@@ -162,9 +162,9 @@ def _cells(docs: list[tuple[str, dict]], predicted: dict) -> list[dict]:
         measured = mean_metrics([r["measured"] for r in cell["runs"]])
         pred = mean_metrics([r["predicted"] for r in cell["runs"]])
         cell["measured"], cell["predicted"] = measured, pred
-        cell["error"] = predict.cell_errors({"measured": measured, "predicted": pred})
+        cell["error"] = accuracy.cell_errors({"measured": measured, "predicted": pred})
         runs = cell["runs"]
-        cell["spread"] = predict.run_spread([r["measured"] for r in runs]) if len(runs) > 1 else None
+        cell["spread"] = accuracy.run_spread([r["measured"] for r in runs]) if len(runs) > 1 else None
         cell["saturated"] = any(r["saturated"] for r in runs)
         cell["speed_moved"] = any(r.get("speed_moved", False) for r in runs)
         rows.append(cell)
@@ -230,7 +230,7 @@ def compare(calibration_paths: list[Path], result_paths: list[Path], anchor, set
                         # the bound a run's speed may move by (assumed): the page's "the machine moved" uses it too
                         "speed_check_bound": settings.get("speed_check_bound")})
     return {"schema_version": 1, "definitions": "scripts/realengine/analyses/comparison.py, "
-            "scripts/realengine/analyses/predict.py, scripts/serving/measures/metrics.py",
+            "scripts/realengine/analyses/accuracy.py, scripts/serving/measures/metrics.py",
             "goals": {k: settings["goals"][k] for k in GOAL_KEYS}, "engines": engines}
 
 
@@ -249,11 +249,11 @@ def summary(rows: list[dict], goals: dict) -> dict:
            "central_median_abs_error": errors.central_median_abs_error,
            "tail_median_abs_error": errors.tail_median_abs_error,
            "attainment_max_abs_error": max((abs(c["error"]["slo_attainment"]) for c in rows), default=None),
-           "per_metric_median_abs_error": {k: med([k], below) for k in predict.COMPARED},
+           "per_metric_median_abs_error": {k: med([k], below) for k in accuracy.COMPARED},
            "per_metric_median_spread": {k: float(np.median([c["spread"][k] for c in below if c["spread"]]))
-                                        for k in predict.COMPARED} if any(c["spread"] for c in below) else None}
+                                        for k in accuracy.COMPARED} if any(c["spread"] for c in below) else None}
     if below:  # where the prediction misses most, beside that cell's own run-to-run spread
-        cell, key = max(((c, k) for c in below for k in predict.CENTRAL), key=lambda ck: abs(ck[0]["error"][ck[1]]))
+        cell, key = max(((c, k) for c in below for k in accuracy.CENTRAL), key=lambda ck: abs(ck[0]["error"][ck[1]]))
         out["worst_central"] = {"workload": cell["workload"], "rate": cell["rate"], "metric": key,
                                 "error": cell["error"][key], "spread": cell["spread"][key] if cell["spread"] else None}
     if rows:

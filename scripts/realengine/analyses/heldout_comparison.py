@@ -3,13 +3,13 @@
 Held out by design (heldout.py): the cells were sent by another client (aiperf) with shapes the fitted workloads
 never had, and the step model is fitted only on the calibration load runs of the same session
 (precomputed/serve-heldout/session-N/calibration/); no held-out cell is fitted on. A Poisson cell is predicted from
-its own send times; the closed loop (`max_concurrency` set, `request_rate` inf) with the client's cap and its measured
-turnaround (client_turnaround: its start stagger, and per request how long after the finish that freed its slot it
-was sent; the client's side of the cell, as a Poisson cell's send times are), its latencies measured from the
-simulated sends. Released at the very finish instead (`released_at_once`, kept for contrast), a closed loop of
-equal requests runs in lockstep: every request the same TTFT. Each cell is predicted twice: by the noiseless step
-model, and with the step-time noise the calibration measured (stepmodel.Noisy; `held_out.noise_seeds` seeds, the
-median over them).
+its own send times; the closed loop (`max_concurrency` set, `request_rate` inf; closed_loop.py) with the client's
+cap and its measured turnaround (closed_loop.client_turnaround: its start stagger, and per request how long after the
+finish that freed its slot it was sent; the client's side of the cell, as a Poisson cell's send times are), its
+latencies measured from the simulated sends. Released at the very finish instead (`released_at_once`, kept for
+contrast), a closed loop of equal requests runs in lockstep: every request the same TTFT. Each cell is predicted
+twice: by the noiseless step model, and with the step-time noise the calibration measured (stepmodel.Noisy;
+`held_out.noise_seeds` seeds, the median over them).
 
 Reported apart (`summaries`): the fitted family (the calibration load runs, predicted by the model fitted on them:
 in-sample, the floor of what the model can reach), the held-out Poisson cells below saturation (the issue's goals:
@@ -34,7 +34,7 @@ from pathlib import Path
 
 import numpy as np
 
-from scripts.realengine.analyses import calibrate, predict
+from scripts.realengine.analyses import accuracy, calibrate, closed_loop, predict
 from scripts.realengine.analyses.comparison import (
     GOAL_KEYS,
     calibration_runs,
@@ -49,7 +49,7 @@ from scripts.realengine.analyses.comparison import (
 )
 from scripts.realengine.analyses.settings import read_calibration
 from scripts.record.inputs import InputError
-from scripts.serving.measures import metrics, results
+from scripts.serving.measures import results
 
 FIELDS = ("send_times", "workload", "run", "request_rate", "max_concurrency", "client")
 
@@ -64,42 +64,6 @@ def session_key(name: str) -> tuple:
     return (0, int(m.group(1)), name) if m else (1, 0, name)
 
 
-def is_closed_loop(doc: dict) -> bool:
-    return doc.get("max_concurrency") is not None
-
-
-def as_sent(doc: dict, turnaround: bool = True) -> dict:
-    """What the simulated client sends: a Poisson cell's own send times; a closed loop (aiperf --concurrency keeps
-    `max_concurrency` in flight) with the client's measured turnaround (client_turnaround), or with `turnaround`
-    False every request ready at 0 and each sent at the very finish that frees its slot."""
-    if not is_closed_loop(doc):
-        return doc
-    if not turnaround:
-        return {**doc, "send_times": [0.0] * len(doc["send_times"])}
-    starts, delays = client_turnaround(doc)
-    return {**doc, "send_times": starts, "release_delays": delays}
-
-
-def client_turnaround(doc: dict) -> tuple[list[float], list[float]]:
-    """A closed loop's client, as measured (the client's side of the cell, an input as a Poisson cell's send times
-    are; nothing of the server's speed): the first `max_concurrency` requests the server saw go at their own send
-    times (the client's start stagger); every later one, the k-th sent, is the one the (k - cap)-th finish let go
-    (aiperf 0.13.0 aiperf/timing/concurrency.py DynamicConcurrencyLimit: an asyncio.Semaphore, one release per
-    finish, its waiters woken first in first out), and its delay is its send less that finish (its end as the client
-    saw it: send + E2EL). Returns, in the file's order, the send times (the held ones at the last start: the cap
-    holds them) and the delays (0 for the starts and for requests that never reached the server)."""
-    cap = int(doc["max_concurrency"])
-    idx = predict.seen_order(doc)
-    sends = np.asarray(doc["send_times"], float)
-    ends = np.sort(sends[idx] + np.asarray(results.latencies(doc), float)[idx])
-    starts, delays = sends.copy(), np.zeros(len(sends))
-    if len(idx) > cap:
-        held = idx[cap:]
-        starts[held] = sends[idx[cap - 1]]
-        delays[held] = np.maximum(0.0, sends[held] - ends[:len(held)])
-    return starts.tolist(), delays.tolist()
-
-
 def _mean_of_served(doc: dict, key: str) -> float:
     """The mean over the successful requests (a failed one's length may be 0: clients.from_aiperf)."""
     return float(np.mean([v for v, ok in zip(doc[key], doc["success"], strict=True) if ok]))
@@ -108,10 +72,9 @@ def _mean_of_served(doc: dict, key: str) -> float:
 def predicted_cell(path: str, doc: dict, step, quality: dict, cal: dict, anchor, settings: dict, seeds: int,
                    detail: bool = True) -> dict:
     """One cell measured and predicted noiseless and with noise (`noisy`), with errors; a closed loop is never
-    `saturated` (its sends follow the server), and with `detail` has its waves, turnaround, the TPOT of the requests
-    that met the TTFT target, the prediction released at once and its `starts` (start_of): five more simulations,
+    `saturated` (its sends follow the server), and with `detail` has closed_loop.details: five more simulations,
     which a prediction kept only for its errors (other_predictions) goes without."""
-    sent, cap = as_sent(doc), doc.get("max_concurrency")
+    sent, cap = closed_loop.as_sent(doc), doc.get("max_concurrency")
     kw = {"max_concurrency": cap, "speed_bound": settings.get("speed_check_bound")}
     plain, trace = predict.compare_cell(anchor, sent, step, cal["server"], cal["slo_ms"], settings["saturated_below"],
                                         **kw, with_trace=True)
@@ -119,161 +82,18 @@ def predicted_cell(path: str, doc: dict, step, quality: dict, cal: dict, anchor,
            "file": path, "client": doc["client"], "requests": len(doc["ttfts"]), "completed": doc["completed"],
            "prompt_tokens_mean": _mean_of_served(doc, "input_lens"),
            "output_tokens_mean": _mean_of_served(doc, "output_lens"),
-           **plain, "error": predict.cell_errors(plain)}
+           **plain, "error": accuracy.cell_errors(plain)}
     if cap:
         out["saturated"] = False
     if cap and detail:
-        out["send_waves"] = send_waves(doc)
-        out["predicted_waves"] = simulated_waves(trace)
-        out["ttft_met_tpot_ms"] = ttft_met_tpot_ms(doc, trace, cal["slo_ms"])
-        held = np.asarray(sent["release_delays"])[predict.seen_order(doc)[cap:]] * 1e3
-        out["turnaround_ms"] = {"median": float(np.median(held)), "p95": float(np.percentile(held, 95)),
-                                "max": float(held.max()), "requests": len(held)} if len(held) else None
-        at_once = predict.compare_cell(anchor, as_sent(doc, turnaround=False), step, cal["server"], cal["slo_ms"],
-                                       settings["saturated_below"], **kw)
-        out["released_at_once"] = {k: at_once["predicted"][k] for k in ("median_ttft_ms", "p99_ttft_ms",
-                                                                        "slo_attainment")}
-        if "slot_order_at_start" not in doc and getattr(step, "prices_layout", False):
-            out["slot_layouts"] = slot_layouts(anchor, sent, step, cal, settings, kw, out["measured"])
-        out["starts"] = [start_of(1, plain, trace)] + [
-            start_of(k, *predict.compare_cell(anchor, first_together(doc, sent, k), step, cal["server"], cal["slo_ms"],
-                                              settings["saturated_below"], **kw, with_trace=True))
-            for k in range(2, int(cap) + 1)]
+        out.update(closed_loop.details(anchor, doc, sent, (plain, trace), step, cal, settings, kw))
     noise = predict.noise_arguments(quality, seeds)
     if noise:
         noisy = predict.compare_cell(anchor, sent, step, cal["server"], cal["slo_ms"], settings["saturated_below"],
                                      **kw, **noise)
         out["noisy"] = {k: noisy[k] for k in ("predicted", "predicted_spread", "ks", "noise_seeds")}
-        out["noisy"]["error"] = predict.cell_errors(noisy)
+        out["noisy"]["error"] = accuracy.cell_errors(noisy)
     return out
-
-
-LAYOUT_SHOWN = ("mean_tpot_ms", "p99_tpot_ms", "median_ttft_ms", "slo_attainment")
-
-
-def layout_orders(slots: int) -> dict[str, list[int]]:
-    """Two start orders of the slots (least recently used first) at the two ends of what the server's choice can
-    make of a closed loop's requests: `adjacent` (0, 1, 2, ...: each wave takes consecutive slots, one ubatch) and
-    `apart` (the even slots, then the odd ones: no two of a wave adjacent while it fits in half the slots, a ubatch
-    each: stepmodel.split_equal)."""
-    return {"adjacent": list(range(slots)), "apart": list(range(0, slots, 2)) + list(range(1, slots, 2))}
-
-
-def slot_layouts(anchor, sent: dict, step, cal: dict, settings: dict, kw: dict, measured: dict) -> dict:
-    """A closed loop run before the harness put the slots in a known order (no `slot_order_at_start`: held-out
-    sessions 1-4): its prediction from each of layout_orders' starts, the band the unknown slots leave, and whether
-    the measured mean TPOT and attainment lie in it, above or below (`measured`), and which layout's attainment the
-    measured one is nearer (slots apart make each decode step several forward passes)."""
-    out = {}
-    for name, order in layout_orders(int(cal["server"]["slots"])).items():
-        c = predict.compare_cell(anchor, {**sent, "slot_order_at_start": order}, step, cal["server"], cal["slo_ms"],
-                                 settings["saturated_below"], **kw)
-        out[name] = {"order": order, **{k: c["predicted"][k] for k in LAYOUT_SHOWN}}
-
-    def side(key):
-        low, high = sorted(out[n][key] for n in ("adjacent", "apart"))
-        return "below" if measured[key] < low else "above" if measured[key] > high else "within"
-
-    nearer = min(("adjacent", "apart"), key=lambda n: abs(out[n]["slo_attainment"] - measured["slo_attainment"]))
-    return {**out, "measured": {"mean_tpot_ms": side("mean_tpot_ms"), "slo_attainment": side("slo_attainment")},
-            "attainment_nearer": nearer}
-
-
-def first_together(doc: dict, sent: dict, k: int) -> dict:
-    """A closed loop's sends (as_sent) with its first `k` requests reaching the server at the same instant, the
-    first one's send; everything after them as measured."""
-    idx = predict.seen_order(doc)
-    times = list(sent["send_times"])
-    for j in idx[1:k]:
-        times[j] = times[idx[0]]
-    return {**sent, "send_times": times}
-
-
-def start_of(k: int, cell: dict, trace) -> dict:
-    """One start of a closed loop's prediction (noiseless): its first `k` requests together (k = 1: the start as
-    measured, the others a few milliseconds behind), the attainment, TTFT p50 / p99 and the waves' first prefill
-    sizes it settles into. A closed loop of equal requests keeps whichever pattern its first wave sets (each wave's
-    finishes release the next one alike), so the starts give every settled pattern the model has, and what each
-    predicts; the client's timestamps do not say which one a run is in, or when it switches."""
-    waves = simulated_waves(trace)
-    parts = waves["first_part"] if waves else None
-    return {"together": k, **{m: cell["predicted"][m] for m in ("slo_attainment", "median_ttft_ms", "p99_ttft_ms")},
-            "first_part": parts, "main_part": max(parts, key=parts.get) if parts else None}
-
-
-def start_range(starts: list[dict] | None) -> dict | None:
-    """The starts (start_of) predicting the lowest and the highest attainment: the bounds the model gives."""
-    if not starts:
-        return None
-    return {"low": min(starts, key=lambda s: s["slo_attainment"]),
-            "high": max(starts, key=lambda s: s["slo_attainment"])}
-
-
-def within_starts(c: dict) -> bool | None:
-    """Whether a closed loop's measured attainment lies within its start_range (None without starts)."""
-    bounds = start_range(c.get("starts"))
-    if bounds is None:
-        return None
-    return bounds["low"]["slo_attainment"] <= c["measured"]["slo_attainment"] <= bounds["high"]["slo_attainment"]
-
-
-SPLIT_RATIO = 1.5  # a wave is split when its slowest TTFT is over 1.5x its fastest (one prefill vs two: ~2x here)
-
-
-def send_waves(doc: dict) -> dict | None:
-    """How a closed loop's requests reached the server, as measured (waves_of over the file's successful requests)."""
-    good = np.asarray(doc["success"], bool)
-    return waves_of(np.asarray(doc["send_times"], float)[good], np.asarray(doc["ttfts"], float)[good],
-                    np.asarray(doc["latencies"], float)[good])
-
-
-def simulated_waves(trace) -> dict | None:
-    """waves_of over a simulated closed loop (its sends, TTFTs and E2ELs)."""
-    sent = trace.requests.arrival_s
-    return waves_of(sent, trace.first_token_s - sent, trace.finish_s - sent)
-
-
-def waves_of(sends: np.ndarray, ttft: np.ndarray, e2el: np.ndarray) -> dict | None:
-    """A closed loop's sends split into waves wherever consecutive sends are more than half the median E2EL apart (a
-    wave: the requests released by completions in one iteration, or a few close ones). A wave of two or more is
-    `split` when its slowest TTFT is over SPLIT_RATIO times its fastest (its requests were prefilled in more than one
-    iteration: some reached the server after the iteration that took the first ones had begun); `first_part`: how
-    many waves had how many requests in their first prefill (those within SPLIT_RATIO of the wave's fastest TTFT; a
-    wave not split counts whole). Per split wave, its fastest and slowest TTFT (medians over them); the lead of a
-    wave's first send over its second (median over all waves)."""
-    if len(sends) < 2:
-        return None
-    order = np.argsort(sends, kind="stable")
-    sends, ttft = sends[order], ttft[order]
-    cuts = np.flatnonzero(np.diff(sends) > 0.5 * float(np.median(e2el))) + 1
-    waves = [w for w in np.split(np.arange(len(sends)), cuts) if len(w) >= 2]
-    if not waves:
-        return None
-    split = [(ttft[w].min(), ttft[w].max()) for w in waves if ttft[w].max() > SPLIT_RATIO * ttft[w].min()]
-    firsts = [int((ttft[w] <= SPLIT_RATIO * ttft[w].min()).sum()) for w in waves]
-    return {"waves": len(waves), "split": len(split),
-            "first_part": {str(k): firsts.count(k) for k in sorted(set(firsts))},
-            "lead_ms": float(np.median([(sends[w[1]] - sends[w[0]]) * 1e3 for w in waves])),
-            "split_fast_ttft_ms": float(np.median([a for a, _ in split]) * 1e3) if split else None,
-            "split_slow_ttft_ms": float(np.median([b for _, b in split]) * 1e3) if split else None}
-
-
-def ttft_met_tpot_ms(doc: dict, trace, slo_ms: dict) -> dict:
-    """The median TPOT (vLLM's per request) of the requests that met the TTFT target, measured and predicted (the
-    noiseless trace), beside the TPOT target: in a closed loop those are the ones whose TPOT decides the attainment."""
-    ok = np.asarray(doc["success"], bool)
-    m_ttft, m_e2el = np.asarray(doc["ttfts"], float)[ok], np.asarray(doc["latencies"], float)[ok]
-    m_tpot = metrics.per_request_tpot(m_ttft, m_e2el, np.asarray(doc["output_lens"])[ok])
-    sent = trace.requests
-    p_ttft = trace.first_token_s - sent.arrival_s
-    p_tpot = metrics.per_request_tpot(p_ttft, trace.finish_s - sent.arrival_s, np.asarray(sent.output_tokens))
-    limit = slo_ms["ttft"] / 1e3
-
-    def med(tpot, ttft):
-        met = ttft <= limit
-        return float(np.median(tpot[met]) * 1e3) if met.any() else None
-
-    return {"measured": med(m_tpot, m_ttft), "predicted": med(p_tpot, p_ttft), "target": float(slo_ms["tpot"])}
 
 
 def summary(cells: list[dict], goals: dict, variant: str = "") -> dict:
@@ -295,8 +115,8 @@ def summary(cells: list[dict], goals: dict, variant: str = "") -> dict:
     above, loops, usable = groups.saturated, groups.closed_loops, groups.usable
     out = {"cells": groups.cells, "speed_moved": groups.speed_moved, "below_saturation": len(groups.below),
            "saturated": len(above), "closed_loops": len(loops), **errors.as_dict(),
-           "saturated_central_median_abs_error": med(predict.CENTRAL, above),
-           "saturated_tail_median_abs_error": med(predict.TAIL, above),
+           "saturated_central_median_abs_error": med(accuracy.CENTRAL, above),
+           "saturated_tail_median_abs_error": med(accuracy.TAIL, above),
            "ks_median": {k: float(np.median([ks(c)[k] for c in usable])) if usable else None
                          for k in ("ttft", "tpot")},
            "closed_loop": [{"workload": c["workload"], "concurrency": c["concurrency"],
@@ -305,11 +125,11 @@ def summary(cells: list[dict], goals: dict, variant: str = "") -> dict:
                             "p50_differs_from_p99": pred(c)["p99_ttft_ms"] > 1.001 * pred(c)["median_ttft_ms"],
                             "attainment": [c["measured"]["slo_attainment"], pred(c)["slo_attainment"]],
                             "attainment_abs_error": abs(err(c)["slo_attainment"]),
-                            "central_median_abs_error": med(predict.CENTRAL, [c]),
+                            "central_median_abs_error": med(accuracy.CENTRAL, [c]),
                             "send_waves": c.get("send_waves"), "predicted_waves": c.get("predicted_waves"),
                             "released_at_once": c.get("released_at_once"), "starts": c.get("starts"),
-                            "start_range": start_range(c.get("starts")),
-                            "measured_within_starts": within_starts(c),
+                            "start_range": closed_loop.start_range(c.get("starts")),
+                            "measured_within_starts": closed_loop.within_starts(c),
                             "slot_layouts": c.get("slot_layouts")} for c in loops]}
     loop_goal = goals["closed_loop_attainment_abs_error"]
     out["meets"] = {**goals_met(out, goals), "closed_loop": bool(loops) and all(
@@ -324,10 +144,10 @@ def fitted_family(paths: list[Path], step, cal: dict, anchor, settings: dict) ->
         doc = results.load_result(p)
         c = predict.compare_cell(anchor, doc, step, cal["server"], cal["slo_ms"], settings["saturated_below"])
         cells.append({"file": Path(p).as_posix(), "workload": doc["workload"], "rate": float(doc["request_rate"]),
-                      "saturated": c["saturated"], "error": predict.cell_errors(c), "ks": c["ks"]})
+                      "saturated": c["saturated"], "error": accuracy.cell_errors(c), "ks": c["ks"]})
     below = [c["error"] for c in cells if not c["saturated"]]
-    return {"cells": cells, "central_median_abs_error": median_abs_error(below, predict.CENTRAL),
-            "tail_median_abs_error": median_abs_error(below, predict.TAIL)}
+    return {"cells": cells, "central_median_abs_error": median_abs_error(below, accuracy.CENTRAL),
+            "tail_median_abs_error": median_abs_error(below, accuracy.TAIL)}
 
 
 def compare(calibration_paths: list[Path], result_paths: list[Path], anchor, settings: dict,
@@ -368,7 +188,7 @@ def compare(calibration_paths: list[Path], result_paths: list[Path], anchor, set
         entry["other_calibrations"] = other_predictions(others, cal, taken_at(runs), docs, anchor, settings)
         engines.append(entry)
     return {"schema_version": 1, "definitions": "scripts/realengine/analyses/heldout_comparison.py, scripts/realengine/"
-            "predict.py, scripts/serving/measures/metrics.py",
+            "analyses/closed_loop.py, scripts/realengine/analyses/accuracy.py, scripts/serving/measures/metrics.py",
             "goals": {k: settings["goals"][k] for k in (*GOAL_KEYS, "closed_loop_attainment_abs_error")},
             "engines": engines, "repeats": repeats(engines, settings["goals"])}
 
@@ -408,11 +228,11 @@ def repeats(engines: list[dict], goals: dict) -> list[dict]:
                           "speed_moved": any(bool(c.get("speed_moved")) for c in per),
                           "speed_moved_each": [bool(c.get("speed_moved")) for c in per],
                           "measured": measured, "predicted": shown,
-                          "error": [predict.cell_errors({"measured": m, "predicted": p})
+                          "error": [accuracy.cell_errors({"measured": m, "predicted": p})
                                     for m, p in zip(measured, shown, strict=True)],
-                          "mean_error": predict.cell_errors({"measured": mean_metrics(measured),
+                          "mean_error": accuracy.cell_errors({"measured": mean_metrics(measured),
                                                              "predicted": mean_metrics(shown)}),
-                          "spread": predict.run_spread(measured) if len(per) > 1 else None,
+                          "spread": accuracy.run_spread(measured) if len(per) > 1 else None,
                           "slot_layouts": [c.get("slot_layouts") for c in per]})
             if key[2]:
                 cells[-1]["attainment_floor"] = attainment_floor(present, per,
@@ -430,8 +250,8 @@ def repeats(engines: list[dict], goals: dict) -> list[dict]:
                     "summary": {"mean": {**mean, "meets": goals_met(mean, goals)},
                                 "per_session": [error_figures(of_session(i, below)) for i in range(len(group))],
                                 "spread": {"central_median": median_abs_error([c["spread"] for c in below],
-                                                                              predict.CENTRAL),
-                                           "tail_median": median_abs_error([c["spread"] for c in below], predict.TAIL),
+                                                                              accuracy.CENTRAL),
+                                           "tail_median": median_abs_error([c["spread"] for c in below], accuracy.TAIL),
                                            "attainment_median": float(np.median(spreads)) if spreads else None,
                                            "attainment_max": max(spreads, default=None)}}})
     return out
@@ -450,7 +270,7 @@ def attainment_floor(present: list[int], per: list[dict], goal: float) -> dict |
     att = [c["measured"]["slo_attainment"] for _, c in kept]
     low, high = min(att), max(att)
     floor = (high - low) / 2
-    inside = [within_starts(c) for _, c in kept]
+    inside = [closed_loop.within_starts(c) for _, c in kept]
     return {"sessions": [i for i, _ in kept], "low": low, "high": high, "floor": floor,
             "above_goal": floor > goal,
             "within_starts": sum(1 for x in inside if x), "with_starts": sum(1 for x in inside if x is not None)}

@@ -1,5 +1,5 @@
-"""The simulator's prediction of each measured load run, and its error. Pure apart from reading the records (and
-the command below).
+"""The simulator's prediction of each measured load run (how far it is from the run: accuracy.py). Pure apart from
+reading the records (and the command below).
 
 For a measured cell the simulator gets the same requests (each one's send time, prompt and requested output
 tokens from the result file), llama.cpp's scheduling (scripts/serving/engine/schedulers.py `llama.cpp`: generating
@@ -24,19 +24,13 @@ import dataclasses
 
 import numpy as np
 
-from scripts.realengine.analyses import speed
+from scripts.realengine.analyses import accuracy, speed
 from scripts.realengine.analyses.stepmodel import Noisy, StepModel, StepNoise
 from scripts.serving import engine
 from scripts.serving.measures import metrics, results
 from scripts.serving.workloads.workload import Requests
 
 PRESET_RULE = "llama.cpp"  # llama.cpp's iteration rule in the serving model (scripts/serving/engine/schedulers.py)
-COMPARED = ("median_ttft_ms", "p90_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "p99_tpot_ms", "median_itl_ms",
-            "p99_itl_ms", "median_e2el_ms", "p99_e2el_ms", "request_throughput", "slo_attainment")
-CENTRAL = ("median_ttft_ms", "mean_tpot_ms", "median_e2el_ms")  # goal: median |error| <= 10 % below saturation
-TAIL = ("p99_ttft_ms", "p99_tpot_ms", "p99_itl_ms", "p99_e2el_ms")  # goal: <= 20 %
-
-
 def _positive(doc: dict, key: str, default) -> float:
     """doc[key] as a positive number or inf (a number, or the string "inf" as vLLM's argparse takes it)."""
     raw = doc.get(key, default)
@@ -84,18 +78,10 @@ def assumed_send_times(doc: dict, seed: int = 0) -> tuple[list[float], str]:
                              f"{n / rate:g} s; the run's own sends are not recorded in the file")
 
 
-def seen_order(doc: dict) -> np.ndarray:
-    """Indices of the requests the server saw, by send time: those that never reached it (results.never_reached)
-    left out."""
-    keep = np.flatnonzero(~np.asarray(results.never_reached(doc), dtype=bool))
-    sends = np.asarray(doc["send_times"], float)[keep]
-    return keep[np.argsort(sends, kind="stable")]
-
-
 def requests_of(doc: dict) -> Requests:
     """The requests the server saw, by send time; a prefix-reuse run's (prefix_load.py) with their prompts'
     segments and answers' content ids."""
-    idx = seen_order(doc)
+    idx = results.seen_order(doc)
     out = np.asarray(doc.get("requested_output_lens", doc["output_lens"]))
     segments = tuple(doc["segments"][j] for j in idx) if "segments" in doc else None
     answers = tuple(doc["answer_ids"][j] for j in idx) if "answer_ids" in doc else None
@@ -134,7 +120,7 @@ def simulate_cell(a, doc: dict, step: StepModel, server: dict, max_concurrency: 
     simulated client holds a request back while that many are in flight (vllm bench serve --max-concurrency), and
     its own send times are the ones measured from. A run whose requests carry segments (prefix_load.py) is
     simulated with llama.cpp's slots reusing prompts (engine kv `reserved+slots`, one slot per -np). A file with
-    `release_delays` (per request, the file's order: heldout_comparison.client_turnaround) has the client send a
+    `release_delays` (per request, the file's order: closed_loop.client_turnaround) has the client send a
     request held by the cap that long after the finish that freed its slot (the engine sees it the round trip
     later). `slot_order`: the slots' least-recently-used order at the start (`slot_order_for`)."""
     sent = requests_of(doc)
@@ -147,7 +133,7 @@ def simulate_cell(a, doc: dict, step: StepModel, server: dict, max_concurrency: 
                             max_batch=server["slots"], capacity_bytes=float("inf"), step_cost=step,
                             max_concurrency=max_concurrency, prefix_caching=sent.segments is not None or slots_needed,
                             release_delay_s=None if delays is None else
-                            np.asarray(delays, float)[seen_order(doc)] + step.request_overhead_s,
+                            np.asarray(delays, float)[results.seen_order(doc)] + step.request_overhead_s,
                             slot_order=slot_order)
     if max_concurrency is not None:
         sent = sent.with_times(trace.requests.arrival_s - step.request_overhead_s)
@@ -177,8 +163,8 @@ def predicted_over_seeds(a, doc: dict, step: StepModel, server: dict, slo_ms: di
     traces = [simulate_cell(a, doc, Noisy(step, noise, seed), server, max_concurrency,
                             slot_order_for(doc, step, server["slots"], seed)) for seed in range(seeds)]
     runs = [metrics.from_trace(t, slo_ms) for t in traces]
-    middle = {k: float(np.median([r[k] for r in runs])) for k in COMPARED}
-    spread = {k: [float(min(r[k] for r in runs)), float(max(r[k] for r in runs))] for k in COMPARED}
+    middle = {k: float(np.median([r[k] for r in runs])) for k in accuracy.COMPARED}
+    spread = {k: [float(min(r[k] for r in runs)), float(max(r[k] for r in runs))] for k in accuracy.COMPARED}
     return {**runs[0], **middle}, spread, traces[0]
 
 
@@ -205,131 +191,18 @@ def compare_cell(a, doc: dict, step: StepModel, server: dict, slo_ms: dict, satu
     span = max(doc["send_times"])
     sent_rate = len(doc["send_times"]) / span if span > 0 else None  # None: all sent at once (request_rate inf)
     saturated = sent_rate is None or measured["request_throughput"] < saturated_below * sent_rate
-    out = {"measured": {k: measured[k] for k in COMPARED}, "predicted": {k: predicted[k] for k in COMPARED},
-           "sent_rate": sent_rate, "saturated": saturated, "ks": distribution_distance(doc, trace),
+    compared = accuracy.COMPARED
+    out = {"measured": {k: measured[k] for k in compared}, "predicted": {k: predicted[k] for k in compared},
+           "sent_rate": sent_rate, "saturated": saturated, "ks": accuracy.distribution_distance(doc, trace),
            "never_reached": int(sum(results.never_reached(doc)))}
     if spread is not None:
         out["predicted_spread"], out["noise_seeds"] = spread, noise_seeds
     if "cached_tokens" in doc and "segments" in doc:
-        out["reuse"] = reuse_agreement(doc, trace, server["slots"])
+        out["reuse"] = accuracy.reuse_agreement(doc, trace, server["slots"])
     moved = speed_moved(doc, speed_bound)
     if moved is not None:
         out["speed_moved"] = moved
     return (out, trace) if with_trace else out
-
-
-def in_flight_at_send(doc: dict) -> np.ndarray:
-    """Per request (the file's order), how many earlier-sent requests were still in flight when it was sent, as the
-    client measured (sent, and their last token not yet arrived)."""
-    send = np.asarray(doc["send_times"], float)
-    end = send + np.asarray(results.latencies(doc), float)
-    return np.array([int(((send < s) & (end > s)).sum()) for s in send])
-
-
-def reuse_agreement(doc: dict, trace, slots: int) -> dict:
-    """Prompt tokens reused per request, the server's count (usage.prompt_tokens_details.cached_tokens) against the
-    simulated slots' (trace.cached_tokens), over the requests the server reported it for: how many agree exactly,
-    the token hit rate both ways, and how many of the disagreeing requests were sent while every slot was busy
-    (then which slot frees first, a matter of timing, picks the slot they land in), and how many others were a
-    conversation's turn sent (at its measured time) before the simulation had finished the previous turn, whose slot
-    was then still busy."""
-    idx = seen_order(doc)
-    measured = np.asarray(doc["cached_tokens"], dtype=np.int64)[idx]
-    predicted = np.asarray(trace.cached_tokens, dtype=np.int64)
-    prompt = np.asarray(doc["input_lens"], dtype=np.int64)[idx]
-    busy = in_flight_at_send(doc)[idx] >= slots
-    told = measured >= 0
-    n = int(told.sum())
-    differ = told & (measured != predicted)
-    behind = np.zeros(len(idx), dtype=bool)  # a conversation's turn sent before its previous turn's simulated end
-    if "sessions" in doc and "turns" in doc:
-        where = {(doc["sessions"][i], doc["turns"][i]): j for j, i in enumerate(idx)}
-        for j, i in enumerate(idx):
-            prev = where.get((doc["sessions"][i], doc["turns"][i] - 1))
-            behind[j] = prev is not None and trace.finish_s[prev] > trace.requests.arrival_s[j]
-    return {"requests": n, "equal": n - int(differ.sum()),
-            "equal_share": float(1 - differ.sum() / n) if n else float("nan"),
-            "differ_all_slots_busy": int((differ & busy).sum()),
-            "differ_previous_turn_running": int((differ & behind & ~busy).sum()),
-            "measured_hit": float(measured[told].sum() / prompt[told].sum()) if n else float("nan"),
-            "predicted_hit": float(predicted[told].sum() / prompt[told].sum()) if n else float("nan")}
-
-
-def distribution_distance(doc: dict, trace) -> dict:
-    """Per request metric, how far the predicted distribution is from the measured one: the Kolmogorov-Smirnov
-    distance of the successful requests' TTFTs and TPOTs (vLLM's per-request TPOT), as published simulator
-    validations report beside percentile errors."""
-    ok = np.asarray(results.successes(doc), dtype=bool)
-    m_ttft = np.asarray(doc["ttfts"], dtype=float)
-    m_tpot = metrics.per_request_tpot(m_ttft, np.asarray(results.latencies(doc), dtype=float),
-                                      np.asarray(doc["output_lens"]))
-    sent = trace.requests
-    p_ttft, p_e2el = trace.first_token_s - sent.arrival_s, trace.finish_s - sent.arrival_s
-    p_tpot = metrics.per_request_tpot(p_ttft, p_e2el, np.asarray(sent.output_tokens))
-    many_m, many_p = ok & (np.asarray(doc["output_lens"]) > 1), np.asarray(sent.output_tokens) > 1
-    return {"ttft": metrics.ks_distance(m_ttft[ok], p_ttft),
-            "tpot": metrics.ks_distance(m_tpot[many_m], p_tpot[many_p])}
-
-
-def relative_error(predicted: float, measured: float) -> float:
-    return (predicted - measured) / measured if measured else float("nan")
-
-
-@dataclasses.dataclass(frozen=True)
-class CellErrors:
-    """A cell's prediction errors, metric by metric (COMPARED, in its order): relative, (predicted - measured) /
-    measured, but the attainment's, which is absolute (predicted - measured shares); None where the measurement
-    does not give the metric (a client that kept no per-token times: no ITL)."""
-    median_ttft_ms: float | None
-    p90_ttft_ms: float | None
-    p99_ttft_ms: float | None
-    mean_tpot_ms: float | None
-    p99_tpot_ms: float | None
-    median_itl_ms: float | None
-    p99_itl_ms: float | None
-    median_e2el_ms: float | None
-    p99_e2el_ms: float | None
-    request_throughput: float | None
-    slo_attainment: float
-
-    @classmethod
-    def of(cls, measured: dict, predicted: dict) -> CellErrors:
-        m, p = measured, predicted
-        return cls(**{k: None if m[k] is None else relative_error(p[k], m[k]) for k in COMPARED
-                      if k != "slo_attainment"}, slo_attainment=p["slo_attainment"] - m["slo_attainment"])
-
-    @classmethod
-    def read(cls, held: dict) -> CellErrors:
-        """As a comparison file holds them (as_dict)."""
-        return cls(**{k: held[k] for k in COMPARED})
-
-    def as_dict(self) -> dict:
-        return dataclasses.asdict(self)
-
-    def __getitem__(self, metric: str) -> float | None:
-        """A metric's error by name, as the files' dicts give it (comparison.median_abs_error reads either)."""
-        return getattr(self, metric)
-
-
-def cell_errors(cell: dict) -> dict:
-    """CellErrors of a cell (its `measured` and `predicted` metrics), as the comparison files hold them."""
-    return CellErrors.of(cell["measured"], cell["predicted"]).as_dict()
-
-
-def run_spread(runs: list[dict]) -> dict:
-    """Runs of one cell (two load runs, or a held-out cell's sessions), metric by metric: (max - min) / their mean
-    (attainment: max - min, absolute); None where a run lacks the metric."""
-    out = {}
-    for k in COMPARED:
-        v = [r[k] for r in runs]
-        if any(x is None for x in v):
-            out[k] = None
-        elif k == "slo_attainment":
-            out[k] = float(max(v) - min(v))
-        else:
-            mean = float(np.mean(v))
-            out[k] = float((max(v) - min(v)) / mean) if mean else 0.0
-    return out
 
 
 class SpeedMismatch(Exception):
@@ -410,7 +283,7 @@ def _print(args, cell: dict, checked: dict, report: dict, sends: str, fit_on: li
     print(f"{args.result.name}: sent {rate}{' (saturated)' if cell['saturated'] else ''}; "
           f"step model fitted on {len(fit_on)} run(s); send times {sends}")
     print(f"{'metric':<20}{'measured':>12}{'predicted':>12}{'error':>10}")
-    for k in COMPARED:
+    for k in accuracy.COMPARED:
         err = report["error"][k]
         if err is None:  # not in the measurement (module clients.py: GuideLLM keeps no per-token times)
             print(f"{k:<20}{'—':>12}{cell['predicted'][k]:>12.4g}{'—':>10}")
@@ -483,7 +356,7 @@ def main(argv=None) -> int:
     report = {"result": args.result.as_posix(), "calibration": args.calibration.as_posix(), "send_times": sends,
               "fitted_on": [p.as_posix() for p in fit_on], "max_concurrency": args.max_concurrency,
               "slo_ms": cal["slo_ms"], "step_model": step.as_dict(), "fit_quality": quality, **cell,
-              **checked, "error": cell_errors(cell)}
+              **checked, "error": accuracy.cell_errors(cell)}
     _print(args, cell, checked, report, sends, fit_on)
     if args.out:
         write_json_atomic(args.out, report)

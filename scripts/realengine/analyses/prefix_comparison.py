@@ -6,14 +6,14 @@ Held out by design: the step model is fitted only on the calibration load runs o
 rates of their own, measured just before the prefix cells); no prefix run is ever fitted on. Each cell is simulated
 with llama.cpp's slots reusing prompts (predict.simulate_cell: engine kv `reserved+slots`), from the run's own send
 times and segments. Per cell: the metrics measured and predicted with their error, the server's reused prompt tokens
-against the simulated slots' per request (predict.reuse_agreement), and whether the run saturated. The goals: reused
+against the simulated slots' per request (accuracy.reuse_agreement), and whether the run saturated. The goals: reused
 tokens exactly equal for at least 95% of the requests (all cells pooled), and the central metrics' median |error|
 at most 10% below saturation (the load comparison's goal, config/real_engine.json comparison.goals)."""
 from __future__ import annotations
 
 from pathlib import Path
 
-from scripts.realengine.analyses import calibrate, predict
+from scripts.realengine.analyses import accuracy, calibrate, predict
 from scripts.realengine.analyses.comparison import is_load_calibration, median_abs_error, session_runs, summarize
 from scripts.record.inputs import InputError
 from scripts.serving.measures import results
@@ -50,7 +50,7 @@ def _cell(path: str, doc: dict, step, cal: dict, saturated_below: float, anchor,
     return {"workload": doc["workload"], "kind": doc["workload_kind"], "rate": float(doc["request_rate"]),
             "run": doc["run"], "file": path, "requests": doc["num_prompts"], "completed": doc["completed"],
             "sessions": len(set(doc["sessions"])) if "sessions" in doc else None,
-            **c, "error": predict.cell_errors(c)}
+            **c, "error": accuracy.cell_errors(c)}
 
 
 def compare(calibration_paths: list[Path], result_paths: list[Path], anchor, settings: dict) -> dict:
@@ -73,7 +73,7 @@ def compare(calibration_paths: list[Path], result_paths: list[Path], anchor, set
                         "slo_ms": cal["slo_ms"], "step_model": step.as_dict(), "fit_quality": quality,
                         "cells": cells, "summary": summary(cells, settings["goals"])})
     return {"schema_version": 1, "definitions": "scripts/realengine/analyses/prefix_comparison.py, scripts/realengine/"
-            "predict.py, scripts/serving/measures/metrics.py", "goals": {k: settings["goals"][k] for k in (
+            "analyses/accuracy.py, scripts/serving/measures/metrics.py", "goals": {k: settings["goals"][k] for k in (
                 "central_median_abs_error", "tail_median_abs_error", "attainment_abs_error", "reuse_equal_share")},
             "engines": engines}
 
@@ -100,8 +100,8 @@ def summary(cells: list[dict], goals: dict) -> dict:
            "reuse_differ_previous_turn": sum(c["reuse"]["differ_previous_turn_running"] for c in cells),
            "central_median_abs_error": errors.central_median_abs_error,
            "tail_median_abs_error": errors.tail_median_abs_error,
-           "central_median_abs_error_saturated": med(predict.CENTRAL, [c for c in cells if c["saturated"]]),
-           "per_workload": {w: {"central_median_abs_error": med(predict.CENTRAL, [c for c in below
+           "central_median_abs_error_saturated": med(accuracy.CENTRAL, [c for c in cells if c["saturated"]]),
+           "per_workload": {w: {"central_median_abs_error": med(accuracy.CENTRAL, [c for c in below
                                                                                  if c["workload"] == w]),
                                 "reuse_equal_share": pooled([c for c in cells if c["workload"] == w])}
                             for w in sorted({c["workload"] for c in cells})}}

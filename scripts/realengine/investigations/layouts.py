@@ -2,7 +2,7 @@
 config comparison.ubatch_layout) does on the committed runs. Reads only committed files; nothing is written.
 
 1. Iterations: the prefix runs name each request's slot (prefix_load.py). Their iterations with every token seen
-   (stepmodel.counted: no prompt work the client could not see) are timed by the step model from the prefix
+   (stepfit.counted: no prompt work the client could not see) are timed by the step model from the prefix
    calibration, once by D (decoders only) and once by the ubatches their real slots make; per run, the median
    |modelled / measured - 1| of each, and per decode batch size with 20 or more decode-only iterations the
    correlation of measured with the slot-priced time (D gives one time per batch size, so none).
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from scripts.realengine.analyses import calibrate, comparison, heldout_comparison, prefix_comparison, stepmodel
+from scripts.realengine.analyses import calibrate, comparison, heldout_comparison, prefix_comparison, stepfit, stepmodel
 from scripts.realengine.analyses.settings import comparison_settings, read_calibration
 from scripts.record.anchor_file import load as load_anchor
 from scripts.record.inputs import read_json
@@ -37,7 +37,7 @@ def iteration_check(settings: dict, slots: int, ubatch: int) -> list[dict]:
         doc = read_json(path)
         slot, cached = doc["slots"], doc["cached_tokens"]
         rows = []
-        for s, _, _ in stepmodel.counted(stepmodel.iterations(doc, settings["iteration_gap_s"]), plain):
+        for s, _, _ in stepfit.counted(stepmodel.iterations(doc, settings["iteration_gap_s"]), plain):
             chunks = [(cached[i], doc["input_lens"][i] - cached[i]) for i in s["prompt_requests"]]
             by_d = plain.seconds(s["decoders"], s["context_sum"], chunks)
             by_slots = laid.seconds(s["decoders"], s["context_sum"], chunks, [slot[i] for i in s["decoder_requests"]],

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from scripts.realengine.analyses import calibrate, predict, speed
+from scripts.realengine.analyses import accuracy, calibrate, predict, speed
+from scripts.realengine.analyses.closed_loop import is_closed_loop
 from scripts.realengine.analyses.comparison import error_figures, is_load_calibration
-from scripts.realengine.analyses.heldout_comparison import is_closed_loop, session_key
+from scripts.realengine.analyses.heldout_comparison import session_key
 from scripts.realengine.analyses.settings import comparison_settings, read_calibration
 from scripts.serving.measures import results
 
@@ -34,11 +35,11 @@ def predicted_pair(anchor, doc: dict, cal: dict, step, settings: dict) -> dict:
                                         with_trace=True)
     measured = speed.run_speed(doc, trace, settings["iteration_gap_s"], settings["min_iterations_per_knot"])
     if measured is None:
-        return {"ratio": None, "plain": predict.cell_errors(plain), "rescaled": None}
+        return {"ratio": None, "plain": accuracy.cell_errors(plain), "rescaled": None}
     again = predict.compare_cell(*args, speed.scaled(step, measured["ratio"]), cal["server"], cal["slo_ms"],
                                  settings["saturated_below"])
-    return {"ratio": measured["ratio"], "saturated": plain["saturated"], "plain": predict.cell_errors(plain),
-            "rescaled": predict.cell_errors(again)}
+    return {"ratio": measured["ratio"], "saturated": plain["saturated"], "plain": accuracy.cell_errors(plain),
+            "rescaled": accuracy.cell_errors(again)}
 
 
 def main(argv=None) -> int:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from scripts.realengine.analyses import calibrate, stepmodel
+from scripts.realengine.analyses import calibrate, stepfit, stepmodel
 from scripts.realengine.analyses.settings import comparison_settings
 from scripts.record.inputs import read_json
 
@@ -28,8 +28,8 @@ MIN_PER_WINDOW = 20
 
 def ratios(doc: dict, model, gap_s: float) -> tuple[np.ndarray, np.ndarray]:
     """(start times from the run's first counted iteration, measured / modelled over its group's median), of the
-    iterations stepmodel.step_noise counts."""
-    rows = [(s["start"], group, ratio) for s, group, ratio in stepmodel.counted(stepmodel.iterations(doc, gap_s), model)
+    iterations stepfit.step_noise counts."""
+    rows = [(s["start"], group, ratio) for s, group, ratio in stepfit.counted(stepmodel.iterations(doc, gap_s), model)
             if s.get("start") is not None]
     medians = {g: np.median([r for _, h, r in rows if h == g]) for g in {g for _, g, _ in rows}}
     t = np.array([r[0] for r in rows], float)

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from scripts.realengine.analyses.closed_loop import start_range
 from scripts.realengine.analyses.comparison import within_goal
-from scripts.realengine.analyses.heldout_comparison import session_key, start_range
+from scripts.realengine.analyses.heldout_comparison import session_key
 from scripts.realengine.records.repeat import repeat_block
 from scripts.realengine.records.verdicts import held_claims, loop_claims
 from scripts.realengine.records.words import (

@@ -48,7 +48,7 @@ REPEAT_SHOWN = tuple(WORDS["shown"]["repeat"])  # the repeat table's metrics (HE
 
 def _loop_over_goal(c: dict, k: int, comparison: dict) -> bool:
     """Whether a closed loop's k-th measurement and its prediction differ by more than the closed-loop goal: the
-    repeat's own attainment error (predict.cell_errors) against the closed loop's goal (comparison.goals)
+    repeat's own attainment error (accuracy.cell_errors) against the closed loop's goal (comparison.goals)
     (`comparison["goals"]`); False for a Poisson cell."""
     if not c["concurrency"]:
         return False

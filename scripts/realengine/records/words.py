@@ -109,7 +109,7 @@ def held_where(c: dict) -> str:
 
 
 def layout_records(r: HeldOutRecords, layouts: dict, base: str, where: str, args: dict) -> None:
-    """A closed loop's prediction from the two slot layouts (heldout_comparison.slot_layouts): mean TPOT and
+    """A closed loop's prediction from the two slot layouts (closed_loop.slot_layouts): mean TPOT and
     attainment, realengine.heldout.<...>.layout_{adjacent,apart}.<metric>."""
     for name, zh in HW["layout_names"].items():
         for key in ("mean_tpot_ms", "slo_attainment"):

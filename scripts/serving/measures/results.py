@@ -100,6 +100,15 @@ def never_reached(doc: dict) -> list[bool]:
             for i in range(len(ok))]
 
 
+
+def seen_order(doc: dict) -> np.ndarray:
+    """Indices of the requests the server saw, by send time: those that never reached it (never_reached)
+    left out."""
+    keep = np.flatnonzero(~np.asarray(never_reached(doc), dtype=bool))
+    sends = np.asarray(doc["send_times"], float)[keep]
+    return keep[np.argsort(sends, kind="stable")]
+
+
 def named_slots(doc: dict) -> list[int] | None:
     """Per request, the server slot that ran it (`slots`: the kit's client with the request field `verbose`), or
     None when the file does not name every request's slot."""
