@@ -14,7 +14,7 @@ from dataclasses import replace
 import pytest
 
 from scripts.audit.inputs import check_anchor
-from scripts.model import roofline as rl
+from scripts.model import sizes
 from scripts.model.readouts import readouts
 from scripts.record.anchor_file import load, load_gpus
 from scripts.record.anchors import anchor_files, anchor_names
@@ -92,7 +92,7 @@ def test_every_anchor_builds_audits_and_computes_its_own_numbers(name, every_anc
     html = (site / "index.html").read_text(encoding="utf-8")
     assert doc["model"]["display_name"]["value"] in html and doc["hardware"]["name"]["value"] in html
     assert sections(html) == sections((work / "site" / "index.html").read_text(encoding="utf-8"))
-    hybrid = rl.linear_attention_layers(anchor) > 0  # Gated DeltaNet layers, not sliding-window ones
+    hybrid = sizes.linear_attention_layers(anchor) > 0  # Gated DeltaNet layers, not sliding-window ones
     assert ("DeltaNet" in html) is hybrid and ("线性注意力状态" in html) is hybrid
     assert ("滑动窗口" in html) is bool(anchor.sliding_window)  # window text only where the model has one
     assert ("专家拐点" in html) is bool(anchor.num_experts)  # expert text only on a mixture of experts' page

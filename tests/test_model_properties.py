@@ -4,6 +4,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scripts.model import roofline as rl
+from scripts.model import sizes
 from scripts.model import timeline as tl
 
 contexts = st.sampled_from([1 << k for k in range(10, 18)])
@@ -22,7 +23,7 @@ def test_step_time_rises_with_batch_and_context(anchor, ctx, b):
 @given(ctx=contexts)
 def test_cap_never_exceeds_memory(anchor, ctx):
     cap = rl.max_batch_by_memory(anchor, ctx)
-    weights = rl.weight_bytes_total(anchor) + anchor.runtime_reserve_bytes
+    weights = sizes.weight_bytes_total(anchor) + anchor.runtime_reserve_bytes
     assert weights + cap * rl.bytes_per_request(anchor, ctx) <= anchor.hbm_bytes
     assert weights + (cap + 1) * rl.bytes_per_request(anchor, ctx) > anchor.hbm_bytes
 

@@ -3,6 +3,7 @@ import pytest
 
 from scripts.common.display import format_number
 from scripts.model import roofline as rl
+from scripts.model import sizes
 from scripts.model import timeline as tl
 
 CTX = 4096
@@ -63,11 +64,11 @@ def test_131072_prompt_in_one_step_takes_over_10_s(anchor):
 
 
 def test_hybrid_attention_accounting(anchor):
-    assert rl.full_attention_layers(anchor) == 16 and rl.linear_attention_layers(anchor) == 48
-    assert rl.kv_bytes_per_token(anchor) == 65536
-    assert rl.state_bytes_per_request(anchor) == 150_994_944
-    assert rl.total_params(anchor) / 1e9 == pytest.approx(26.89, abs=0.01)
-    assert rl.params_read_per_step(anchor) / 1e9 == pytest.approx(25.62, abs=0.01)
+    assert sizes.full_attention_layers(anchor) == 16 and sizes.linear_attention_layers(anchor) == 48
+    assert sizes.kv_bytes_per_token(anchor) == 65536
+    assert sizes.state_bytes_per_request(anchor) == 150_994_944
+    assert sizes.total_params(anchor) / 1e9 == pytest.approx(26.89, abs=0.01)
+    assert sizes.params_read_per_step(anchor) / 1e9 == pytest.approx(25.62, abs=0.01)
 
 
 def test_decode_is_memory_bound_across_the_slider_range(anchor):

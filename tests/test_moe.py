@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from scripts.model import roofline as rl
+from scripts.model import sizes
 from scripts.record.anchor_file import load, validate
 from scripts.record.inputs import InputError
 from tests.conftest import ROOT
@@ -28,36 +29,36 @@ def test_the_experts_a_step_touches_go_from_k_to_all_of_them(moe):
     """E (1 - (1 - k/E)^T) for E = 128, k = 8: one token reads its 8; two read 128 (1 - (15/16)^2) = 15.5; the
     knee (90 % of the experts) is the first T with (15/16)^T <= 0.1, T = 36; a large batch reads all 128."""
     a, _ = moe
-    assert rl.expected_experts_touched(a, 1) == pytest.approx(8)
-    assert rl.expected_experts_touched(a, 2) == pytest.approx(15.5)
+    assert sizes.expected_experts_touched(a, 1) == pytest.approx(8)
+    assert sizes.expected_experts_touched(a, 2) == pytest.approx(15.5)
     knee = math.ceil(math.log(0.1) / math.log(1 - 8 / 128))
     assert knee == 36
-    assert rl.expected_experts_touched(a, knee - 1) < 0.9 * 128 <= rl.expected_experts_touched(a, knee)
-    assert rl.expected_experts_touched(a, 10_000) == pytest.approx(128)
-    assert rl.expected_experts_touched(replace(a, num_experts=0), 64) == 0
+    assert sizes.expected_experts_touched(a, knee - 1) < 0.9 * 128 <= sizes.expected_experts_touched(a, knee)
+    assert sizes.expected_experts_touched(a, 10_000) == pytest.approx(128)
+    assert sizes.expected_experts_touched(replace(a, num_experts=0), 64) == 0
 
 
 def test_qwen3_30b_a3b_has_the_model_cards_parameters(moe):
     """The model card: 30.5B parameters, 3.3B activated (the card counts the input embedding, which a token does
     not multiply by: the roofline's active parameters are the FLOPs' 3.04B)."""
     a, _ = moe
-    assert rl.total_params(a) == pytest.approx(30.5e9, rel=0.01)
-    assert rl.active_params_per_token(a) + rl.embedding_params(a) == pytest.approx(3.3e9, rel=0.02)
+    assert sizes.total_params(a) == pytest.approx(30.5e9, rel=0.01)
+    assert sizes.active_params_per_token(a) + sizes.embedding_params(a) == pytest.approx(3.3e9, rel=0.02)
     expert = 3 * 2048 * 768
-    assert rl.routed_expert_params(a) == 48 * 128 * expert
+    assert sizes.routed_expert_params(a) == 48 * 128 * expert
 
 
 def test_a_moe_steps_weight_bytes_grow_with_its_tokens_to_all_the_experts(moe):
     a, _ = moe
     expert_bytes = 3 * 2048 * 768 * 2
-    rest = rl.weight_bytes_read_per_step(a)  # attention, routers, norms and the LM head: read by every step
+    rest = sizes.weight_bytes_read_per_step(a)  # attention, routers, norms and the LM head: read by every step
     assert rl.weight_bytes_read(a, 1) == pytest.approx(rest + 48 * 8 * expert_bytes)
-    everything = rl.weight_bytes_total(a) - rl.embedding_params(a) * a.weight_bytes  # but the input embedding
+    everything = sizes.weight_bytes_total(a) - sizes.embedding_params(a) * a.weight_bytes  # but the input embedding
     assert rl.weight_bytes_read(a, 100_000) == pytest.approx(everything, rel=1e-9)
     steps = [rl.weight_bytes_read(a, b) for b in (1, 2, 8, 36, 128, 1024)]
     assert steps == sorted(steps) and steps[-1] <= everything
     # the FLOPs follow the active parameters, linear in the batch
-    assert rl.decode_step_flops(a, 8, 0) == pytest.approx(2 * 8 * rl.active_params_per_token(a))
+    assert rl.decode_step_flops(a, 8, 0) == pytest.approx(2 * 8 * sizes.active_params_per_token(a))
 
 
 def test_per_token_a_moe_batch_pays_more_than_a_dense_one_until_every_expert_is_read(moe):
@@ -96,25 +97,25 @@ def test_kv_bytes_per_token_equal_the_published_figures(moe, model, layers, kv_l
     shaped = replace(a, num_hidden_layers=layers, full_attention_interval=1, kv_lora_rank=kv_lora_rank,
                      qk_rope_head_dim=rope, num_key_value_heads=kv_heads or a.num_key_value_heads, head_dim=128,
                      kv_cache_bytes=2)
-    assert rl.kv_bytes_per_token(shaped) == published, model
+    assert sizes.kv_bytes_per_token(shaped) == published, model
 
 
 def test_mxfp4_experts_are_counted_at_their_bytes(moe):
     """gpt-oss's experts in MXFP4: 4-bit values and one 8-bit scale per 32, 4.25 bits = 0.53125 B a parameter."""
     a, _ = moe
     packed = replace(a, expert_weight_bytes=0.53125)
-    routed = rl.routed_expert_params(a)
-    assert rl.weight_bytes_total(packed) == pytest.approx((rl.total_params(a) - routed) * 2 + routed * 0.53125)
-    assert rl.weight_bytes_read(packed, 1) == pytest.approx(rl.weight_bytes_read_per_step(a) + 48 * 8 * 3 * 2048 *
+    routed = sizes.routed_expert_params(a)
+    assert sizes.weight_bytes_total(packed) == pytest.approx((sizes.total_params(a) - routed) * 2 + routed * 0.53125)
+    assert rl.weight_bytes_read(packed, 1) == pytest.approx(sizes.weight_bytes_read_per_step(a) + 48 * 8 * 3 * 2048 *
                                                             768 * 0.53125)
 
 
 def test_a_dense_anchors_numbers_do_not_move():
     a, _ = load(ROOT / "anchor-model.json")
-    assert a.num_experts == 0 and rl.routed_expert_params(a) == 0
+    assert a.num_experts == 0 and sizes.routed_expert_params(a) == 0
     for b in (1, 8, 58, 512):
-        assert rl.weight_bytes_read(a, b) == rl.weight_bytes_read_per_step(a) == rl.params_read_per_step(a) * 2
-    assert rl.active_params_per_token(a) == rl.params_read_per_step(a)
+        assert rl.weight_bytes_read(a, b) == sizes.weight_bytes_read_per_step(a) == sizes.params_read_per_step(a) * 2
+    assert sizes.active_params_per_token(a) == sizes.params_read_per_step(a)
 
 
 def moe_doc() -> dict:
@@ -148,8 +149,8 @@ def test_the_moe_page_marks_the_knee_and_the_weights_a_step_reads(moe, moe_page_
     p = moe_page_data["provenance"]
     assert p["moe.knee_batch"]["value"] == 36 and p["moe.b1.experts"]["value"] == pytest.approx(8)
     assert p["moe.b1.weights_gb"]["value"] == pytest.approx(
-        (rl.weight_bytes_read_per_step(a) + 48 * 8 * 3 * 2048 * 768 * 2) / 1e9, rel=1e-12)
-    assert p["moe.weights_gb_all"]["value"] == pytest.approx(rl.params_read_per_step(a) * 2 / 1e9, rel=1e-12)
+        (sizes.weight_bytes_read_per_step(a) + 48 * 8 * 3 * 2048 * 768 * 2) / 1e9, rel=1e-12)
+    assert p["moe.weights_gb_all"]["value"] == pytest.approx(sizes.params_read_per_step(a) * 2 / 1e9, rel=1e-12)
     assert p["mem.cap.c4096"]["value"] == 43 and p["moe.b43.experts"]["value"] == pytest.approx(
         128 * (1 - (15 / 16) ** 43))
     assert moe_page_data["page"]["experts"] == {"knee": 36, "percent": 90, "flattens": True, "memory_short_on": []}
@@ -190,7 +191,7 @@ def test_a_simulator_iteration_of_a_mixture_is_its_roofline_step(moe, batch):
     runs = cost.decode_run(batch, np.array([batch * ctx, batch * (ctx + 1)], dtype=float))
     assert runs[0] == pytest.approx(rl.decode_step_seconds(a, batch, ctx), rel=1e-12)
     dense = replace(a, num_experts=0)  # the same model with its experts' reads left out: a constant weight term
-    assert rl.IterationCost(dense).weights_for(batch) == rl.weight_bytes_read_per_step(dense)
+    assert rl.IterationCost(dense).weights_for(batch) == sizes.weight_bytes_read_per_step(dense)
 
 
 NODE_RUN = """const S = require(process.argv[1]), fx = JSON.parse(require('fs').readFileSync(process.argv[2], 'utf8'));
@@ -323,14 +324,14 @@ def test_the_technique_baseline_of_a_mixture_is_its_roofline(moe, batch):
     base = tq.TechniqueCost(a, tq.Technique(), gpu)
     assert base.step_seconds(batch, 4096) == pytest.approx(rl.decode_step_seconds(a, batch, 4096), rel=1e-12)
     assert base.prefill_seconds(4096) == pytest.approx(rl.prefill_seconds(a, 4096), rel=1e-12)
-    assert base.weights_total == pytest.approx(rl.weight_bytes_total(a), rel=1e-12)
+    assert base.weights_total == pytest.approx(sizes.weight_bytes_total(a), rel=1e-12)
     int4 = tq.TechniqueCost(a, tq.Technique(weight_bytes=0.5), gpu)
     quantized = tq.linear_weight_params(a)  # attention projections and every expert; the router stays bf16
-    assert quantized == 48 * (2048 * (4096 + 1024) + 4096 * 2048) + rl.routed_expert_params(a)
+    assert quantized == 48 * (2048 * (4096 + 1024) + 4096 * 2048) + sizes.routed_expert_params(a)
     assert base.weights_total - int4.weights_total == pytest.approx(quantized * 1.5, rel=1e-12)
-    touched = 48 * rl.expected_experts_touched(a, batch) * 3 * 2048 * 768
+    touched = 48 * sizes.expected_experts_touched(a, batch) * 3 * 2048 * 768
     assert base.weights_for(batch) - int4.weights_for(batch) == pytest.approx(
-        (quantized - rl.routed_expert_params(a)) * 1.5 + touched * 1.5, rel=1e-12)
+        (quantized - sizes.routed_expert_params(a)) * 1.5 + touched * 1.5, rel=1e-12)
 
 
 def test_a_knee_past_memory_is_worded_per_gpu(moe):

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from scripts.model import roofline as rl
+from scripts.model import sizes
 from scripts.serving.engine import kv, simulate
 from scripts.serving.workloads.workload import Requests
 
@@ -65,7 +66,7 @@ def test_the_least_recently_used_prefix_is_evicted_first(anchor):
     145 tokens (9 full blocks + 1) each take 10 blocks and give back their partial one at the head: 9 fewer uncached
     blocks each, 7 left before the 32nd, which evicts A's #3, #2, #1. A again hits its #0 (16 tokens) and, taking 4
     new blocks, evicts the partial one and B's #3, #2, #1; B again hits its #0."""
-    block_bytes = 16 * rl.kv_bytes_per_token(anchor)
+    block_bytes = 16 * sizes.kv_bytes_per_token(anchor)
     segments = [[(A, 64), (1, 1)], [(B, 64), (2, 1)]]
     segments += [[(1000 + k, 144), (2000 + k, 1)] for k in range(32)]
     segments += [[(A, 64), (3, 1)], [(B, 64), (4, 1)]]
@@ -86,8 +87,8 @@ def test_a_preempted_request_hits_its_own_blocks_when_readmitted(anchor, monkeyp
         return got
 
     monkeypatch.setattr(kv.PrefixPagedKV, "prefix_hit", spy)
-    block_bytes = 16 * rl.kv_bytes_per_token(anchor)
-    state = rl.state_bytes_per_request(anchor)
+    block_bytes = 16 * sizes.kv_bytes_per_token(anchor)
+    state = sizes.state_bytes_per_request(anchor)
     capacity = 2 * state + 40 * block_bytes  # two requests fit at their start, not at their end
     r = reqs([0.0, 0.0], [[(1, 256)], [(2, 256)]], [200, 200])
     t = simulate(anchor, r, "vllm-v1", prefix_caching=True, capacity_bytes=capacity)

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from scripts.model import roofline as rl
+from scripts.model import sizes
 from scripts.model import timeline as tl
 from scripts.record.inputs import InputError
 from scripts.serving import engine, sweep
@@ -456,7 +457,7 @@ def test_the_lessons_schedules_are_presets_and_the_table_reads_them(anchor, work
 def test_a_prompts_recurrent_state_is_counted_alike_everywhere(anchor):
     """One cost model: a whole prefill alone costs what prefill_seconds says (the state written once, as it starts
     at zero), and only a later chunk reads and writes it (the engine counted it twice before)."""
-    state = rl.state_bytes_per_request(anchor)
+    state = sizes.state_bytes_per_request(anchor)
     assert state > 0  # the default anchor's Gated DeltaNet layers
     for prompt in (512.0, 4096.0, 32768.0):
         assert rl.iteration_seconds(anchor, 0, 0.0, [(0, prompt)]) == pytest.approx(

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from scripts.model import roofline as rl
+from scripts.model import sizes
 from scripts.serving import engine, sweep
 from scripts.serving.workloads.config import sweep_inputs
 from scripts.serving.workloads.workload import Requests, generate
@@ -190,7 +191,7 @@ def test_paged_memory_preempts_the_latest_admitted_and_recomputes_by_hand(anchor
     admitted, is preempted. R0 decodes alone to its end; R1 is readmitted, prefills its 8 + 1 tokens again (that
     recompute emits its second token) and decodes its last four."""
     mem = engine.Memory(block_size=4)
-    block, state = 4 * rl.kv_bytes_per_token(anchor), rl.state_bytes_per_request(anchor)
+    block, state = 4 * sizes.kv_bytes_per_token(anchor), sizes.state_bytes_per_request(anchor)
     reqs = Requests(np.zeros(2), np.array([8, 8]), np.array([6, 6]))
     trace = engine.simulate(anchor, reqs, "whole", paged=True, memory=mem, capacity_bytes=5 * block + 2 * state + 1)
     d1 = rl.iteration_seconds(anchor, 0, 0.0, [(0, 8), (0, 8)])
@@ -207,7 +208,7 @@ def test_paged_memory_preempts_the_latest_admitted_and_recomputes_by_hand(anchor
     assert trace.breakdown["interference_s"][1] == pytest.approx(0.0, abs=1e-12)
     assert trace.peak_reserved_bytes <= trace.capacity_bytes
     assert engine.Memory().pool_bytes(anchor) == pytest.approx(
-        0.9 * anchor.hbm_bytes - rl.weight_bytes_total(anchor) - anchor.runtime_reserve_bytes, rel=1e-15)
+        0.9 * anchor.hbm_bytes - sizes.weight_bytes_total(anchor) - anchor.runtime_reserve_bytes, rel=1e-15)
 
 
 @pytest.mark.parametrize(("preset", "paged"), [("vllm-v1", None), ("vllm-v0", None), ("sarathi", True),
@@ -218,7 +219,7 @@ def test_paged_memory_conserves_tokens_and_never_exceeds_the_pool(inputs, preset
     a, workloads, _ = inputs
     reqs = generate(workloads["chat_long"], 300, 8.0, seed=11)
     room = engine.Memory().blocks(float((reqs.prompt_tokens + reqs.output_tokens).max())) * 16 * \
-        rl.kv_bytes_per_token(a) * 2.5
+        sizes.kv_bytes_per_token(a) * 2.5
     trace = engine.simulate(a, reqs, preset, paged=paged, capacity_bytes=room, gpu_name="NVIDIA H100 SXM 80GB")
     assert trace.preemptions.sum() > 0
     assert trace.peak_reserved_bytes <= trace.capacity_bytes
@@ -292,7 +293,7 @@ def test_random_settings_conserve_tokens_memory_and_the_breakdown(inputs):
         room = None
         if paged:
             room = engine.Memory().blocks(float((reqs.prompt_tokens + reqs.output_tokens).max())) * 16 * \
-                rl.kv_bytes_per_token(a) * float(rng.uniform(1.2, 4)) + 2 * rl.state_bytes_per_request(a)
+                sizes.kv_bytes_per_token(a) * float(rng.uniform(1.2, 4)) + 2 * sizes.state_bytes_per_request(a)
         eff = rl.achieved(a) if trial % 4 == 0 else rl.BOUND
         trace = engine.simulate(a, reqs, preset, paged=paged, capacity_bytes=room, efficiency=eff,
                                 gpu_name="NVIDIA H100 SXM 80GB", **kw)

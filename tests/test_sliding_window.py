@@ -8,7 +8,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from scripts.model import features
+from scripts.model import features, sizes
 from scripts.model import roofline as rl
 from scripts.model import techniques as tq
 from scripts.record.anchor_file import load, validate
@@ -30,12 +30,12 @@ def test_gpt_oss_120b_has_its_model_cards_parameters_and_checkpoint(oss):
     experts' biases: 36 x 128 x (2 x 2880 + 2880) = 39.8M), so it counts 116.79B."""
     a, _ = oss
     expert = 3 * 2880 * 2880
-    assert rl.routed_expert_params(a) == 36 * 128 * expert == 114_661_785_600
-    assert rl.total_params(a) == pytest.approx(116.83e9, rel=0.001)
-    assert rl.total_params(a) + 36 * 128 * 3 * 2880 == pytest.approx(116.83e9, rel=0.0002)  # the biases back in
-    assert rl.active_params_per_token(a) + rl.embedding_params(a) == pytest.approx(5.13e9 + 0.58e9, rel=0.01)
-    assert rl.active_params_per_token(a) == pytest.approx(5.13e9, rel=0.001)  # the card's active count: no input
-    assert rl.weight_bytes_total(a) / 2**30 == pytest.approx(60.8, rel=0.005)  # embedding (a lookup, not a matmul)
+    assert sizes.routed_expert_params(a) == 36 * 128 * expert == 114_661_785_600
+    assert sizes.total_params(a) == pytest.approx(116.83e9, rel=0.001)
+    assert sizes.total_params(a) + 36 * 128 * 3 * 2880 == pytest.approx(116.83e9, rel=0.0002)  # the biases back in
+    assert sizes.active_params_per_token(a) + sizes.embedding_params(a) == pytest.approx(5.13e9 + 0.58e9, rel=0.01)
+    assert sizes.active_params_per_token(a) == pytest.approx(5.13e9, rel=0.001)  # the card's active count: no input
+    assert sizes.weight_bytes_total(a) / 2**30 == pytest.approx(60.8, rel=0.005)  # embedding (a lookup, not a matmul)
     assert a.expert_weight_bytes == MXFP4
 
 
@@ -44,16 +44,16 @@ def test_the_window_layers_hold_a_fixed_kv_and_a_decode_step_reads_it_once(oss):
     hold their last 128 tokens' (4,718,592 B per request whatever its context), read once by a decode step, where
     the DeltaNet state of the lesson's hybrid anchor is read and written (twice)."""
     a, _ = oss
-    assert rl.full_attention_layers(a) == rl.window_attention_layers(a) == 18
-    assert rl.linear_attention_layers(a) == 0 and rl.recurrent_state_bytes_per_request(a) == 0
-    assert rl.kv_bytes_per_token(a) == 18 * 2 * 8 * 64 * 2 == 36_864
-    assert rl.state_bytes_per_request(a) == 18 * 2 * 8 * 64 * 128 * 2 == rl.decode_state_bytes(a) == 4_718_592
+    assert sizes.full_attention_layers(a) == sizes.window_attention_layers(a) == 18
+    assert sizes.linear_attention_layers(a) == 0 and sizes.recurrent_state_bytes_per_request(a) == 0
+    assert sizes.kv_bytes_per_token(a) == 18 * 2 * 8 * 64 * 2 == 36_864
+    assert sizes.state_bytes_per_request(a) == 18 * 2 * 8 * 64 * 128 * 2 == sizes.decode_state_bytes(a) == 4_718_592
     assert rl.bytes_per_request(a, 4096) == 4096 * 36_864 + 4_718_592
     step = rl.weight_bytes_read(a, 3) + 3 * (4096 * 36_864 + 4_718_592)
     assert rl.decode_step_bytes(a, 3, 4096) == pytest.approx(step, rel=1e-15)
     hybrid, _ = load(ROOT / "anchor-model.json")
-    assert rl.window_attention_layers(hybrid) == 0
-    assert rl.decode_state_bytes(hybrid) == 2 * rl.state_bytes_per_request(hybrid)
+    assert sizes.window_attention_layers(hybrid) == 0
+    assert sizes.decode_state_bytes(hybrid) == 2 * sizes.state_bytes_per_request(hybrid)
     assert features.features(a) == {"experts", "sliding_window"} and "sliding_window" not in features.features(hybrid)
 
 
@@ -62,10 +62,10 @@ def test_without_its_window_the_same_layers_would_be_full_attention_or_deltanet(
     projections (the parameters of 36 full-attention layers); without it, the kit's Gated DeltaNet layers."""
     a, _ = oss
     all_full = replace(a, full_attention_interval=1, sliding_window=0)
-    assert rl.total_params(a) == rl.total_params(all_full)
-    assert rl.kv_bytes_per_token(all_full) == 2 * rl.kv_bytes_per_token(a)
+    assert sizes.total_params(a) == sizes.total_params(all_full)
+    assert sizes.kv_bytes_per_token(all_full) == 2 * sizes.kv_bytes_per_token(a)
     deltanet = replace(a, sliding_window=0)
-    assert rl.linear_attention_layers(deltanet) == 18 and rl.window_attention_layers(deltanet) == 0
+    assert sizes.linear_attention_layers(deltanet) == 18 and sizes.window_attention_layers(deltanet) == 0
 
 
 def test_a_simulator_iteration_with_a_window_is_its_roofline_step(oss):

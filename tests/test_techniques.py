@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from scripts.model import roofline as rl
+from scripts.model import sizes
 from scripts.model import techniques as tq
 from tests.browser import ARTIFACTS, open_page
 from tests.conftest import ROOT
@@ -35,7 +36,7 @@ def model(a, gid=None, **t):
 @pytest.mark.parametrize("context", [256, 4096, 32768, 131072])
 def test_the_baseline_is_the_roofline(anchor, context):
     m = model(anchor)
-    assert m.weights_read == rl.weight_bytes_read_per_step(anchor) and m.kv == rl.kv_bytes_per_token(anchor)
+    assert m.weights_read == sizes.weight_bytes_read_per_step(anchor) and m.kv == sizes.kv_bytes_per_token(anchor)
     assert m.free == rl.free_bytes_for_requests(anchor)
     assert m.max_batch(context) == rl.max_batch_by_memory(anchor, context)
     for b in (1, 7, max(1, m.max_batch(context))):
@@ -76,10 +77,10 @@ def test_a_compute_bound_verification_costs_k_plus_one_times_the_compute(anchor)
 
 def test_weight_quantization_keeps_embeddings_and_the_head_in_bf16(anchor):
     linear = tq.linear_weight_params(anchor)
-    assert 0 < linear < rl.params_read_per_step(anchor) - rl.embedding_params(anchor)  # the LM head is not linear
+    assert 0 < linear < sizes.params_read_per_step(anchor) - sizes.embedding_params(anchor)  # the LM head is not linear
     m = model(anchor, weight_bytes=0.5)
-    assert m.weights_read == (rl.params_read_per_step(anchor) - linear) * 2 + linear * 0.5
-    assert m.weights_total == (rl.total_params(anchor) - linear) * 2 + linear * 0.5
+    assert m.weights_read == (sizes.params_read_per_step(anchor) - linear) * 2 + linear * 0.5
+    assert m.weights_total == (sizes.total_params(anchor) - linear) * 2 + linear * 0.5
     assert m.free == anchor.hbm_bytes - m.weights_total - anchor.runtime_reserve_bytes
 
 

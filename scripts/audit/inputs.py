@@ -81,12 +81,13 @@ def check_gpus_fit(path: Path, anchor) -> None:
     from dataclasses import replace
 
     from scripts.model import roofline as rl
+    from scripts.model import sizes
 
     for gid, g in load_gpus(path)["gpus"].items():
         a = replace(anchor, hbm_bytes=g["hbm_bytes"]["value"])
         if rl.free_bytes_for_requests(a) <= 0:
             raise InputError(f"{path.as_posix()}: field gpus.{gid}.hbm_bytes.value ({a.hbm_bytes / 1e9:g} GB) cannot "
-                             f"hold the anchor's weights ({rl.weight_bytes_total(a) / 1e9:.1f} GB) plus the runtime "
+                             f"hold the anchor's weights ({sizes.weight_bytes_total(a) / 1e9:.1f} GB) plus the runtime "
                              "reserve")
 
 

@@ -6,12 +6,13 @@ from __future__ import annotations
 from scripts.common.names import FIELD_LABELS
 from scripts.lesson.labels import CLAIM_WORDS, LABELS
 from scripts.model import roofline as rl
+from scripts.model import sizes
 
 # A mixture of experts' (only on its page; the roofline.js section reads them when K.num_experts is set).
 MOE_CLIENT_CONSTANTS = {
-    "active_params_per_token": (rl.active_params_per_token, "param"),
-    "routed_expert_params": (rl.routed_expert_params, "param"),
-    "moe_expert_params": (rl.moe_expert_params, "param"),
+    "active_params_per_token": (sizes.active_params_per_token, "param"),
+    "routed_expert_params": (sizes.routed_expert_params, "param"),
+    "moe_expert_params": (sizes.moe_expert_params, "param"),
 }
 
 
@@ -23,7 +24,7 @@ def expert_constants(r) -> dict:
     parameter) and the expert knee's records."""
     constants = {name: r.d(f"const.{name}", fn, {}, unit, "int", FIELD_LABELS.get(name, name))
                  for name, (fn, unit) in MOE_CLIENT_CONSTANTS.items()}
-    constants["expert_weight_bytes"] = r.d("const.expert_weight_bytes", rl.expert_bytes_per_param, {}, "B", "f2",
+    constants["expert_weight_bytes"] = r.d("const.expert_weight_bytes", sizes.expert_bytes_per_param, {}, "B", "f2",
                                            FIELD_LABELS.get("expert_weight_bytes", "expert_weight_bytes"))
     for name in MOE_MODEL_CONSTANTS:
         r.field("model", name, unit="expert", fmt="int", label=FIELD_LABELS.get(name, name))
@@ -38,12 +39,12 @@ def experts_frontier(r, sc: dict, ctx: int, cap: int) -> dict | None:
     if not r.a.num_experts:
         return None
     d, percent = r.d, sc["expert_knee_percent"]["value"]
-    knee = int(d("moe.knee_batch", rl.expert_knee_batch, {"percent": percent}, "request", "int",
+    knee = int(d("moe.knee_batch", sizes.expert_knee_batch, {"percent": percent}, "request", "int",
              LABELS["moe.knee_batch"].format(percent=percent)))
-    d("moe.active_params_b", rl.active_params_per_token, {}, "B params", "f2", LABELS["moe.active_params_b"], 1e-9)
-    d("moe.weights_gb_all", rl.weight_bytes_all_experts, {}, "GB", "f1", LABELS["moe.weights_gb_all"], 1e-9)
+    d("moe.active_params_b", sizes.active_params_per_token, {}, "B params", "f2", LABELS["moe.active_params_b"], 1e-9)
+    d("moe.weights_gb_all", sizes.weight_bytes_all_experts, {}, "GB", "f1", LABELS["moe.weights_gb_all"], 1e-9)
     for b in sorted({1, knee, cap}):
-        d(f"moe.b{b}.experts", rl.expected_experts_touched, {"tokens": b}, "expert", "int",
+        d(f"moe.b{b}.experts", sizes.expected_experts_touched, {"tokens": b}, "expert", "int",
           LABELS["moe.experts"].format(b=b))
         d(f"moe.b{b}.weights_gb", rl.weight_bytes_read, {"tokens": b}, "GB", "f1", LABELS["moe.weights_gb"].format(b=b),
           1e-9)

@@ -10,6 +10,7 @@ from scripts.lesson import techniques as techniques_page
 from scripts.lesson.experts import expert_claims, expert_constants, expert_gpu_claims, experts_frontier
 from scripts.lesson.labels import CLAIM_WORDS, LABELS
 from scripts.model import roofline as rl
+from scripts.model import sizes
 from scripts.model import techniques as tq
 from scripts.model import timeline as tl
 from scripts.model.readouts import SLIDERS, readout_formats, readouts
@@ -20,23 +21,23 @@ from scripts.record.provenance import cited, cited_record, field_paths, from_anc
 
 # Constants the browser's math needs, each one formula over the anchor (no constant is typed twice).
 CLIENT_CONSTANTS = {
-    "weight_bytes_read_per_step": (rl.weight_bytes_read_per_step, "B"),
-    "params_read_per_step": (rl.params_read_per_step, "param"),
-    "kv_bytes_per_token": (rl.kv_bytes_per_token, "B"),
-    "state_bytes_per_request": (rl.state_bytes_per_request, "B"),
+    "weight_bytes_read_per_step": (sizes.weight_bytes_read_per_step, "B"),
+    "params_read_per_step": (sizes.params_read_per_step, "param"),
+    "kv_bytes_per_token": (sizes.kv_bytes_per_token, "B"),
+    "state_bytes_per_request": (sizes.state_bytes_per_request, "B"),
     "attention_flops_per_token_position": (rl.attention_flops_per_token_position, "FLOP"),
     "free_bytes_for_requests": (rl.free_bytes_for_requests, "B"),
     # the technique switches' TechniqueCost (scripts/model/techniques.py), in lesson.js
-    "total_params": (rl.total_params, "param"),
+    "total_params": (sizes.total_params, "param"),
     "linear_weight_params": (tq.linear_weight_params, "param"),
     "kv_elements_per_token": (tq.kv_elements_per_token, "element"),
 }
 # A sliding-window model's (only on its page; the JS reads them when K.window_kv_elements_per_request is set): its
 # fixed-size memory split into the DeltaNet state and the window layers' KV, and what a decode step moves of it.
 WINDOW_CLIENT_CONSTANTS = {
-    "recurrent_state_bytes_per_request": (rl.recurrent_state_bytes_per_request, "B"),
-    "window_kv_elements_per_request": (rl.window_kv_elements_per_request, "element"),
-    "decode_state_bytes": (rl.decode_state_bytes, "B"),
+    "recurrent_state_bytes_per_request": (sizes.recurrent_state_bytes_per_request, "B"),
+    "window_kv_elements_per_request": (sizes.window_kv_elements_per_request, "element"),
+    "decode_state_bytes": (sizes.decode_state_bytes, "B"),
 }
 HARDWARE_CONSTANTS = ("hbm_bandwidth_bytes_per_s", "peak_bf16_flops", "pd_link_bytes_per_s", "runtime_reserve_bytes")
 MODEL_CONSTANTS = ("weight_bytes", "kv_cache_bytes")  # the technique switches replace these per technique
@@ -123,19 +124,19 @@ def _constants(r: _Records) -> dict:
     if r.a.sliding_window:
         constants.update({name: d(f"const.{name}", fn, {}, unit, "int", FIELD_LABELS.get(name, name))
                           for name, (fn, unit) in WINDOW_CLIENT_CONSTANTS.items()})
-    d("model.total_params_b", rl.total_params, {}, "B params", "f2", LABELS["model.total_params_b"], 1e-9)
-    d("model.params_read_b", rl.params_read_per_step, {}, "B params", "f2", LABELS["model.params_read_b"], 1e-9)
-    d("model.weights_gb", rl.weight_bytes_total, {}, "GB", "f1",
-      LABELS["model.weights_gb.experts_own_format" if rl.experts_in_own_format(r.a) else "model.weights_gb"], 1e-9)
-    d("model.kv_bytes_per_token", rl.kv_bytes_per_token, {}, "B", "int", LABELS["model.kv_per_token"])
-    d("model.kv_kb_per_token", rl.kv_bytes_per_token, {}, "KiB", "int", LABELS["model.kv_per_token"], 1 / 1024)
-    d("model.state_mb", rl.state_bytes_per_request, {}, "MB", "f1",
+    d("model.total_params_b", sizes.total_params, {}, "B params", "f2", LABELS["model.total_params_b"], 1e-9)
+    d("model.params_read_b", sizes.params_read_per_step, {}, "B params", "f2", LABELS["model.params_read_b"], 1e-9)
+    d("model.weights_gb", sizes.weight_bytes_total, {}, "GB", "f1",
+      LABELS["model.weights_gb.experts_own_format" if sizes.experts_in_own_format(r.a) else "model.weights_gb"], 1e-9)
+    d("model.kv_bytes_per_token", sizes.kv_bytes_per_token, {}, "B", "int", LABELS["model.kv_per_token"])
+    d("model.kv_kb_per_token", sizes.kv_bytes_per_token, {}, "KiB", "int", LABELS["model.kv_per_token"], 1 / 1024)
+    d("model.state_mb", sizes.state_bytes_per_request, {}, "MB", "f1",
       LABELS["model.state_mb.window" if r.a.sliding_window else "model.state_mb"], 1e-6)
     if r.a.sliding_window:
-        d("model.window_layers", rl.window_attention_layers, {}, "layer", "int", LABELS["model.window_layers"])
+        d("model.window_layers", sizes.window_attention_layers, {}, "layer", "int", LABELS["model.window_layers"])
         r.field("model", "sliding_window", unit="token", fmt="int", label=LABELS["model.sliding_window"])
-    d("model.full_layers", rl.full_attention_layers, {}, "layer", "int", LABELS["model.full_layers"])
-    d("model.linear_layers", rl.linear_attention_layers, {}, "layer", "int", LABELS["model.linear_layers"])
+    d("model.full_layers", sizes.full_attention_layers, {}, "layer", "int", LABELS["model.full_layers"])
+    d("model.linear_layers", sizes.linear_attention_layers, {}, "layer", "int", LABELS["model.linear_layers"])
     d("hw.free_gb", rl.free_bytes_for_requests, {}, "GB", "f1", LABELS["hw.free_gb"], 1e-9)
     for name, unit, fmt, scale in (("hbm_bytes", "GB", "int", 1e-9),
                                    ("hbm_bandwidth_bytes_per_s", "TB/s", "f2", 1e-12),
@@ -275,8 +276,8 @@ def build(a, doc: dict, cited_doc: dict, gpus_doc: dict, anchor_file: str = "anc
             knee_claims = settle_claims(expert_gpu_claims(gpus), by_id)
             experts["memory_short_on"] = [g["id"] for g, c in zip(gpus, knee_claims, strict=True) if not c["holds"]]
             technique_claims += knee_claims
-    view = {"context": ctx, "cap": int(cap), "table_rows": table_rows, "linear_layers": rl.linear_attention_layers(a),
-            "window_layers": rl.window_attention_layers(a),
+    view = {"context": ctx, "cap": int(cap), "table_rows": table_rows,
+            "linear_layers": sizes.linear_attention_layers(a), "window_layers": sizes.window_attention_layers(a),
             **({"experts": experts} if experts else {}),  # a mixture of experts' frontier view
             "try_slo_all_fit": [by_id[f"slo.{s}ms.max_batch"]["value"] >= cap for s in sc["try_tpot_slo_ms"]["value"]]}
     contexts = powers_of_two(sc["context_tokens"]["min"], sc["context_tokens"]["max"])

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 from scripts.lesson.labels import LABELS
-from scripts.model import roofline as rl
+from scripts.model import sizes
 from scripts.model import techniques as tq
 from scripts.model.features import features
 from scripts.record.provenance import assumed, cited_record, from_formula
@@ -68,7 +68,7 @@ def settings(doc: dict, reserve: int) -> dict[str, dict]:
 def labels(doc: dict, a) -> dict[str, str]:
     """Each technique's name on the page; the baseline names the model's own format where its experts ship
     narrower than bf16 (gpt-oss's MXFP4)."""
-    return {"baseline": WORDS["baseline_own_format" if rl.experts_in_own_format(a) else "baseline"],
+    return {"baseline": WORDS["baseline_own_format" if sizes.experts_in_own_format(a) else "baseline"],
             "weights_fp8": doc["weights"]["fp8"]["label"],
             "weights_int4": doc["weights"]["int4"]["label"], "kv_fp8": doc["kv"]["fp8"]["label"],
             "speculative": doc["speculative"]["label"], "reserved": doc["reserved"]["label"]}

@@ -2,12 +2,12 @@
 config/model_words.json refer to. Pure."""
 from __future__ import annotations
 
-from scripts.model import roofline as rl
+from scripts.model import sizes
 
 FEATURES = {
-    "linear_attention": lambda a: rl.linear_attention_layers(a) > 0,  # Gated DeltaNet layers (a hybrid model)
-    "experts": lambda a: rl.moe_layers(a) > 0,  # routed experts (a mixture of experts)
-    "sliding_window": lambda a: rl.window_attention_layers(a) > 0,  # sliding-window attention layers (gpt-oss)
+    "linear_attention": lambda a: sizes.linear_attention_layers(a) > 0,  # Gated DeltaNet layers (a hybrid model)
+    "experts": lambda a: sizes.moe_layers(a) > 0,  # routed experts (a mixture of experts)
+    "sliding_window": lambda a: sizes.window_attention_layers(a) > 0,  # sliding-window attention layers (gpt-oss)
 }
 
 

@@ -6,6 +6,7 @@ the browser tests hold the two together within 1e-6 relative.
 from __future__ import annotations
 
 from scripts.model import roofline as rl
+from scripts.model import sizes
 from scripts.model import timeline as tl
 from scripts.model.anchor import Anchor
 
@@ -25,7 +26,7 @@ def readouts(a: Anchor, batch: int, context_tokens: int, tpot_slo_ms: float, pro
     cached = tl.cached_prefix(p, new_tokens) if prefix_cached else 0
     b = effective_batch(a, batch, c)
     nb = rl.max_batch_under_slo(a, c, tpot_slo_ms / 1e3)
-    moe = {"experts_read_at_batch": rl.expected_experts_touched(a, b)} if a.num_experts else {}  # per MoE layer
+    moe = {"experts_read_at_batch": sizes.expected_experts_touched(a, b)} if a.num_experts else {}  # per MoE layer
     return {**moe,
         "max_batch_mem": rl.max_batch_by_memory(a, c),
         "max_batch_slo": nb,

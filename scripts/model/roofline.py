@@ -1,4 +1,5 @@
-"""Roofline math for one decode or prefill step of the hybrid anchor model. Pure: no I/O.
+"""Roofline math for one decode or prefill step of the hybrid anchor model, from its sizes (sizes.py: parameters,
+weight bytes, KV and state bytes). Pure: no I/O.
 
 Hybrid attention is first-class: only the full-attention layers keep a per-token KV cache; the
 Gated DeltaNet (linear) layers keep a fixed-size recurrent state per request, read and written
@@ -6,7 +7,7 @@ once per decode step. Every function is an upper bound on speed (a roofline), no
 
 A mixture of experts (issue 64): memory holds every expert; a token's FLOPs follow its active parameters (the
 shared experts and the k routed ones); a step reads the experts its tokens touch, E * (1 - (1 - k/E)^T) of them
-per MoE layer for T tokens routed uniformly at random (expected_experts_touched), so the weight bytes a step reads
+per MoE layer for T tokens routed uniformly at random (sizes.expected_experts_touched), so the weight bytes a step reads
 grow with its tokens until every expert is read. Multi-head latent attention caches one latent per token and layer
 (kv_lora_rank + qk_rope_head_dim values). A dense anchor's numbers are unchanged by either.
 
@@ -24,153 +25,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from scripts.model import sizes
 from scripts.model.anchor import Anchor
-
-
-def full_attention_layers(a: Anchor) -> int:
-    return a.num_hidden_layers // a.full_attention_interval
-
-
-def window_attention_layers(a: Anchor) -> int:
-    """Sliding-window attention layers: the layers between the full-attention ones when the anchor has a window."""
-    return a.num_hidden_layers - full_attention_layers(a) if a.sliding_window else 0
-
-
-def linear_attention_layers(a: Anchor) -> int:
-    """Gated DeltaNet layers: the layers between the full-attention ones when the anchor has no window."""
-    return a.num_hidden_layers - full_attention_layers(a) - window_attention_layers(a)
-
-
-def full_attention_projection_params(a: Anchor) -> int:
-    """The layer's linear projections (q with its output gate, k, v, o): what a quantization recipe quantizes."""
-    q_width = a.num_attention_heads * a.head_dim
-    q_out = q_width * (2 if a.attn_output_gate else 1)
-    kv_out = 2 * a.num_key_value_heads * a.head_dim
-    return a.hidden_size * (q_out + kv_out) + q_width * a.hidden_size
-
-
-def full_attention_layer_params(a: Anchor) -> int:
-    qk_norms = 2 * a.head_dim
-    return full_attention_projection_params(a) + qk_norms
-
-
-def linear_attention_projection_params(a: Anchor) -> int:
-    """The Gated DeltaNet layer's linear projections (in_qkvz, the beta/decay gates' in_ba, out)."""
-    key_dim = a.linear_num_key_heads * a.linear_key_head_dim
-    value_dim = a.linear_num_value_heads * a.linear_value_head_dim
-    in_qkvz = a.hidden_size * (2 * key_dim + 2 * value_dim)
-    in_ba = a.hidden_size * 2 * a.linear_num_value_heads  # per-head beta and decay gates
-    out = value_dim * a.hidden_size
-    return in_qkvz + in_ba + out
-
-
-def linear_attention_layer_params(a: Anchor) -> int:
-    key_dim = a.linear_num_key_heads * a.linear_key_head_dim
-    value_dim = a.linear_num_value_heads * a.linear_value_head_dim
-    conv = (2 * key_dim + value_dim) * a.linear_conv_kernel_dim
-    per_head = 2 * a.linear_num_value_heads  # A_log and dt_bias
-    return linear_attention_projection_params(a) + conv + per_head + a.linear_value_head_dim
-
-
-def mlp_params(a: Anchor) -> int:
-    return 3 * a.hidden_size * a.intermediate_size
-
-
-def moe_layers(a: Anchor) -> int:
-    """Layers whose MLP is a mixture of experts (all but the first `first_dense_layers`; none for a dense model)."""
-    return a.num_hidden_layers - a.first_dense_layers if a.num_experts else 0
-
-
-def expert_params(a: Anchor) -> int:
-    """One expert's SwiGLU FFN (gate, up, down) at its own width."""
-    return 3 * a.hidden_size * a.moe_intermediate_size
-
-
-def moe_layer_mlp_params(a: Anchor) -> int:
-    """A MoE layer's MLP in memory: its router, every routed expert and the shared ones."""
-    return a.hidden_size * a.num_experts + (a.num_experts + a.num_shared_experts) * expert_params(a)
-
-
-def expert_bytes_per_param(a: Anchor) -> float:
-    """The experts' bytes per parameter (their format's block scales included), else the model's."""
-    return a.expert_weight_bytes or a.weight_bytes
-
-
-def expected_experts_touched(a: Anchor, tokens: float) -> float:
-    """Distinct routed experts a MoE layer reads for `tokens` tokens in one step, each routed to k of E uniformly at
-    random: E * (1 - (1 - k/E)^tokens). One token reads k; many read all E."""
-    if not a.num_experts or tokens <= 0:
-        return 0.0
-    return a.num_experts * (1.0 - (1.0 - a.num_experts_per_tok / a.num_experts) ** tokens)
-
-
-def expert_knee_batch(a: Anchor, percent: float) -> int:
-    """The smallest batch whose decode step reads at least `percent` % of the routed experts: the first B with
-    (1 - k/E)^B <= 1 - percent/100 (past it more requests add KV reads but hardly any weight reads); 0 if dense."""
-    if not a.num_experts:
-        return 0
-    b = 1  # counted up (at most a few thousand steps for any E, k and percent the schema allows)
-    while expected_experts_touched(a, b) < a.num_experts * percent / 100:
-        b += 1
-    return b
-
-
-def moe_expert_params(a: Anchor) -> int:
-    """One routed expert in every MoE layer: the weights a step reads per expert it touches (times their bytes)."""
-    return moe_layers(a) * expert_params(a)
-
-
-def embedding_params(a: Anchor) -> int:
-    return a.vocab_size * a.hidden_size
-
-
-@lru_cache(maxsize=256)  # pure in the (frozen, hashable) anchor; the simulator calls it every iteration
-def total_params(a: Anchor) -> int:
-    per_layer_common = mlp_params(a) + 2 * a.hidden_size  # MLP and two RMSNorms
-    layers = (full_attention_layers(a) * (full_attention_layer_params(a) + per_layer_common)
-              + linear_attention_layers(a) * (linear_attention_layer_params(a) + per_layer_common))
-    if a.sliding_window:  # a window layer has the full layers' projections
-        layers += window_attention_layers(a) * (full_attention_layer_params(a) + per_layer_common)
-    moe = moe_layers(a) * (moe_layer_mlp_params(a) - mlp_params(a))  # their experts in place of the dense MLP
-    heads = embedding_params(a) * (1 if a.tie_word_embeddings else 2)
-    return layers + moe + heads + a.hidden_size
-
-
-def routed_expert_params(a: Anchor) -> int:
-    """Every routed expert of every MoE layer: what a step reads only in part."""
-    return moe_layers(a) * a.num_experts * expert_params(a)
-
-
-@lru_cache(maxsize=256)  # pure in the (frozen, hashable) anchor; the simulator calls it every iteration
-def params_read_per_step(a: Anchor) -> int:
-    """Everything but the input embedding table, of which a step reads only B rows (negligible)."""
-    return total_params(a) - (0 if a.tie_word_embeddings else embedding_params(a))
-
-
-@lru_cache(maxsize=256)
-def active_params_per_token(a: Anchor) -> int:
-    """The parameters one token multiplies by (its FLOPs are twice this): all a dense model reads per step; for a
-    MoE model, all but the routed experts, plus the k of them the token goes to in each MoE layer."""
-    routed = routed_expert_params(a)
-    return params_read_per_step(a) - routed + moe_layers(a) * a.num_experts_per_tok * expert_params(a)
-
-
-def experts_in_own_format(a: Anchor) -> bool:
-    """Whether a mixture's experts ship in a format of their own (e.g. gpt-oss's MXFP4), not the model's weight_bytes:
-    what the page's weight and baseline labels then name."""
-    return bool(a.num_experts) and expert_bytes_per_param(a) != a.weight_bytes
-
-
-def weight_bytes_total(a: Anchor) -> int:
-    routed = routed_expert_params(a)
-    return (total_params(a) - routed) * a.weight_bytes + routed * expert_bytes_per_param(a)
-
-
-@lru_cache(maxsize=256)  # pure in the (frozen, hashable) anchor; the simulator calls it every iteration
-def weight_bytes_read_per_step(a: Anchor) -> int:
-    """A dense step's weight bytes (for a MoE model: all but the routed experts; weight_bytes_read adds the ones
-    its tokens touch)."""
-    return (params_read_per_step(a) - routed_expert_params(a)) * a.weight_bytes
 
 
 def weight_bytes_read(a: Anchor, tokens: float) -> float:
@@ -179,64 +35,18 @@ def weight_bytes_read(a: Anchor, tokens: float) -> float:
     return iteration_cost(a).weights_for(tokens)
 
 
-def weight_bytes_all_experts(a: Anchor) -> float:
-    """The weight bytes a step reads once its tokens touch every routed expert (the limit of weight_bytes_read)."""
-    return weight_bytes_read_per_step(a) + routed_expert_params(a) * expert_bytes_per_param(a)
-
-
-@lru_cache(maxsize=256)  # pure in the (frozen, hashable) anchor; the simulator calls it every iteration
-def kv_bytes_per_token(a: Anchor) -> int:
-    """K and V of every KV head per full-attention layer; with MLA one latent and its RoPE part per layer."""
-    if a.kv_lora_rank:
-        return full_attention_layers(a) * (a.kv_lora_rank + a.qk_rope_head_dim) * a.kv_cache_bytes
-    return 2 * full_attention_layers(a) * a.num_key_value_heads * a.head_dim * a.kv_cache_bytes
-
-
-def recurrent_state_bytes_per_request(a: Anchor) -> int:
-    """The Gated DeltaNet layers' recurrent state of one request: read and written whole by every decode step."""
-    return (linear_attention_layers(a) * a.linear_num_value_heads * a.linear_key_head_dim
-            * a.linear_value_head_dim * a.recurrent_state_bytes)
-
-
-def window_kv_elements_per_request(a: Anchor) -> int:
-    """K and V of the last `sliding_window` tokens in every window layer: what a request holds there once its
-    context passes the window (a shorter context holds less; priced at the window, an upper bound)."""
-    if not a.sliding_window:
-        return 0
-    return 2 * window_attention_layers(a) * a.num_key_value_heads * a.head_dim * a.sliding_window
-
-
-def window_kv_bytes_per_request(a: Anchor) -> int:
-    """window_kv_elements_per_request in the cache's format (0 without a window: the cache's format is then no input
-    of a request's fixed-size memory, so its provenance does not name it)."""
-    return window_kv_elements_per_request(a) * a.kv_cache_bytes if a.sliding_window else 0
-
-
-@lru_cache(maxsize=256)  # pure in the (frozen, hashable) anchor; the simulator calls it every iteration
-def state_bytes_per_request(a: Anchor) -> int:
-    """A request's fixed-size memory beside its per-token KV cache: the DeltaNet state and the window layers' KV."""
-    return recurrent_state_bytes_per_request(a) + window_kv_bytes_per_request(a)
-
-
-@lru_cache(maxsize=256)
-def decode_state_bytes(a: Anchor) -> int:
-    """What a decode step moves of one request's fixed-size memory: the DeltaNet state read and written (twice),
-    the window layers' KV read once (the new token's K and V, like the full layers' own, are not counted)."""
-    return 2 * recurrent_state_bytes_per_request(a) + window_kv_bytes_per_request(a)
-
-
 @lru_cache(maxsize=256)  # pure in the (frozen, hashable) anchor; the simulator calls it every iteration
 def attention_flops_per_token_position(a: Anchor) -> int:
     """FLOPs for one query attending to one cached position, over all full-attention layers (QK^T and PV)."""
-    return 4 * a.num_attention_heads * a.head_dim * full_attention_layers(a)
+    return 4 * a.num_attention_heads * a.head_dim * sizes.full_attention_layers(a)
 
 
 def decode_step_bytes(a: Anchor, batch: float, context: float) -> float:
-    return weight_bytes_read(a, batch) + batch * (context * kv_bytes_per_token(a) + decode_state_bytes(a))
+    return weight_bytes_read(a, batch) + batch * (context * sizes.kv_bytes_per_token(a) + sizes.decode_state_bytes(a))
 
 
 def decode_step_flops(a: Anchor, batch: float, context: float) -> float:
-    return 2 * active_params_per_token(a) * batch + batch * context * attention_flops_per_token_position(a)
+    return 2 * sizes.active_params_per_token(a) * batch + batch * context * attention_flops_per_token_position(a)
 
 
 def step_seconds(a: Anchor, step_bytes: float, step_flops: float) -> float:
@@ -261,11 +71,11 @@ def per_user_tok_s(a: Anchor, batch: float, context: float) -> float:
 
 
 def bytes_per_request(a: Anchor, context: float) -> float:
-    return context * kv_bytes_per_token(a) + state_bytes_per_request(a)
+    return context * sizes.kv_bytes_per_token(a) + sizes.state_bytes_per_request(a)
 
 
 def free_bytes_for_requests(a: Anchor) -> float:
-    return a.hbm_bytes - weight_bytes_total(a) - a.runtime_reserve_bytes
+    return a.hbm_bytes - sizes.weight_bytes_total(a) - a.runtime_reserve_bytes
 
 
 def max_batch_by_memory(a: Anchor, context: float) -> int:
@@ -281,9 +91,9 @@ def max_batch_under_slo(a: Anchor, context: float, tpot_slo_s: float) -> int:
     cap = max_batch_by_memory(a, context)
     if a.num_experts:  # the weight bytes grow with the batch: no closed form, but the step still only lengthens
         return _largest_batch_within(a, context, tpot_slo_s, cap)
-    per_req_bytes = context * kv_bytes_per_token(a) + decode_state_bytes(a)
-    by_bytes = (tpot_slo_s * a.hbm_bandwidth_bytes_per_s - weight_bytes_read_per_step(a)) / per_req_bytes
-    per_req_flops = 2 * params_read_per_step(a) + context * attention_flops_per_token_position(a)
+    per_req_bytes = context * sizes.kv_bytes_per_token(a) + sizes.decode_state_bytes(a)
+    by_bytes = (tpot_slo_s * a.hbm_bandwidth_bytes_per_s - sizes.weight_bytes_read_per_step(a)) / per_req_bytes
+    per_req_flops = 2 * sizes.params_read_per_step(a) + context * attention_flops_per_token_position(a)
     by_flops = tpot_slo_s * a.peak_bf16_flops / per_req_flops
     return max(0, min(cap, math.floor(min(by_bytes, by_flops))))
 
@@ -307,11 +117,11 @@ def step_growth_per_request(a: Anchor, context: float, batch_from: int, batch_to
 
 def prefill_flops(a: Anchor, prompt: float) -> float:
     """Whole prompt in one step; causal attention touches about P^2/2 query-key pairs."""
-    return 2 * active_params_per_token(a) * prompt + prompt * prompt / 2 * attention_flops_per_token_position(a)
+    return 2 * sizes.active_params_per_token(a) * prompt + prompt * prompt / 2 * attention_flops_per_token_position(a)
 
 
 def prefill_bytes(a: Anchor, prompt: float) -> float:
-    return weight_bytes_read(a, prompt) + prompt * kv_bytes_per_token(a) + state_bytes_per_request(a)
+    return weight_bytes_read(a, prompt) + prompt * sizes.kv_bytes_per_token(a) + sizes.state_bytes_per_request(a)
 
 
 def prefill_seconds(a: Anchor, prompt: float) -> float:
@@ -326,12 +136,12 @@ def state_passes(chunk_start: float) -> int:
 
 def mixed_step_seconds(a: Anchor, decoders: float, context: float, chunk: float, chunk_start: float) -> float:
     """One step carrying a prefill chunk [chunk_start, chunk_start + chunk) plus one token per running decoder."""
-    step_bytes = (decode_step_bytes(a, decoders, context) + (chunk_start + chunk) * kv_bytes_per_token(a)
-                  + state_passes(chunk_start) * state_bytes_per_request(a))
+    step_bytes = (decode_step_bytes(a, decoders, context) + (chunk_start + chunk) * sizes.kv_bytes_per_token(a)
+                  + state_passes(chunk_start) * sizes.state_bytes_per_request(a))
     if a.num_experts:  # the chunk's tokens touch more experts than the decoders' alone
         step_bytes += weight_bytes_read(a, decoders + chunk) - weight_bytes_read(a, decoders)
     chunk_pairs = chunk * chunk_start + chunk * chunk / 2  # each chunk token sees all earlier positions
-    step_flops = (decode_step_flops(a, decoders, context) + 2 * active_params_per_token(a) * chunk
+    step_flops = (decode_step_flops(a, decoders, context) + 2 * sizes.active_params_per_token(a) * chunk
                   + chunk_pairs * attention_flops_per_token_position(a))
     return step_seconds(a, step_bytes, step_flops)
 
@@ -360,16 +170,16 @@ class IterationCost:
                  "expert_keep", "expert_bytes")
 
     def __init__(self, a: Anchor):
-        self.weights, self.kv = weight_bytes_read_per_step(a), kv_bytes_per_token(a)
-        self.state, self.dense = recurrent_state_bytes_per_request(a), 2 * active_params_per_token(a)
-        self.window = window_kv_bytes_per_request(a)  # read once per decode step, 0 without a window
+        self.weights, self.kv = sizes.weight_bytes_read_per_step(a), sizes.kv_bytes_per_token(a)
+        self.state, self.dense = sizes.recurrent_state_bytes_per_request(a), 2 * sizes.active_params_per_token(a)
+        self.window = sizes.window_kv_bytes_per_request(a)  # read once per decode step, 0 without a window
         self.attention = attention_flops_per_token_position(a)
         self.bandwidth, self.peak_flops = a.hbm_bandwidth_bytes_per_s, a.peak_bf16_flops
         # a mixture of experts: E, the chance 1 - k/E that a token skips an expert, and one expert's bytes over
         # every MoE layer (weights_for adds the experts a step's tokens touch); 0 for a dense model
         self.experts = a.num_experts
         self.expert_keep = 1.0 - a.num_experts_per_tok / a.num_experts if a.num_experts else 1.0
-        self.expert_bytes = moe_expert_params(a) * expert_bytes_per_param(a) if a.num_experts else 0
+        self.expert_bytes = sizes.moe_expert_params(a) * sizes.expert_bytes_per_param(a) if a.num_experts else 0
 
     def weights_for(self, tokens):
         """The weight bytes a step of `tokens` tokens reads (roofline.weight_bytes_read): a dense model's are a

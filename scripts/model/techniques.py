@@ -22,6 +22,7 @@ import math
 from dataclasses import dataclass, fields
 
 from scripts.model import roofline as rl
+from scripts.model import sizes
 from scripts.model.anchor import Anchor
 
 
@@ -57,22 +58,22 @@ def linear_weight_params(a: Anchor) -> int:
     """The weights of the decoder layers' linear projections (what a quantization recipe quantizes): attention's
     q/k/v/o, DeltaNet's in/out projections, the MLP (a MoE layer's: every routed and shared expert; its router
     stays in the model's format); not embeddings, the LM head, norms or the convolution."""
-    dense = (rl.full_attention_layers(a) * (rl.full_attention_projection_params(a) + rl.mlp_params(a))
-             + rl.linear_attention_layers(a) * (rl.linear_attention_projection_params(a) + rl.mlp_params(a)))
+    dense = (sizes.full_attention_layers(a) * (sizes.full_attention_projection_params(a) + sizes.mlp_params(a))
+             + sizes.linear_attention_layers(a) * (sizes.linear_attention_projection_params(a) + sizes.mlp_params(a)))
     if a.sliding_window:  # a window layer has the full layers' projections
-        dense += rl.window_attention_layers(a) * (rl.full_attention_projection_params(a) + rl.mlp_params(a))
+        dense += sizes.window_attention_layers(a) * (sizes.full_attention_projection_params(a) + sizes.mlp_params(a))
     if not a.num_experts:
         return dense
-    experts = (a.num_experts + a.num_shared_experts) * rl.expert_params(a)
-    return dense + rl.moe_layers(a) * (experts - rl.mlp_params(a))
+    experts = (a.num_experts + a.num_shared_experts) * sizes.expert_params(a)
+    return dense + sizes.moe_layers(a) * (experts - sizes.mlp_params(a))
 
 
 def kv_elements_per_token(a: Anchor) -> int:
     """Elements one token adds to the cache (the full-attention layers' K and V, or with multi-head latent attention
     one latent and its RoPE part): times bytes per element."""
     if a.kv_lora_rank:
-        return rl.full_attention_layers(a) * (a.kv_lora_rank + a.qk_rope_head_dim)
-    return 2 * rl.full_attention_layers(a) * a.num_key_value_heads * a.head_dim
+        return sizes.full_attention_layers(a) * (a.kv_lora_rank + a.qk_rope_head_dim)
+    return 2 * sizes.full_attention_layers(a) * a.num_key_value_heads * a.head_dim
 
 
 class TechniqueCost:
@@ -82,23 +83,23 @@ class TechniqueCost:
 
     def __init__(self, a: Anchor, t: Technique, gpu: Gpu):
         linear, wb = linear_weight_params(a), (a.weight_bytes if t.weight_bytes is None else t.weight_bytes)
-        routed = rl.routed_expert_params(a)  # 0 for a dense model
-        self.weights_read = (rl.params_read_per_step(a) - linear) * a.weight_bytes + (linear - routed) * wb
-        self.weights_total = (rl.total_params(a) - linear) * a.weight_bytes + (linear - routed) * wb
+        routed = sizes.routed_expert_params(a)  # 0 for a dense model
+        self.weights_read = (sizes.params_read_per_step(a) - linear) * a.weight_bytes + (linear - routed) * wb
+        self.weights_total = (sizes.total_params(a) - linear) * a.weight_bytes + (linear - routed) * wb
         self.anchor, active_linear = a, linear  # the linear weights one token multiplies by
         if a.num_experts:
-            ewb = min(wb, rl.expert_bytes_per_param(a))
+            ewb = min(wb, sizes.expert_bytes_per_param(a))
             self.weights_total += routed * ewb
-            self.expert_bytes = rl.moe_expert_params(a) * ewb
-            active_linear = linear - routed + a.num_experts_per_tok * rl.moe_expert_params(a)
+            self.expert_bytes = sizes.moe_expert_params(a) * ewb
+            active_linear = linear - routed + a.num_experts_per_tok * sizes.moe_expert_params(a)
         kvb = a.kv_cache_bytes if t.kv_bytes is None else t.kv_bytes
         self.kv = kv_elements_per_token(a) * kvb
         # a request's fixed-size memory: the DeltaNet state (its own format) and the window layers' KV (the cache's)
-        recurrent, window = rl.recurrent_state_bytes_per_request(a), rl.window_kv_elements_per_request(a) * kvb
+        recurrent, window = sizes.recurrent_state_bytes_per_request(a), sizes.window_kv_elements_per_request(a) * kvb
         self.state, self.decode_state = recurrent + window, 2 * recurrent + window
         fast = t.fp8_compute and gpu.peak_fp8_flops is not None
         self.fast_flops = 2 * active_linear if fast else 0     # per token, at the FP8 peak
-        self.slow_flops = 2 * rl.active_params_per_token(a) - self.fast_flops  # per token, at the bf16 peak
+        self.slow_flops = 2 * sizes.active_params_per_token(a) - self.fast_flops  # per token, at the bf16 peak
         self.attention = rl.attention_flops_per_token_position(a)
         self.peak_fast = gpu.peak_fp8_flops if fast else gpu.peak_bf16_flops
         self.peak = gpu.peak_bf16_flops
@@ -110,7 +111,7 @@ class TechniqueCost:
         """The weight bytes a step of `tokens` tokens reads (a dense model's: all of them, whatever the tokens)."""
         if not self.anchor.num_experts:
             return self.weights_read
-        return self.weights_read + rl.expected_experts_touched(self.anchor, tokens) * self.expert_bytes
+        return self.weights_read + sizes.expected_experts_touched(self.anchor, tokens) * self.expert_bytes
 
     def step_seconds(self, batch: float, context: float, tokens: float = 1) -> float:
         """A decode step (or a verification step of `tokens` per request) at `batch` requests of `context`."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 
 from scripts.model import roofline as rl
+from scripts.model import sizes
 from scripts.model.anchor import Anchor
 
 
@@ -46,7 +47,7 @@ def cached_prefix(prompt: int, new_tokens: int) -> int:
 
 def decode_step_with_newcomer_seconds(a: Anchor, decoders: float, context: float, prompt: float) -> float:
     """A decode step after the newcomer joined: it decodes at context `prompt` beside the others."""
-    shared = rl.weight_bytes_read_per_step(a)
+    shared = sizes.weight_bytes_read_per_step(a)
     step_bytes = (rl.decode_step_bytes(a, decoders, context) + rl.decode_step_bytes(a, 1, prompt)
                   - shared)  # the weights are read once for both
     if a.num_experts:  # and the experts once: those the decoders' and the newcomer's tokens touch together

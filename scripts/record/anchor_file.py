@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from scripts.model import roofline
+from scripts.model import roofline, sizes
 from scripts.model.anchor import Anchor, anchor_from
 from scripts.record import schema
 from scripts.record.inputs import InputError, read_json
@@ -58,7 +58,7 @@ def _check_weights_fit(data: dict, filename: str) -> None:
     if roofline.free_bytes_for_requests(a) <= 0:
         where, field = data["hardware"]["hbm_bytes"]["locator"].split(" ")
         raise InputError(f"{where}: field {field}.value ({a.hbm_bytes / 1e9:g} GB), the GPU of {filename} "
-                         f"(hardware.gpu), cannot hold its weights ({roofline.weight_bytes_total(a) / 1e9:.1f} GB) "
+                         f"(hardware.gpu), cannot hold its weights ({sizes.weight_bytes_total(a) / 1e9:.1f} GB) "
                          "plus the runtime reserve")
 
 

@@ -13,16 +13,17 @@ from dataclasses import replace
 import numpy as np
 
 from scripts.model import roofline as rl
+from scripts.model import sizes
 from scripts.model.anchor import Anchor
 from scripts.serving.workloads.workload import generate, streams
 
 
 def model_constants(a: Anchor) -> dict:
-    return {"weight_bytes_read_per_step": rl.weight_bytes_read_per_step(a),
-            "params_read_per_step": rl.params_read_per_step(a), "kv_bytes_per_token": rl.kv_bytes_per_token(a),
-            "state_bytes_per_request": rl.state_bytes_per_request(a),
+    return {"weight_bytes_read_per_step": sizes.weight_bytes_read_per_step(a),
+            "params_read_per_step": sizes.params_read_per_step(a), "kv_bytes_per_token": sizes.kv_bytes_per_token(a),
+            "state_bytes_per_request": sizes.state_bytes_per_request(a),
             "attention_flops_per_token_position": rl.attention_flops_per_token_position(a),
-            "weight_bytes_total": rl.weight_bytes_total(a), "runtime_reserve_bytes": a.runtime_reserve_bytes,
+            "weight_bytes_total": sizes.weight_bytes_total(a), "runtime_reserve_bytes": a.runtime_reserve_bytes,
             "pd_link_bytes_per_s": a.pd_link_bytes_per_s, "max_position_embeddings": a.max_position_embeddings,
             **(expert_constants(a) if a.num_experts else {}), **(window_constants(a) if a.sliding_window else {})}
 
@@ -38,7 +39,7 @@ def expert_constants(a: Anchor) -> dict:
     """A mixture of experts' terms of roofline.IterationCost (a dense model's constants go without them): the
     FLOPs' active parameters, E, the chance 1 - k/E a token skips an expert, one expert's bytes over every MoE layer."""
     cost = rl.iteration_cost(a)
-    return {"active_params_per_token": rl.active_params_per_token(a), "num_experts": cost.experts,
+    return {"active_params_per_token": sizes.active_params_per_token(a), "num_experts": cost.experts,
             "expert_keep": cost.expert_keep, "expert_bytes": cost.expert_bytes}
 
 

@@ -8,7 +8,7 @@
     const n = runningDecoders(c), cached = cachedOf(s);
     const chunked = chunkedSteps(n, c, p, k, cached);
     const hit = sum(wholeSteps(n, c, p, cachedPrefix(p, PREFIX_NEW_TOKENS))), miss = sum(wholeSteps(n, c, p));
-    // a mixture of experts: the experts a step at this batch reads per MoE layer (roofline.expected_experts_touched)
+    // a mixture of experts: the experts a step at this batch reads per MoE layer (sizes.expected_experts_touched)
     const moe = EXPERTS ? {experts_read_at_batch: expertsTouched(b)} : {};
     return {...moe,
       max_batch_mem: cap,

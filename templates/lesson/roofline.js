@@ -7,12 +7,12 @@
   const EXPERTS = K.num_experts || 0;
   const EXPERT_KEEP = EXPERTS ? 1.0 - K.num_experts_per_tok / EXPERTS : 1;  // the chance a token skips an expert
   const EXPERT_BYTES = EXPERTS ? K.moe_expert_params * K.expert_weight_bytes : 0;  // one expert, every MoE layer
-  // roofline.expected_experts_touched: the distinct experts `tokens` tokens read per MoE layer
+  // sizes.expected_experts_touched: the distinct experts `tokens` tokens read per MoE layer
   const expertsTouched = (tokens) => (EXPERTS && tokens > 0 ? EXPERTS * (1.0 - EXPERT_KEEP ** tokens) : 0);
   const weightBytesRead = (tokens) => (EXPERTS ?
     K.weight_bytes_read_per_step + expertsTouched(tokens) * EXPERT_BYTES : K.weight_bytes_read_per_step);
   const ACTIVE_PARAMS = EXPERTS ? K.active_params_per_token : K.params_read_per_step;
-  // roofline.decode_state_bytes: a decode step reads and writes the DeltaNet state, reads a window's KV once
+  // sizes.decode_state_bytes: a decode step reads and writes the DeltaNet state, reads a window's KV once
   const WINDOW = K.window_kv_elements_per_request || 0;  // absent without sliding-window layers
   const DECODE_STATE = WINDOW ? K.decode_state_bytes : 2 * K.state_bytes_per_request;
   const decodeStepBytes = (b, c) => weightBytesRead(b) + b * (c * K.kv_bytes_per_token + DECODE_STATE);

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from scripts.model import roofline as rl
+from scripts.model import sizes
 from scripts.model.anchor import Anchor
 from scripts.serving.engine.prefix import BlockHashes, LlamaSlots, VllmPrefixPool
 from scripts.serving.engine.registry import register
@@ -51,7 +52,7 @@ class Memory:
         return np.ceil(np.asarray(tokens, dtype=float) / self.block_size)
 
     def pool_bytes(self, a: Anchor) -> float:
-        return self.gpu_memory_utilization * a.hbm_bytes - rl.weight_bytes_total(a) - a.runtime_reserve_bytes
+        return self.gpu_memory_utilization * a.hbm_bytes - sizes.weight_bytes_total(a) - a.runtime_reserve_bytes
 
 
 def _too_big(biggest: float, capacity: float):
@@ -115,8 +116,8 @@ class PagedKV(KVManager):
         self.memory = memory
 
     def start(self, prompt, output):
-        bs, kv = self.memory.block_size, rl.kv_bytes_per_token(self.a)
-        self.bs, self.block_bytes, self.state = bs, bs * kv, rl.state_bytes_per_request(self.a)
+        bs, kv = self.memory.block_size, sizes.kv_bytes_per_token(self.a)
+        self.bs, self.block_bytes, self.state = bs, bs * kv, sizes.state_bytes_per_request(self.a)
         longest = float((prompt + output).max()) if len(prompt) else 0.0
         _too_big(self.memory.blocks(longest) * self.block_bytes + self.state if len(prompt) else 0.0, self.capacity)
         self.q_sum, self.residues, self.live = 0, [0] * bs, set()
