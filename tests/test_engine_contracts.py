@@ -12,7 +12,7 @@ from scripts.serving.engine import contracts, kv, stepcost
 from tests.conftest import ROOT
 
 PACKAGE = ROOT / "scripts" / "serving" / "engine"
-CALLERS = ("loop.py", "disagg.py", "simulation.py")  # the modules that ask the parts
+CALLERS = ("loop.py", "iteration_time.py", "disagg.py", "simulation.py")  # the modules that ask the parts
 # the names by which a caller holds each part: `self.kv` or a local `kv`, and so on
 HOLDERS = {"kv": contracts.PreemptingKVContract, "scheduler": contracts.SchedulerContract,
            "step": contracts.StepCostContract, "pricing": contracts.PricingContract}

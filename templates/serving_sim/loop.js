@@ -283,12 +283,7 @@
         this.durs = new Float64Array(this.cums.length);
       }
       const cums = this.cums, durs = this.durs;
-      cost.decodeRun(nd, csum, steps, overhead, durs, cums);  // t + cums[s]: iteration s's end
-      if (event < Infinity) {  // stop at the first iteration starting at or after the event
-        let before = t < event ? 1 : 0;  // numpy.searchsorted(starts, event, "left"), starts = [t, ends[:-1]]
-        if (before) while (before < steps && t + cums[before - 1] < event) before++;
-        steps = Math.max(1, Math.min(steps, before));
-      }
+      steps = pricedRun(cost, nd, csum, steps, overhead, t, event, durs, cums);  // t + cums[s]: iteration s's end
       for (let s = 0; s < steps; s++) this._pushAlone(durs[s]);
       this.n_iters += steps;
       if (this.pd_decode) this._emitFirst(t + cums[0]);
@@ -299,10 +294,10 @@
       const chunks = scheduler.prefillChunks(this.prefilling, this.pf_len, this.done_prefill, this.dec_ids.length);
       const decoders = scheduler.constructor.decodes_with_prefill ? this.dec_ids.length : 0;
       const ctxSum = decoders ? this.base_sum + decoders * this.n_iters : 0;
-      const d = cost.seconds(decoders, ctxSum, chunks.map((c) => [c[1], c[2]])) + overhead;
+      const [d, alone] = pricedIteration(cost, overhead, decoders, ctxSum, chunks);
       this.t += d;
       if (decoders) {
-        this._pushAlone(cost.decode(decoders, ctxSum) + overhead);
+        this._pushAlone(alone);
         this.n_iters += 1;
         if (this.pd_decode) this._emitFirst(this.t);
       }

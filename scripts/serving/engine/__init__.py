@@ -9,6 +9,8 @@ twin (templates/serving_sim/<same name>.js):
                  cache plugs in.
   stepcost.py    step-cost models: the roofline bound, the derated roofline, a measured engine's fitted steps.
   loop.py        the event loop of one GPU: it only advances time, asking the three above.
+  iteration_time.py  what the loop's iterations take: a pure-decode run priced in one pass, one with prompt work
+                 (its twin is part of loop.js).
   disagg.py      P/D: the prefill GPUs, the hand-off to the decode GPUs, the prefill side's held memory.
   breakdown.py   where each request's time went (parts summing to its E2EL).
   result.py      the Trace a run returns.
@@ -26,9 +28,10 @@ Reading guide: one iteration of the loop (GpuLoop.run), in order, and the part e
   4. land      P/D transfers that ended join the decode batch.
   5. join      requests whose prompt finished join the decode batch: KV `join(i, base)`; the peak is KV `in_use`.
   6. run       no prompt work: a stretch of pure-decode iterations up to the next event, priced by the step cost's
-               pricing `decode_run` (or IterationCost's terms inline) and bounded by KV `steps_that_fit`; with
-               prompt work: one iteration of scheduler `prefill_chunks(...)`, priced by pricing `iteration`, the
-               decodes riding along if scheduler `decodes_with_prefill`; KV `computed(i, done)` after each chunk.
+               pricing `decode_run` (or IterationCost's terms inline: iteration_time.py) and bounded by KV
+               `steps_that_fit`; with prompt work: one iteration of scheduler `prefill_chunks(...)`, priced by
+               pricing `iteration`, the decodes riding along if scheduler `decodes_with_prefill`; KV
+               `computed(i, done)` after each chunk.
   7. retire    requests whose last token this was: KV `leave`, `release`, `dropped(i, computed, t)`.
 To add a KV manager: a class in kv.py with @register("kv", name) implementing contracts.KVContract (or
 PreemptingKVContract when running requests can outgrow the memory), wired in kv.kv_manager; its JS twin in

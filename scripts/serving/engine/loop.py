@@ -11,8 +11,7 @@ is `ctx_base + n_iters` and its tokens left `end_at - n_iters`, so an iteration 
 Contexts are whole numbers: their sum is exact in any order.
 
 A run of pure-decode iterations between events (an admission, a finish, a transfer's end, the first step whose new
-blocks do not fit) is priced in one pass: contexts grow by one token per iteration, so each step's bytes and FLOPs
-follow from the batch's context sum.
+blocks do not fit) is priced in one pass (iteration_time.py).
 
 Preemption (paged memory): when the running requests' next blocks do not fit, the scheduler's victim is preempted
 by recompute: its blocks freed, first in the waiting queue; on readmission all its tokens so far are prefilled
@@ -25,12 +24,9 @@ from collections import deque
 import numpy as np
 
 from scripts.model import roofline as rl
+from scripts.serving.engine import iteration_time
 
 NO_CAP = 1 << 62  # the client's in-flight cap when it has none
-# A pure-decode run of IterationCost's longer than this is priced over numpy arrays (decode_run: the same terms in
-# the same order, a sequential cumsum, the same stop), shorter ones in a Python loop (a numpy call costs about as
-# much as 30 loop steps). Either way every iteration's duration is the same double.
-SCALAR_RUN_MAX = 32
 
 
 class GpuLoop:
@@ -340,42 +336,16 @@ class GpuLoop:
             event = min(event, self.transfers[0][0])  # a request that joins the batch
         if self.kv.preempts:
             m = self.kv.steps_that_fit(self.n_iters, k)
-        nd, cost, overhead = len(self.dec_ids), self.step.cost, self.step.overhead_s
+        nd, overhead = len(self.dec_ids), self.step.overhead_s
         csum = self.base_sum + nd * self.n_iters
         if event < np.inf:  # iterations only lengthen as contexts grow: the event falls within this many
             first = self.pricing.shortest(nd, csum, self.dec_ids) + overhead
             m = min(m, int((event - t) / first) + 2)
-        ends, alone = self.ends, self.dec_alone
-        if self.scalar_run and m <= SCALAR_RUN_MAX:  # IterationCost.seconds(nd, x) of each step, its terms in order
-            kv_cost, attention, bandwidth, peak_flops = cost.kv, cost.attention, cost.bandwidth, cost.peak_flops
-            base_bytes, dense_flops = cost.weights_for(nd), cost.dense * nd
-            state_bytes, window_bytes = (2 * nd) * cost.state, nd * cost.window
-            acc, start, steps = 0.0, t, m
-            add_end, add_alone = ends.append, alone.append
-            for s in range(m):
-                if s and start >= event:
-                    steps = s
-                    break
-                x = csum + s * nd
-                u = (base_bytes + x * kv_cost + state_bytes + window_bytes) / bandwidth
-                v = (dense_flops + x * attention) / peak_flops
-                d = (u if u >= v else v) + overhead  # max(u, v): the same double
-                acc += d
-                start = t + acc
-                add_end(start)
-                add_alone(d)
-            m = steps
-        else:  # a step model's own decode_run, or a long run of IterationCost's: the same terms over numpy arrays
-            durations = self.pricing.decode_run(nd, float(csum) + np.arange(m, dtype=np.float64) * nd, self.dec_ids)
-            durations = durations + overhead
-            run_ends = t + np.cumsum(durations)
-            if event < np.inf:
-                starts = np.concatenate(([t], run_ends[:-1]))
-                m = max(1, min(m, int(np.searchsorted(starts, event, side="left"))))
-            ends.extend(run_ends[:m].tolist())
-            alone.extend(durations[:m].tolist())
-            start = float(run_ends[m - 1])
-        first_end = ends[len(ends) - m]
+        ends, alone = iteration_time.priced_run(self.step, self.pricing, self.scalar_run, nd, csum, m, t, event,
+                                            self.dec_ids)
+        self.ends.extend(ends)
+        self.dec_alone.extend(alone)
+        m, first_end, start = len(ends), ends[0], ends[-1]
         self.n_iters += m
         if self.pd_decode:
             self._emit_first(first_end)
@@ -383,25 +353,17 @@ class GpuLoop:
 
     def _prefill_iteration(self):
         """One iteration with prompt work: the scheduler's chunks, with the running decodes when it lets them ride."""
-        cost, overhead = self.step.cost, self.step.overhead_s
         scheduler = self.scheduler
         chunks = scheduler.prefill_chunks(self.prefilling, self.pf_len, self.done_prefill, len(self.dec_ids))
         decoders = len(self.dec_ids) if scheduler.decodes_with_prefill else 0
         ctx_sum = self.base_sum + decoders * self.n_iters if decoders else 0.0
-        if self.scalar_run:
-            d, alone = cost.seconds(decoders, ctx_sum, [(s, ln) for _, s, ln in chunks]), None
-        else:  # the decoders' time alone too (stretched as the iteration was)
-            d, alone = self.pricing.iteration(decoders, ctx_sum, chunks, self.dec_ids[:decoders])
-        d = d + overhead
+        d, alone = iteration_time.priced_iteration(self.step, self.pricing, self.scalar_run, decoders, ctx_sum, chunks,
+                                                   self.dec_ids)
         self.t += d
         t = self.t
         self.ends.append(t)
         if decoders:  # an iteration that gives every running decode a token; its decode-only time:
-            if self.scalar_run:  # IterationCost.seconds(decoders, ctx_sum), inline as above
-                alone = max((cost.weights_for(decoders) + ctx_sum * cost.kv + (2 * decoders) * cost.state
-                             + decoders * cost.window) / cost.bandwidth,
-                            (cost.dense * decoders + ctx_sum * cost.attention) / cost.peak_flops)
-            self.dec_alone.append(alone + overhead)
+            self.dec_alone.append(alone)
             self.n_iters += 1
             if self.pd_decode:
                 self._emit_first(t)
