@@ -14,8 +14,9 @@ from scripts.bench.shape import DEFAULT
 from scripts.record.inputs import InputError
 
 MODEL_SOURCE = "lab/model/model.js"
-MODEL_PARTS = ("lab/model/tools.js", "lab/model/readers.js", "lab/model/gpu.js")  # appended: experiment D's tool
-# metrics and file readers, and the model on WebGPU (its shaders where GPU_PLACEHOLDER stands)
+# appended to the model: a run's metrics as vllm bench serve computes them, experiment D's tool metrics and file
+# readers, and the model on WebGPU (its shaders where GPU_PLACEHOLDER stands)
+MODEL_PARTS = ("lab/model/metrics.js", "lab/model/tools.js", "lab/model/readers.js", "lab/model/gpu.js")
 WORDS = json.loads((Path(__file__).parent / "labels.json").read_text(encoding="utf-8"))["lab"]  # record labels
 KERNEL_SOURCE = "lab/model/kernel.wat"
 PLACEHOLDER = "@KERNEL_BASE64@"

@@ -14,7 +14,8 @@ const WIRING = {
   if (typeof document === "undefined") return;  // Node (tests) loads this file for its pure parts
   const doc = document;
   if (!doc.getElementById("on-your-device") || typeof c13LabModel !== "function") return;
-  const M = c13LabModel(), L = Object.assign(M, c13LabTools(M), c13LabReaders(), c13LabGpu(M)), P = labPage(L, doc), boxes = {};
+  const M = c13LabModel(), L = Object.assign(M, c13LabMetrics(M), c13LabTools(M), c13LabReaders(), c13LabGpu(M));
+  const P = labPage(L, doc), boxes = {};
   P.L = L;
   P.S = typeof c13ServingSim === "function" ? c13ServingSim() : null;
   for (const e of P.settings.experiments) boxes[e.id] = doc.getElementById(e.element);

@@ -11,8 +11,9 @@ function labPage(L, doc) {
   function newWorker() {  // the model and the worker's code from this page's own source (a Blob: file:// works)
     const sim = typeof c13ServingSim === "function" ? c13ServingSim.toString() : "const c13ServingSim = null;";
     const forced = `self.C13_KERNEL = ${JSON.stringify(globalThis.C13_KERNEL || null)};`;  // a forced kernel build, passed on
-    const model = "(() => { const L = c13LabModel(); return Object.assign(L, c13LabGpu(L)); })()";  // gpu.js: the GPU model
-    const src = `${forced}\n${c13LabModel.toString()}\n${c13LabGpu.toString()}\n${sim}\n${labTimings.toString()}\n${labWaits.toString()}\n(${labWorker.toString()})(${model}, self, c13ServingSim && c13ServingSim());\n`;
+    // metrics.js: a run's metrics; gpu.js: the GPU model
+    const model = "(() => { const L = c13LabModel(); Object.assign(L, c13LabMetrics(L)); return Object.assign(L, c13LabGpu(L)); })()";
+    const src = `${forced}\n${c13LabModel.toString()}\n${c13LabMetrics.toString()}\n${c13LabGpu.toString()}\n${sim}\n${labTimings.toString()}\n${labWaits.toString()}\n(${labWorker.toString()})(${model}, self, c13ServingSim && c13ServingSim());\n`;
     return new Worker(URL.createObjectURL(new Blob([src], {type: "text/javascript"})));
   }
   let gpuReady = null;
