@@ -203,3 +203,23 @@ def test_one_off_investigations_are_imported_by_nothing_else():
     users = {src for src, targets in import_graph().items() for t in targets
              if t.startswith(inside) and not src.startswith(inside)}
     assert users == set()
+
+
+MODULE_LINES = 400  # a module a newcomer reads in one sitting (issue 79)
+FUNCTION_LINES = 80
+
+
+def test_no_module_over_400_lines_and_no_function_over_80():
+    """Every Python module under scripts/ and every JavaScript source under templates/ is at most MODULE_LINES lines,
+    and every Python function at most FUNCTION_LINES: a longer one is split by what it does."""
+    sources = [*SCRIPTS.rglob("*.py"), *(ROOT / "templates").rglob("*.js")]
+    long_modules = {p.relative_to(ROOT).as_posix(): n for p in sources
+                    if (n := len(p.read_text(encoding="utf-8").splitlines())) > MODULE_LINES}
+    assert not long_modules, f"modules over {MODULE_LINES} lines: {long_modules}"
+    long_functions = {}
+    for p in SCRIPTS.rglob("*.py"):
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                    and node.end_lineno - node.lineno + 1 > FUNCTION_LINES:
+                long_functions[f"{p.relative_to(ROOT).as_posix()}:{node.name}"] = node.end_lineno - node.lineno + 1
+    assert not long_functions, f"functions over {FUNCTION_LINES} lines: {long_functions}"
