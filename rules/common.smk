@@ -10,6 +10,7 @@ from scripts.audit.inputs import check_all, check_anchor
 from scripts.common.names import SCHEDULES
 from scripts.record.deps import code_inputs
 from scripts.record.anchors import DEFAULT, SHARED, anchor_files, data_dir, site_dir
+from scripts.record.gpu_stamp import stamp_path, write_stamp
 from scripts.record.inputs import InputError
 from scripts.bench.records import check_cluster_config, load_cluster_config
 from scripts.serving.workloads.config import STEP_TIMES, load_workloads, rate_name, sweep_settings
@@ -41,6 +42,16 @@ except InputError as exc:
 ANCHOR_FILES = anchor_files(".", config.get("anchor"))  # name -> anchor file; `default` is anchor-model.json
 PRE = data_dir("{anchor}").as_posix()  # one anchor's data: published as precomputed/ for the default
 PAGE = site_dir("{anchor}").as_posix()  # one anchor's page: published as site/ (default) or site/<name>/
+# Each anchor's GPU entry of config/gpus.json as build/<anchor>/gpu-entry.json, rewritten only when it changes
+# (scripts/record/gpu_stamp.py): the rules that use only the anchor's GPU take it instead of config/gpus.json, so a
+# GPU added or edited that the anchor does not run on reruns the page's rules, not the simulations. A dry run of
+# unchecked inputs leaves a stamp it cannot write as it is.
+for _name, _path in ANCHOR_FILES.items():
+    try:
+        write_stamp(_name, _path)
+    except (InputError, KeyError, TypeError, OSError):
+        if not DRY_RUN:
+            raise
 RULE_FILES = sorted(glob.glob("rules/*.smk"))  # hashed into the manifest with the Snakefile
 TOKENIZERS = ["gpt2", "qwen3", "qwen3.5"]
 BENCH_RECORDS = sorted(glob.glob("precomputed/bench/*.json"))  # measured on request (`make bench`), committed
@@ -70,6 +81,11 @@ localrules: all, data, anchors, bench_cluster, fetch_tokenizer  # fetch needs th
 def anchor_file(wildcards):
     """The anchor file of the build/{anchor}/ an output is under."""
     return ANCHOR_FILES[wildcards.anchor]
+
+
+def gpu_stamp(wildcards):
+    """The GPU entry of the anchor whose build/{anchor}/ an output is under (gpu_stamp.py)."""
+    return stamp_path(wildcards.anchor).as_posix()
 
 
 def code(rule_script):

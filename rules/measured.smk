@@ -24,7 +24,7 @@ rule measured_vs_simulated_load:
         calibrations=SERVE_CALIBRATIONS,
         results=SERVE_RESULTS,
         anchor="anchor-model.json",
-        gpus="config/gpus.json",  # the anchor's GPU (hardware.gpu) is read from here
+        gpu=stamp_path(DEFAULT).as_posix(),  # the anchor's GPU entry of config/gpus.json (gpu_stamp.py)
         config="config/real_engine.json",  # the comparison's modelling choices (comparison.*)
         code=code("scripts/measured_vs_simulated_load.py"),
     output:
@@ -60,7 +60,7 @@ rule measured_vs_simulated_prefix:
         calibrations=SERVE_PREFIX_CALIBRATIONS,
         results=SERVE_PREFIX_RESULTS,
         anchor="anchor-model.json",
-        gpus="config/gpus.json",  # the anchor's GPU (hardware.gpu) is read from here
+        gpu=stamp_path(DEFAULT).as_posix(),  # the anchor's GPU entry of config/gpus.json (gpu_stamp.py)
         config="config/real_engine.json",  # the comparison's modelling choices (comparison.*)
         code=code("scripts/measured_vs_simulated_prefix.py"),
     output:
@@ -80,7 +80,7 @@ rule measured_vs_simulated_heldout:
         results=SERVE_HELDOUT_RESULTS,
         other=SERVE_CALIBRATIONS + SERVE_ARCHIVED_CALIBRATIONS,  # other calibrations: the same cells predicted again
         anchor="anchor-model.json",
-        gpus="config/gpus.json",  # the anchor's GPU (hardware.gpu) is read from here
+        gpu=stamp_path(DEFAULT).as_posix(),  # the anchor's GPU entry of config/gpus.json (gpu_stamp.py)
         config="config/real_engine.json",  # the comparison's modelling choices (comparison.*)
         code=code("scripts/measured_vs_simulated_heldout.py"),
     output:

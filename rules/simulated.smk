@@ -8,7 +8,7 @@
 rule simulate_cells:
     input:
         anchor=anchor_file,
-        gpus="config/gpus.json",  # the anchor's GPU (hardware.gpu) is read from here
+        gpu=gpu_stamp,  # the anchor's GPU entry of config/gpus.json, read from there (gpu_stamp.py)
         workloads="config/workloads.json",
         code=code("scripts/simulate_cells.py"),
     output:
@@ -28,7 +28,7 @@ rule simulate_goodput:
         cells=expand("build/{{anchor}}/serving/cells/{{workload}}/{{schedule}}/r{rate}.json",
                      rate=[rate_name(r) for r in SWEEP["rates_per_gpu"]]),
         anchor=anchor_file,
-        gpus="config/gpus.json",  # the anchor's GPU (hardware.gpu) is read from here
+        gpu=gpu_stamp,  # the anchor's GPU entry of config/gpus.json, read from there (gpu_stamp.py)
         workloads="config/workloads.json",
         code=code("scripts/simulate_goodput.py"),
     output:
@@ -48,7 +48,7 @@ rule simulate_engines:
         goodput=lambda w: expand("build/{anchor}/serving/goodput/{workload}/{schedule}.json", anchor=w.anchor,
                                  workload=w.workload, schedule=SWEEP["schedules"]) if w.step_time == "bound" else [],
         anchor=anchor_file,
-        gpus="config/gpus.json",  # the anchor's GPU (hardware.gpu) is read from here
+        gpu=gpu_stamp,  # the anchor's GPU entry of config/gpus.json, read from there (gpu_stamp.py)
         workloads="config/workloads.json",
         code=code("scripts/simulate_engines.py"),
     output:
@@ -71,7 +71,7 @@ rule simulate_sweep:
         engines=expand("build/{{anchor}}/serving/engines/{workload}/{step_time}.json", workload=WORKLOADS,
                        step_time=SWEEP["step_times"]),
         anchor=anchor_file,
-        gpus="config/gpus.json",  # the anchor's GPU (hardware.gpu) is read from here
+        gpu=gpu_stamp,  # the anchor's GPU entry of config/gpus.json, read from there (gpu_stamp.py)
         workloads="config/workloads.json",
         code=code("scripts/simulate_sweep.py"),
     output:
@@ -88,7 +88,7 @@ rule simulate_sweep:
 rule simulate_prefix:
     input:
         anchor=anchor_file,
-        gpus="config/gpus.json",  # the anchor's GPU (hardware.gpu) is read from here
+        gpu=gpu_stamp,  # the anchor's GPU entry of config/gpus.json, read from there (gpu_stamp.py)
         workloads="config/workloads.json",  # the sweep's SLOs and the anchor's GPU name
         config="config/prefix.json",
         code=code("scripts/simulate_prefix.py"),
