@@ -22,6 +22,10 @@ rule fetch_vendor:
 rule render_site:
     input:
         data=f"{PRE}/precomputed.json",
+        # the provenance page shows each input field's value where it is written: the anchor, its GPU, a cited figure
+        anchor=anchor_file,
+        gpus="config/gpus.json",
+        cited="config/cited.json",
         tokens=f"{PRE}/tokenizer_counts.json",
         bench=f"{PRE}/bench_medians.json",
         real=f"{PRE}/measured_records.json",  # the real engine's records (rule measured_records), read beside the benchmark's

@@ -121,3 +121,45 @@ def test_the_provenance_page_links_and_ships_every_input_file_a_record_names():
     assert input_file({"kind": "cited", "locator": "config/gpus.json gpus.h100_sxm.hbm_bytes"}, "x.json") == \
         "config/gpus.json"
     assert input_file({"kind": "derived", "derivation": "anchor"}, "anchors/none.json") is None  # not a file
+
+
+def provenance_rows(html: str) -> dict[str, str]:
+    """record id -> its row of the provenance page."""
+    return {m.group(1): m.group(2) for m in re.finditer(r'<tr id="([^"]+)">(.*?)</tr>', html, re.S)}
+
+
+def test_each_input_a_record_names_shows_its_value_where_it_is_written():
+    """Issue 80 item 8: a derived record lists every input field with its value, read from the file that holds it:
+    model.* from the anchor, the GPU's datasheet figures from config/gpus.json under the GPU's entry (linked), a
+    cited figure from config/cited.json."""
+    from scripts.record.anchor_file import load
+
+    _, resolved = load(ROOT / "anchor-model.json")
+    gid = resolved["hardware"]["gpu"]["value"]
+    rows = provenance_rows((ROOT / "site" / "provenance.html").read_text(encoding="utf-8"))
+    row = rows["mem.cap.c4096"]  # the requests memory holds: the model's sizes and the GPU's memory
+    head_dim, hbm = resolved["model"]["head_dim"]["value"], resolved["hardware"]["hbm_bytes"]["value"]
+    assert f"<code>model.head_dim</code> = {head_dim:,}" in row
+    assert (f'<a href="source/config/gpus.json" title="config/gpus.json gpus.{gid}.hbm_bytes">'
+            f"<code>gpus.{gid}.hbm_bytes</code></a> = {int(hbm):,}") in row
+    cited = json.loads((ROOT / "config" / "cited.json").read_text(encoding="utf-8"))["numbers"]
+    gpt2 = next(n for n in cited if n["id"] == "cited.course.gpt2_tokens")
+    assert f"<code>cited.course.gpt2_tokens</code></a> = {gpt2['value']:,}" in rows["course.gpt2_to_anchor_ratio"]
+    assert " = —" not in "".join(rows.values())  # every input resolved to a value
+
+
+def test_a_number_on_both_the_lesson_and_the_lab_links_to_both():
+    """Issue 80 item 8: the provenance page's "在页面中" link went to the first page only; a number the lesson and
+    the lab both show now links to each."""
+    from scripts.page.scan import page_numbers
+
+    site = ROOT / "site"
+    on = {name: {rid for rid, _, _ in page_numbers((site / name).read_text(encoding="utf-8"))}
+          for name in ("index.html", "lab.html")}
+    both = sorted(on["index.html"] & on["lab.html"])
+    assert both, "no number is shown on both pages"
+    rows = provenance_rows((site / "provenance.html").read_text(encoding="utf-8"))
+    for rid in both:
+        assert "在课程页面中 →" in rows[rid] and f'href="lab.html#{rid}"' in rows[rid], rid
+    only = next(iter(on["lab.html"] - on["index.html"] - set(both)))
+    assert "在页面中 →" in rows[only] and "在课程页面中" not in rows[only]
