@@ -240,9 +240,14 @@ def report_of(m: dict, site: Path) -> dict:
     every = [t for ts in by_slider.values() for t in ts]
     files = {f.name: f for f in sorted(site.glob("*")) if f.is_file()}
     gz = {name: len(gzip.compress(f.read_bytes(), 9, mtime=0)) for name, f in files.items()}
-    # the lab's prefix-cache experiment (loaded only there, when it scrolls into view) and its measured records
-    lab_only = {"prefix-data.js", "lab-data.js"}
-    page_data = sum(v for k, v in gz.items() if k.endswith(".js") and k != "vega.min.js" and k not in lab_only)
+    # what the lesson page loads besides the Vega runtime (index.html's script and the data and simulator it adds);
+    # every other script is the lab's (lab.html: its model, its page, the prefix-cache experiment, its records)
+    lesson = {"lesson.js", "lesson-data.js", "serving-data.js", "serving-sim.js"}
+    named = {k for k in gz if k.endswith(".js") and k in (site / "index.html").read_text(encoding="utf-8")}
+    if named != lesson | {"vega.min.js"}:
+        raise SystemExit(f"page_latency: site/index.html loads {sorted(named)}, not the lesson's {sorted(lesson)}")
+    lab_only = {k for k in gz if k.endswith(".js") and k != "vega.min.js"} - lesson
+    page_data = sum(gz.get(k, 0) for k in lesson)
     return {"moves": len(every), "median_ms": round(statistics.median(every), 2), "p95_ms": round(p95(every), 2),
             "goal_p95_ms": 16.0, "by_slider": {k: summary(v) for k, v in by_slider.items()},
             "drag_ttft_slo_ms": {"from_pointer": summary(m["drag"]["pointer"]),
