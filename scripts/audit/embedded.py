@@ -41,6 +41,7 @@ def check_embedded(site: Path, data: Path) -> list[str]:
         lab_script,
         measured_records,
         read_data_script,
+        read_page_records,
     )
     from scripts.page.render import page_data
 
@@ -55,17 +56,19 @@ def check_embedded(site: Path, data: Path) -> list[str]:
     docs["bench_medians"] = measured_records(docs["bench_medians"], docs.pop("measured_records"))  # as the render reads
     lesson = site / "index.html"
     lab_only = lab_only_ids(docs["bench_medians"], lesson.read_text(encoding="utf-8") if lesson.exists() else "")
+    serving_path = data / "serving.json"
+    serving = json.loads(serving_path.read_text(encoding="utf-8")) if serving_path.exists() else None
+    others = {**(serving or {}).get("provenance", {}), **read_page_records(path.read_text(encoding="utf-8"))}
     expected = str(json_for_script(page_data(docs["precomputed"], docs["tokenizer_counts"], docs["bench_medians"],
-                                             docs["prefix"], lab_only)))
+                                             docs["prefix"], lab_only, others)))
     problems = _differs(path, found, expected)
     lab = site / LAB_SCRIPT  # the measured records only the lab shows, split off by the lesson page's numbers
     if (site / "lab.html").exists() and (not lab.exists() or lab.read_text(encoding="utf-8") != lab_script(
             docs["bench_medians"], lab_only)):
         problems.append(f"{lab}: differs from the records of precomputed/bench_medians.json and measured_records.json "
                         "the lesson page does not show (edited by hand?)")
-    serving_path = data / "serving.json"
-    if serving_path.exists():
-        problems += check_serving_data(site, json.loads(serving_path.read_text(encoding="utf-8")))
+    if serving is not None:
+        problems += check_serving_data(site, serving)
     prefix_path = data / "prefix.json"
     if prefix_path.exists():
         problems += check_prefix_data(site, json.loads(prefix_path.read_text(encoding="utf-8")))

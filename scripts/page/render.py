@@ -101,17 +101,25 @@ def merged_provenance(data: dict, tokens: dict | None, bench: dict | None, servi
 
 
 def page_data(data: dict, tokens: dict | None, bench: dict | None, prefix: dict | None = None,
-              lab_only: frozenset[str] = frozenset()) -> dict:
+              lab_only: frozenset[str] = frozenset(), other_records: dict | None = None) -> dict:
     """What the page embeds as #lesson-data: the constants and scenario its math reads, every provenance record
     but the per-GPU technique records the claims alone read (technique.<gpu>.*: no number on the page is one; they
     stay in precomputed.json, where the audit re-checks the claims) and the measured records only the lab shows
-    (`lab_only`: lab-data.js), the token rows, and the names lesson.js labels things with (scripts/common/names.json).
-    The audit rebuilds it from precomputed/ and compares the page's copy byte for byte."""
+    (`lab_only`: lab-data.js), each without its input list (provenance.html lists the inputs with their values), the
+    token rows, and the names lesson.js labels things with (scripts/common/names.json),
+    the assumptions' Chinese only for the assumed records some page's script carries: these, lab-data.js's,
+    prefix-data.js's and `other_records` (serving-data.js's, the pages' own counts). The audit rebuilds it from
+    precomputed/ and compares the page's copy byte for byte."""
     claims_only = tuple(f"technique.{g['id']}." for g in data.get("gpus", []))
+    carried = {**merged_provenance(data, tokens, bench, None, prefix), **(other_records or {})}
+    assumed = {rec.get("assumption") for rec in carried.values() if isinstance(rec, dict)}
+    shown_names = names.page_names()
+    shown_names["assumptions"] = {k: v for k, v in shown_names.get("assumptions", {}).items() if k in assumed}
     return {"constants": data["constants"], "gpus": data.get("gpus", []), "scenario": data["scenario"],
             "techniques": data.get("techniques"),
-            "names": names.page_names(),
-            "provenance": {rid: rec for rid, rec in merged_provenance(data, tokens, bench, None, prefix).items()
+            "names": shown_names,
+            "provenance": {rid: {k: v for k, v in rec.items() if k != "inputs"}
+                           for rid, rec in merged_provenance(data, tokens, bench, None, prefix).items()
                            if not rid.startswith(claims_only) and rid not in lab_only},
             "tokens": {k: tokens[k] for k in ("rows", "chars_passage")} if tokens else None}
 
@@ -272,7 +280,9 @@ def _render(data: dict, tokens: dict | None, bench: dict | None, questions_md: s
     html_pages, page_prov = render_twice(jinja_env(templates), context, prov, settings)
     lab_only = lab_only_ids(bench, html_pages["index.html"])
     files = {**html_pages, RUNTIME: runtime.read_text(encoding="utf-8"), SCRIPT: lesson_script(templates),
-             DATA_SCRIPT: data_script(page_data(data, tokens, bench, prefix, lab_only), compiled, page_prov),
+             DATA_SCRIPT: data_script(page_data(data, tokens, bench, prefix, lab_only,
+                                                {**(serving or {}).get("provenance", {}), **page_prov}),
+                                      compiled, page_prov),
              LAB_SCRIPT: lab_script(bench, lab_only), LAB_MODEL_SCRIPT: lab.lab_model_script(templates),
              LAB_PAGE_SCRIPT: lab_page_script(templates)}
     if serving:

@@ -11,7 +11,18 @@
   const CHART_VALUES = DATA.names.chart_values;  // the categories the charts colour (names.json chart_values)
   const STEP_TIMES = ["bound", "realistic"];
   // The experiment runs once both its data and the simulator have loaded (serving-data.js may arrive first).
-  const twin = () => window.C13_SERVING && window.C13Sim && window.c13ServingSim && window.C13_SERVING.twin;
+  const twin = () => window.C13_SERVING && window.C13Sim && window.c13ServingSim && unpacked(window.C13_SERVING.twin);
+  // Each workload's arrival draws arrive packed (load_page.packed_draws: float64, little-endian, base64): unpacked
+  // once, in place, into a Float64Array holding the same doubles.
+  function unpacked(T) {
+    for (const tr of Object.values(T.traces)) {
+      const packed = tr.gamma && tr.gamma.float64_base64;
+      if (packed === undefined) continue;
+      const view = new DataView(Uint8Array.from(atob(packed), (c) => c.charCodeAt(0)).buffer);
+      tr.gamma = Float64Array.from({length: view.byteLength / 8}, (_, i) => view.getFloat64(8 * i, true));
+    }
+    return T;
+  }
   // The engine settings a cell depends on: the GPU and step times for every schedule, the chunk budget for
   // chunked prefill, the split for P/D; unset, the build's (engineDefaults: the records' state).
   function engineOf(s) {

@@ -22,7 +22,7 @@
     if (rec.kind === "derived") {
       main.push(["怎么来的", `由脚本 ${rec.script} 按公式算出`]);
       detail.push(["公式", rec.formula + (rec.key ? ` → ${rec.key}` : "")], ["参数", JSON.stringify(rec.args)],
-        ["输入", (rec.inputs || []).join(", ")]);
+        ["输入", "每个输入字段和它的值,见下方「在出处表中查看」"]);  // the page carries no input lists
     } else if (rec.kind === "cited") {
       main.push(["出处", rec.work], ["提出方自报", rec.self_reported ? "是" : "否"]);
       detail.push(["版本", rec.version || ""], ["位置", rec.locator]);

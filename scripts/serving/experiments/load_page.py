@@ -15,7 +15,10 @@ the slowest 1% of requests (E2EL at or above its p99) spent their time, per part
 0.1 ms in the page's data)."""
 from __future__ import annotations
 
+import base64
 import math
+
+import numpy as np
 
 from scripts.common.names import SCHEDULES, TAIL_PARTS
 from scripts.serving.labels import claim
@@ -123,9 +126,19 @@ def experiment_data(serving: dict) -> dict:
 def page_experiment(serving: dict) -> dict:
     """What serving-data.js carries: experiment_data without the per-request cells, plus the simulator's inputs
     (serving.json `twin`): the browser re-simulates every cell (templates/serving_sim/, the engine's twin), the
-    opening state's included, whose requests then equal serving.json's per_request exactly."""
+    opening state's included, whose requests then equal serving.json's per_request exactly. Each workload's arrival
+    draws travel packed (packed_draws)."""
     out = {k: v for k, v in experiment_data(serving).items() if k != "cells"}
-    return {**out, "twin": serving["twin"]}
+    twin = serving["twin"]
+    traces = {w: {**t, "gamma": {"float64_base64": packed_draws(t["gamma"])}} for w, t in twin["traces"].items()}
+    return {**out, "twin": {**twin, "traces": traces}}
+
+
+def packed_draws(values: list[float]) -> str:
+    """Float64 draws as serving-data.js carries them: their IEEE 754 bytes, little-endian, in base64 (exact, and
+    5.5 KB smaller gzipped over the two workloads than their shortest decimal text; templates/lesson/load.js
+    unpacks them)."""
+    return base64.b64encode(np.asarray(values, dtype="<f8").tobytes()).decode("ascii")
 
 
 def readouts_at(experiment: dict, settings: dict, probe=None) -> dict:
