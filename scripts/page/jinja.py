@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemBytecodeCache, FileSystemLoader, StrictUndefined, select_autoescape
+from jinja2.sandbox import SandboxedEnvironment
 from markdown_it import MarkdownIt
 from markupsafe import Markup
 
@@ -56,8 +57,10 @@ def template_memo() -> FileSystemBytecodeCache | None:
 
 
 def jinja_env(templates: Path) -> Environment:
-    """Autoescaping everywhere: text from the JSON is inserted as text, never as HTML."""
-    env = Environment(loader=FileSystemLoader(templates), autoescape=select_autoescape(default=True,
+    """Autoescaping everywhere: text from the JSON is inserted as text, never as HTML. Sandboxed: a template reaches
+    no Python internals, and a range of more than 100,000 items is refused at once (jinja2.sandbox MAX_RANGE) rather
+    than looping until the render's time limit (scripts/page/site.py render_seconds)."""
+    env = SandboxedEnvironment(loader=FileSystemLoader(templates), autoescape=select_autoescape(default=True,
                       default_for_string=True), undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                       bytecode_cache=template_memo())
     env.filters["log2"] = lambda v: int(v).bit_length() - 1

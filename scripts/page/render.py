@@ -181,7 +181,7 @@ def render(data: dict, tokens: dict | None, bench: dict | None, questions_md: st
 
     try:
         return _render(data, tokens, bench, questions_md, templates, runtime, load, course, prefix)
-    except (TemplateError, KeyError) as exc:
+    except (TemplateError, KeyError, OverflowError) as exc:  # OverflowError: the sandbox's range limit
         raise template_problem(exc) from None
 
 
@@ -354,7 +354,7 @@ def site_files(data_path: str, tokens_path: str | None, bench_path: str | None, 
     try:  # one provenance page for every page: the lesson's numbers, then the lab's, then the report's
         page, sources = render_provenance({name: files[name] for name in PAGES}, prov, templates, report=True,
                                           anchor_file=data["anchor"].get("source_file", "anchor-model.json"))
-    except (TemplateError, KeyError) as exc:
+    except (TemplateError, KeyError, OverflowError) as exc:  # OverflowError: the sandbox's range limit
         raise template_problem(exc) from None
     out = {f"source/{src}": (REPO / src).read_bytes() for src in sources}  # the scripts behind the numbers
     out["provenance.html"] = page.encode("utf-8")
