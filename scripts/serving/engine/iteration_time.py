@@ -52,21 +52,11 @@ def priced_run(step, pricing, scalar: bool, nd: int, csum: float, m: int, t: flo
     return run_ends[:m].tolist(), durations[:m].tolist()
 
 
-def priced_iteration(step, pricing, scalar: bool, decoders: int, ctx_sum: float, chunks: list,
+def priced_iteration(step, pricing, decoders: int, ctx_sum: float, chunks: list,
                      dec_ids: list) -> tuple[float, float | None]:
     """One iteration with prompt work (`chunks`: (request, start, length)) and `decoders` running requests riding
-    with it (the first of `dec_ids`, their contexts summing to `ctx_sum`): its duration, and the decoders' time alone
-    (what the iteration would have taken without the prompts, stretched as it was; None without decoders), both with
-    `step.overhead_s`. `scalar`: priced by IterationCost's `seconds`, the decoders' time inline; otherwise by
-    `pricing.iteration`."""
-    cost, overhead = step.cost, step.overhead_s
-    if not scalar:
-        d, alone = pricing.iteration(decoders, ctx_sum, chunks, dec_ids[:decoders])
-        return d + overhead, (alone + overhead if decoders else None)
-    d = cost.seconds(decoders, ctx_sum, [(s, ln) for _, s, ln in chunks])
-    if not decoders:
-        return d + overhead, None
-    alone = max((cost.weights_for(decoders) + ctx_sum * cost.kv + (2 * decoders) * cost.state
-                 + decoders * cost.window) / cost.bandwidth,
-                (cost.dense * decoders + ctx_sum * cost.attention) / cost.peak_flops)  # IterationCost.seconds, inline
-    return d + overhead, alone + overhead
+    with it (the first of `dec_ids`, their contexts summing to `ctx_sum`), priced by `pricing.iteration`: its
+    duration, and the decoders' time alone (what the iteration would have taken without the prompts, stretched as it
+    was; None without decoders), both with `step.overhead_s`."""
+    d, alone = pricing.iteration(decoders, ctx_sum, chunks, dec_ids[:decoders])
+    return d + step.overhead_s, (alone + step.overhead_s if decoders else None)

@@ -357,8 +357,7 @@ class GpuLoop:
         chunks = scheduler.prefill_chunks(self.prefilling, self.pf_len, self.done_prefill, len(self.dec_ids))
         decoders = len(self.dec_ids) if scheduler.decodes_with_prefill else 0
         ctx_sum = self.base_sum + decoders * self.n_iters if decoders else 0.0
-        d, alone = iteration_time.priced_iteration(self.step, self.pricing, self.scalar_run, decoders, ctx_sum, chunks,
-                                                   self.dec_ids)
+        d, alone = iteration_time.priced_iteration(self.step, self.pricing, decoders, ctx_sum, chunks, self.dec_ids)
         self.t += d
         t = self.t
         self.ends.append(t)
