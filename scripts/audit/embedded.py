@@ -48,7 +48,8 @@ def check_embedded(site: Path, data: Path) -> list[str]:
     path = site / DATA_SCRIPT
     if not path.exists():
         return [f"{path}: missing (the page's sliders have no data)"]
-    found, _ = read_data_script(path.read_text(encoding="utf-8"))
+    text = path.read_text(encoding="utf-8")
+    found, _ = read_data_script(text)
     if not found:
         return [f"{path}: no window.C13_DATA line"]
     docs = {name: json.loads((data / f"{name}.json").read_text(encoding="utf-8")) if (data / f"{name}.json").exists()
@@ -58,7 +59,7 @@ def check_embedded(site: Path, data: Path) -> list[str]:
     lab_only = lab_only_ids(docs["bench_medians"], lesson.read_text(encoding="utf-8") if lesson.exists() else "")
     serving_path = data / "serving.json"
     serving = json.loads(serving_path.read_text(encoding="utf-8")) if serving_path.exists() else None
-    others = {**(serving or {}).get("provenance", {}), **read_page_records(path.read_text(encoding="utf-8"))}
+    others = {**(serving or {}).get("provenance", {}), **read_page_records(text)}
     expected = str(json_for_script(page_data(docs["precomputed"], docs["tokenizer_counts"], docs["bench_medians"],
                                              docs["prefix"], lab_only, others)))
     problems = _differs(path, found, expected)

@@ -12,7 +12,6 @@ from scripts.page.jinja import REPO, build_date, git_commit, jinja_env
 from scripts.record.anchor_file import load
 from scripts.record.inputs import read_json
 
-PAGE_NAMES = {"index.html": "课程页面", "lab.html": "实验课", "validation.html": "验证报告"}  # where a number is shown
 CITED = "config/cited.json"
 SHIPPED = ("config/", "precomputed/bench/", "scripts/")  # an input file shipped in site/source/ when a record names it
 
@@ -67,14 +66,15 @@ def input_values(rec: dict, prov: dict, shown: set, resolved: dict, anchor_file:
         if head == "cited":  # config/cited.json holds each figure under its record id
             node = next((n for n in cited.get("numbers", []) if n.get("id") == name), None)
             where = (CITED, f"numbers[id = {name}]")
-        else:
+            label = name
+        else:  # a field the anchor loader located in another file (its GPU's, in config/gpus.json) is named there
             node = (resolved.get(head) or {}).get(rest)
             locator = node.get("locator") if isinstance(node, dict) else None
             where = tuple(locator.split(" ", 1)) if locator else (anchor_file, name)
+            label = where[1] if locator else name
         value = node.get("value") if isinstance(node, dict) else node
-        out.append({"name": name, "value": shown_value(value), "field": where[1],
-                    "file": where[0] if (REPO / where[0]).is_file() else None,
-                    "label": where[1] if where[0].startswith("config/gpus") else name, "row": None})
+        out.append({"name": name, "value": shown_value(value), "field": where[1], "label": label, "row": None,
+                    "file": where[0] if (REPO / where[0]).is_file() else None})
     return out
 
 
@@ -90,8 +90,7 @@ def render_provenance(pages: dict[str, str], prov: dict, templates: Path, report
         for rid, _, _ in page_numbers(html):
             if rid in prov and name not in shown_on.setdefault(rid, []):
                 shown_on[rid].append(name)
-    rows = [{**prov[rid], "page": on[0], "pages": [(p, PAGE_NAMES.get(p, p)) for p in on]}
-            for rid, on in shown_on.items()]
+    rows = [{**prov[rid], "page": on[0], "pages": on} for rid, on in shown_on.items()]
     _, resolved = load(REPO / anchor_file) if (REPO / anchor_file).is_file() else (None, {})
     cited = read_json(REPO / CITED)
     for rec in rows:

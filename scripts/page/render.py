@@ -111,15 +111,16 @@ def page_data(data: dict, tokens: dict | None, bench: dict | None, prefix: dict 
     prefix-data.js's and `other_records` (serving-data.js's, the pages' own counts). The audit rebuilds it from
     precomputed/ and compares the page's copy byte for byte."""
     claims_only = tuple(f"technique.{g['id']}." for g in data.get("gpus", []))
-    carried = {**merged_provenance(data, tokens, bench, None, prefix), **(other_records or {})}
-    assumed = {rec.get("assumption") for rec in carried.values() if isinstance(rec, dict)}
+    merged = merged_provenance(data, tokens, bench, None, prefix)
+    assumed = {rec.get("assumption") for rec in [*merged.values(), *(other_records or {}).values()]
+               if isinstance(rec, dict)}
     shown_names = names.page_names()
     shown_names["assumptions"] = {k: v for k, v in shown_names.get("assumptions", {}).items() if k in assumed}
     return {"constants": data["constants"], "gpus": data.get("gpus", []), "scenario": data["scenario"],
             "techniques": data.get("techniques"),
             "names": shown_names,
             "provenance": {rid: {k: v for k, v in rec.items() if k != "inputs"}
-                           for rid, rec in merged_provenance(data, tokens, bench, None, prefix).items()
+                           for rid, rec in merged.items()
                            if not rid.startswith(claims_only) and rid not in lab_only},
             "tokens": {k: tokens[k] for k in ("rows", "chars_passage")} if tokens else None}
 

@@ -11,14 +11,14 @@
   const CHART_VALUES = DATA.names.chart_values;  // the categories the charts colour (names.json chart_values)
   const STEP_TIMES = ["bound", "realistic"];
   // The experiment runs once both its data and the simulator have loaded (serving-data.js may arrive first).
-  const twin = () => window.C13_SERVING && window.C13Sim && window.c13ServingSim && unpacked(window.C13_SERVING.twin);
+  let twinInputs = null;  // the twin's inputs once both have loaded, its draws unpacked
+  const twin = () => twinInputs || (window.C13_SERVING && window.C13Sim && window.c13ServingSim
+    && (twinInputs = unpacked(window.C13_SERVING.twin)));
   // Each workload's arrival draws arrive packed (load_page.packed_draws: float64, little-endian, base64): unpacked
-  // once, in place, into a Float64Array holding the same doubles.
+  // into a Float64Array holding the same doubles.
   function unpacked(T) {
     for (const tr of Object.values(T.traces)) {
-      const packed = tr.gamma && tr.gamma.float64_base64;
-      if (packed === undefined) continue;
-      const view = new DataView(Uint8Array.from(atob(packed), (c) => c.charCodeAt(0)).buffer);
+      const view = new DataView(Uint8Array.from(atob(tr.gamma.float64_base64), (c) => c.charCodeAt(0)).buffer);
       tr.gamma = Float64Array.from({length: view.byteLength / 8}, (_, i) => view.getFloat64(8 * i, true));
     }
     return T;
