@@ -257,23 +257,39 @@ def state(root):
             if p.is_file() and p.relative_to(root).parts[0] in ("precomputed", "site")}
 
 
-def publish_in(root, stop_at=None):
-    env = {**os.environ, "PYTHONPATH": str(ROOT), **({"C13_PUBLISH_STOP_AT": stop_at} if stop_at else {})}
+def publish_in(root, stop_at=None, swap=True):
+    env = {**os.environ, "PYTHONPATH": str(ROOT), **({"C13_PUBLISH_STOP_AT": stop_at} if stop_at else {}),
+           **({} if swap else {"C13_PUBLISH_NO_SWAP": "1"})}
     return subprocess.run([sys.executable, "-m", "scripts.record.publish"], cwd=root, env=env, capture_output=True,
                           text=True, timeout=60)
 
 
-@pytest.mark.parametrize("stop_at", pub.STEPS)
-def test_publish_killed_at_any_step_leaves_the_old_pair_or_is_finished_to_the_new_one(tmp_path, stop_at):
+def whole(seen: dict, folder: str) -> str:
+    """Which version a published folder holds, all of it: "old", "new", "missing", or "mixed"."""
+    values = {v for n, v in seen.items() if n.startswith(folder + "/") and v != b"input"}
+    return {frozenset(): "missing", frozenset({b"old"}): "old", frozenset({b"new"}): "new"}.get(frozenset(values),
+                                                                                                "mixed")
+
+
+@pytest.mark.parametrize("stop_at,swap", [(s, True) for s in pub.STEPS] + [(s, False) for s in pub.TWO_RENAME_STEPS])
+def test_publish_killed_at_any_step_leaves_the_old_pair_or_is_finished_to_the_new_one(tmp_path, stop_at, swap):
+    """Each step of a publish, with the directories swapped in one step (this file system) and by two renames (one
+    that cannot swap). Issue 80: with the swap, a kill anywhere leaves precomputed/ and site/ both there and each
+    whole; only between the two swaps are they of different builds, until the next build target recovers."""
     old_install_and_new_build(tmp_path)
-    run = publish_in(tmp_path, stop_at)
+    run = publish_in(tmp_path, stop_at, swap)
     assert run.returncode == 137, run.stderr  # stopped there, as SIGKILL would
-    decided = pub.STEPS.index(stop_at) >= pub.STEPS.index("journal-written")
+    steps = pub.STEPS if swap else pub.TWO_RENAME_STEPS
+    decided = steps.index(stop_at) >= steps.index("journal-written")
     seen = state(tmp_path)
     # Nothing is ever staged inside the published directories: whatever is there is old or new, never a stray.
     assert not [n for n in seen if n.endswith((".publishing", ".new", ".old"))], seen
     if not decided:
         assert seen == OLD
+    if swap:
+        folders = (whole(seen, "precomputed"), whole(seen, "site"))
+        assert folders == {"switch-0-swapped": ("new", "old")}.get(stop_at, folders) and "missing" not in folders \
+            and "mixed" not in folders, (stop_at, folders)
     pub.recover(tmp_path)  # what every build target does first
     assert state(tmp_path) == (NEW if decided else OLD)
     assert not (tmp_path / pub.STAGE).exists()

@@ -18,12 +18,16 @@ The pair (precomputed/, site/) is switched as a whole, by directory renames unde
    built in this run as site/<name>/ and the other anchors' pages kept), synced to disk;
 2. the journal .publish/journal.json, naming the directories to switch, is written atomically: from here on the
    switch is decided;
-3. for each directory it names: the live one moves to .publish/<name>.old, the new one into its place;
+3. for each directory it names, the live one and the new one swap places in one step (renameat2 RENAME_EXCHANGE,
+   scripts/record/atomic.py exchange_paths), so neither precomputed/ nor site/ is ever missing and each is whole,
+   old or new; where the file system cannot swap, the live one moves to .publish/<name>.old and the new one into
+   its place (then the directory is missing between the two renames);
 4. the journal goes, then .publish/ with the old versions.
 A stop before 2 leaves the old pair untouched (the next run discards .publish/); a stop after 2 is rolled forward
-by `recover`, which every build target runs first (scripts/record/build_lock.py, `make` targets): each step checks
-where each directory is, so it can be repeated after a stop at any point. Nothing is ever staged inside
-precomputed/ or site/.
+by `recover`, which every build target runs first (scripts/record/build_lock.py, `make` targets): the journal holds
+each staged directory's inode, so a step knows whether its directory is live already and can be repeated after a
+stop at any point. A stop between the two swaps leaves the new precomputed/ beside the old site/ (each whole)
+until that recovery. Nothing is ever staged inside precomputed/ or site/.
 """
 from __future__ import annotations
 
@@ -37,7 +41,7 @@ from pathlib import Path
 
 from scripts.record import memo
 from scripts.record.anchors import DEFAULT, data_dir, site_dir
-from scripts.record.atomic import write_bytes_atomic
+from scripts.record.atomic import exchange_paths, write_bytes_atomic
 
 BUILD, COMMITTED = data_dir(DEFAULT), Path("precomputed")
 BUILD_SITE, SITE = site_dir(DEFAULT), Path("site")
@@ -47,13 +51,15 @@ SWITCHED = (COMMITTED, SITE)  # the two directories published together
 LEGACY = (Path(".publish-journal.json"), Path("site.new"), Path("site.old"))  # earlier kits' staging
 
 
-STEPS = ("staging", "staged", "journal-written", "switch-0-moved-old", "switch-0-moved-new", "switch-1-moved-old",
-         "switch-1-moved-new", "journal-removed")
+STEPS = ("staging", "staged", "journal-written", "switch-0-swapped", "switch-1-swapped", "journal-removed")
+TWO_RENAME_STEPS = ("staging", "staged", "journal-written", "switch-0-moved-old", "switch-0-moved-new",
+                    "switch-1-moved-old", "switch-1-moved-new", "journal-removed")  # where directories cannot swap
 
 
 def _step(name: str) -> None:
     """A named point in publish; C13_PUBLISH_STOP_AT=<name> ends the process there as SIGKILL would (the tests
-    stop publish at every step this way)."""
+    stop publish at every step this way; C13_PUBLISH_NO_SWAP=1 takes the two-rename path a file system without
+    RENAME_EXCHANGE takes)."""
     if os.environ.get("C13_PUBLISH_STOP_AT") == name:
         os._exit(137)
 
@@ -69,11 +75,18 @@ def differing(build: Path = BUILD, committed: Path = COMMITTED) -> list[tuple[Pa
 
 def _switch(root: Path) -> None:
     """Carry out the journal: idempotent, so a stop anywhere in it is finished by running it again."""
-    named = json.loads((root / JOURNAL).read_text(encoding="utf-8")).get("switch", [])
+    journal = json.loads((root / JOURNAL).read_text(encoding="utf-8"))
+    named, staged = journal.get("switch", []), journal.get("staged", {})
     for i, rel in enumerate(Path(p) for p in SWITCHED if p.as_posix() in named):
         live, new, old = root / rel, root / STAGE / f"{rel.name}.new", root / STAGE / f"{rel.name}.old"
-        if not new.exists():
-            continue  # this one is switched already
+        if rel.as_posix() in staged:  # live already the staged directory: this one is switched
+            if live.exists() and live.stat().st_ino == staged[rel.as_posix()]:
+                continue
+        elif not new.exists():  # a journal from before the inodes were kept
+            continue
+        if live.exists() and os.environ.get("C13_PUBLISH_NO_SWAP") != "1" and exchange_paths(new, live):
+            _step(f"switch-{i}-swapped")  # the old one is now at .new; it goes with .publish/
+            continue
         if live.exists():
             os.rename(live, old)
             _step(f"switch-{i}-moved-old")
@@ -156,7 +169,9 @@ def publish(root: Path = Path("."), with_site: bool = True, default: bool = True
         switch.append(SITE)
     _sync_tree(stage)
     _step("staged")
-    write_bytes_atomic(root / JOURNAL, json.dumps({"switch": [p.as_posix() for p in switch]}).encode("utf-8"))
+    staged = {p.as_posix(): (stage / f"{p.name}.new").stat().st_ino for p in switch}
+    write_bytes_atomic(root / JOURNAL, json.dumps({"switch": [p.as_posix() for p in switch],
+                                                   "staged": staged}).encode("utf-8"))
     _step("journal-written")
     _switch(root)
     shutil.rmtree(stage)
