@@ -287,18 +287,24 @@ def test_a_long_run_says_what_it_will_take_and_stops_at_its_bound():
     with pytest.raises(InputError) as info:
         stopped(5)
     one_line(str(info.value), "--max-seconds 1e-09: stopped after", "5 of 100,000 requests", "nothing was written")
-    after = progress.Progress(100_000, 30.0, out=io.StringIO())  # issue 63's rerun: a million rows simulated inside
-    after.expect(0.5, 2_000, 2.0)  # --max-seconds, then 100 s of metrics and records past it. Now the part after
-    with pytest.raises(InputError) as info:  # the simulation is estimated too (here 100 s), and held to the bound
+    ahead = progress.Progress(100_000, 30.0, out=io.StringIO())  # issue 80: an estimate past the bound (25 s of
+    with pytest.raises(InputError) as info:  # simulation and 100 s of metrics against 30) stops before the run
+        ahead.expect(0.5, 2_000, 2.0)
+    one_line(str(info.value), "--max-seconds 30: 100,000 requests should take about 125 s here",
+             "stopped before the run, nothing was written")
+    after = progress.Progress(100_000, 200.0, out=io.StringIO())  # issue 63's rerun: a million rows simulated inside
+    after.expect(0.5, 2_000, 2.0)  # --max-seconds, then 100 s of metrics and records past it. The estimate fits
+    after.start -= 150  # (125 s of 200), but the simulation ran slower than its probe: 150 s, then 100 s to come
+    with pytest.raises(InputError) as info:
         after.finish_in_bound()
-    one_line(str(info.value), "--max-seconds 30: the simulation took", "would take about 100 s more",
+    one_line(str(info.value), "--max-seconds 200: the simulation took 150 s", "would take about 100 s more",
              "nothing was written")
     within = progress.Progress(100_000, 300.0, out=io.StringIO())
     within.expect(0.5, 2_000, 2.0)
     within.finish_in_bound()  # 100 s to come, inside 300: goes on
 
 
-def test_a_big_trace_prints_its_estimate_and_max_seconds_stops_it_cleanly(tmp_path):
+def test_a_big_trace_prints_its_estimate_and_a_run_past_max_seconds_is_refused_before_it_starts(tmp_path):
     rng = np.random.default_rng(1)
     n = 60_000
     rows = np.column_stack([np.cumsum(rng.exponential(1 / 40, n)), rng.integers(100, 2000, n),
@@ -311,7 +317,8 @@ def test_a_big_trace_prints_its_estimate_and_max_seconds_stops_it_cleanly(tmp_pa
     lines = r.stderr.strip().splitlines()
     assert lines[0].startswith("read 60,000 requests from ") and "since the command started" in lines[0], lines
     assert lines[1].startswith("simulating 60,000 requests: expected about"), lines
-    one_line(lines[-1], "error: --max-seconds 0.2: stopped after", "of 60,000 requests simulated")
+    one_line(lines[-1], "error: --max-seconds 0.2: 60,000 requests should take about",
+             "stopped before the run, nothing was written")  # the estimate is past the bound: refused at once
 
 
 def test_check_all_still_passes_on_the_committed_inputs(root):  # noqa: F811

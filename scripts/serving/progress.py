@@ -3,6 +3,8 @@ bound that stops it cleanly. I/O: lines on stderr.
 
 The estimate times the engine on the run's first requests (PROBE of them) and scales linearly: the simulator's cost
 is close to linear in the requests (2,000 / 10,000 / 100,000 chat requests, 9 cells: 0.38 / 1.65 / 16.5 s here).
+A run it puts past --max-seconds is refused before it starts (issue 80: such a run used to go on until the bound
+stopped it).
 Runs below QUIET_BELOW requests in all print nothing."""
 from __future__ import annotations
 
@@ -46,6 +48,11 @@ class Progress:
         print(f"simulating {self.total:,} requests: expected about {expected:,.0f} s here, then about "
               f"{self.expected_after:,.0f} s for the metrics and the records (the first {probe_requests:,} took "
               f"{probe_seconds:.2f} s and {after_seconds:.2f} s){bound}", file=self.out, flush=True)
+        if self.max_seconds is not None and expected + self.expected_after > self.max_seconds:
+            raise InputError(f"--max-seconds {self.max_seconds:g}: {self.total:,} requests should take about "
+                             f"{expected + self.expected_after:,.0f} s here (from the first {probe_requests:,}); "
+                             "stopped before the run, nothing was written (raise --max-seconds, or give fewer "
+                             "requests)")
 
     def finish_in_bound(self) -> None:
         """After the simulation: stop in one line, writing nothing, when the metrics and records still to come would
