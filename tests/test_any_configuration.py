@@ -16,6 +16,9 @@ from tests.conftest import ROOT, copy_of_built_kit, publishing_build
 from tests.test_record_reliability3 import render_inputs, templates_copy
 
 SERVING = json.loads((ROOT / "precomputed" / "serving.json").read_text(encoding="utf-8"))
+# what a sentence adds when the GPUs disagree (written once, in the lesson's template)
+NOT_EVERY_GPU = re.search(r'set NOT_EVERY_GPU = "([^"]+)"', (ROOT / "templates" / "index.html.j2").read_text(
+    encoding="utf-8")).group(1)
 
 
 def page_text(html: str) -> str:
@@ -107,33 +110,46 @@ def lesson_with(tmp_path, key: str, name: str, change) -> str:
     return (tmp_path / "site" / "index.html").read_text(encoding="utf-8")
 
 
-def findings_text(tmp_path, fails_on: dict) -> str:
-    """The lesson's technique findings rendered from the committed data with the claims' outcomes replaced."""
+def findings(tmp_path, fails_on: dict) -> tuple[str, dict[str, dict[str, str]]]:
+    """The lesson's technique findings rendered from the committed data with the claims' outcomes replaced: their
+    text, and the per-GPU table (GPU id -> claim id -> its mark)."""
     html = lesson_with(tmp_path, "data", "precomputed.json", lambda d: d["techniques"]["fails_on"].update(fails_on))
     start = html.index('<ul class="findings">')
-    return page_text(html[start:html.index("</ul>", start)])
+    return page_text(html[start:html.index("</ul>", start)]), verdicts(html)
 
 
-def test_a_claim_that_fails_on_some_gpus_names_where_it_holds_then_where_not(tmp_path):
+def verdicts(html: str) -> dict[str, dict[str, str]]:
+    """The lesson's per-GPU table (#gpu-verdicts): GPU id -> claim id -> its mark (✓ or ✗)."""
+    table = html[html.index('id="gpu-verdicts"'):html.index("</table>", html.index('id="gpu-verdicts"'))]
+    out: dict[str, dict[str, str]] = {}
+    for cid, row in re.findall(r'<tr data-claim="([^"]+)">(.*?)</tr>', table, re.S):
+        for gid, mark in re.findall(r'<td data-gpu="([^"]+)">([^<]*)</td>', row):
+            out.setdefault(gid, {})[cid] = mark
+    return out
+
+
+def test_a_claim_that_fails_on_some_gpus_says_so_and_the_table_names_them(tmp_path):
     """Issue 63: with a GPU on which speculative decoding no longer pays at full load (the H20 case), the sentence
-    said "满载时收益没了(在 H20 上不成立)", the reverse of the truth. Mixed outcomes now read: the more GPUs' words,
-    then the fewer GPUs by name with theirs (issue 80: naming both sides lengthened every page by each GPU twice);
-    failing everywhere reads as the negative alone; the paging sentence keeps the default GPU's numbers only where
-    they hold."""
+    said "满载时收益没了(在 H20 上不成立)", the reverse of the truth. Mixed outcomes now read: the more GPUs'
+    words, then that the GPUs differ, pointing to the table; the table marks each GPU (issue 80: naming GPUs in the sentences
+    lengthened every page by each GPU's label). Failing everywhere reads as the negative alone; the paging sentence
+    keeps the default GPU's numbers only where they hold."""
     data = json.loads((ROOT / "precomputed" / "precomputed.json").read_text(encoding="utf-8"))
     labels = {g["id"]: g["label"] for g in data["gpus"]}
     one, rest = "a100_sxm", [g for g in labels if g != "a100_sxm"]
-    text = findings_text(tmp_path / "some", {"spec_helps_full_machine": [one], "paging_reaches_further": [one]})
-    assert "满载时仍划算" in text and f"(在 {labels[one]} 上收益没了" in text
-    assert not any(f"在 {labels[g]} 上仍划算" in text for g in rest)  # the holding side is not listed
-    most = [g for g in labels if g != rest[-1]]  # fails on all but one: the negative, then that GPU in brackets
-    mostly = findings_text(tmp_path / "most", {"spec_helps_full_machine": most, "paging_reaches_further": []})
-    assert "满载时收益没了" in mostly and f"(在 {labels[rest[-1]]} 上仍划算" in mostly
-    assert "不成立)" not in text.split("满载时", 1)[1].split("。", 1)[0]
-    assert f"但在 {labels[one]} 上默认设置下分页多放不了几个" in text
-    text = findings_text(tmp_path / "all", {"spec_helps_full_machine": list(labels), "paging_reaches_further":
-                                            list(labels)})
-    assert "满载时收益没了" in text and "仍划算" not in text
+    text, rows = findings(tmp_path / "some", {"spec_helps_full_machine": [one], "paging_reaches_further": [one]})
+    assert "满载时仍划算" in text and NOT_EVERY_GPU in text.split("满载时", 1)[1].split("。", 1)[0]
+    assert not any(label in text for label in labels.values() if label != data["gpus"][0]["label"])  # no GPU named
+    assert {g: r["spec_helps_full_machine"] for g, r in rows.items()} == {g: "✗" if g == one else "✓" for g in labels}
+    assert {g: r["paging_reaches_further"] for g, r in rows.items()} == {g: "✗" if g == one else "✓" for g in labels}
+    assert "只放得下" in text.split("分页", 1)[1]  # the default GPU holds: its numbers stay
+    most = [g for g in labels if g != rest[-1]]  # fails on all but one: the negative, then that the GPUs differ
+    mostly, rows = findings(tmp_path / "most", {"spec_helps_full_machine": most, "paging_reaches_further": []})
+    assert "满载时收益没了" in mostly and NOT_EVERY_GPU in mostly.split("满载时", 1)[1].split("。", 1)[0]
+    assert [g for g, r in rows.items() if r["spec_helps_full_machine"] == "✓"] == [rest[-1]]
+    text, rows = findings(tmp_path / "all", {"spec_helps_full_machine": list(labels), "paging_reaches_further":
+                                             list(labels)})
+    assert "满载时收益没了" in text and "仍划算" not in text and NOT_EVERY_GPU not in text
     assert "默认设置下分页多放不了几个" in text and "只放得下" not in text  # the default GPU's numbers do not hold
 
 

@@ -7,12 +7,20 @@ import re
 import subprocess
 from pathlib import Path
 
-from jinja2 import Environment, FileSystemBytecodeCache, FileSystemLoader, StrictUndefined, select_autoescape
+from jinja2 import (
+    Environment,
+    FileSystemBytecodeCache,
+    FileSystemLoader,
+    StrictUndefined,
+    pass_context,
+    select_autoescape,
+)
 from jinja2.sandbox import SandboxedEnvironment
 from markdown_it import MarkdownIt
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from scripts.common.display import chinese_number
+from scripts.page import gpu_wording
 from scripts.record import memo
 
 REPO = Path(__file__).resolve().parents[2]
@@ -65,4 +73,26 @@ def jinja_env(templates: Path) -> Environment:
                       bytecode_cache=template_memo())
     env.filters["log2"] = lambda v: int(v).bit_length() - 1
     env.filters["cn_number"] = chinese_number
+    env.globals.update(gpu_where=gpu_where, gpu_mixed=gpu_mixed)
     return env
+
+
+def _worded(gpus: list[dict], wording, also=()) -> Markup:
+    """The wording shown, in a span carrying how many characters its longest form has beyond it (read by
+    scripts/page/reading.py); `also`: failing sets the wording treats apart."""
+    shown = wording(gpus)
+    more = gpu_wording.extra(shown, lambda fails: wording(gpus, fails), gpus, also)
+    return Markup(f'<span data-longest-extra="{more}">{escape(shown)}</span>')
+
+
+@pass_context
+def gpu_where(context, fails, hedge: str, excused=None, because: str = "") -> Markup:
+    """gpu_wording.where on the page's GPUs (`d.gpus`), marked with its longest form."""
+    return _worded(context["d"]["gpus"], lambda g, f=fails: gpu_wording.where(g, f, hedge, excused, because),
+                   [excused] if excused is not None else ())
+
+
+@pass_context
+def gpu_mixed(context, fails, yes: str, no: str, hedge: str) -> Markup:
+    """gpu_wording.mixed on the page's GPUs, marked with its longest form."""
+    return _worded(context["d"]["gpus"], lambda g, f=fails: gpu_wording.mixed(g, f, yes, no, hedge))

@@ -16,6 +16,10 @@ build fails when the lesson overruns its frame (config/course.json `reading`). W
   controls     the inputs and selects inside those boxes (what a reader can move).
   run          the seconds an experiment box states it runs at most (`data-run-seconds`: the lab's experiments
                on the reader's own device; the lesson's are computed as the reader moves them and state none).
+  longest      the characters the GPU-dependent sentences would add at their longest (`data-longest-extra`, set by
+               scripts/page/gpu_wording.py through the page's gpu_* globals), counted where their prose counts.
+               The header states the page as shown; the frame holds the page with every GPU's wording at its
+               longest, so a result that moves which GPUs a claim fails on cannot push the page past it.
 
 minutes = prose / rate + experiments x minutes_per_experiment + run / 60."""
 from __future__ import annotations
@@ -39,6 +43,7 @@ class Reading:
     experiments: int
     controls: int
     run_seconds: float = 0.0
+    longest_extra: int = 0  # characters the GPU-dependent wordings add at their longest
 
 
 class _Counter(HTMLParser):
@@ -48,6 +53,7 @@ class _Counter(HTMLParser):
         self.in_main = False
         self.prose = self.tables = self.experiments = self.controls = 0
         self.run_seconds = 0.0
+        self.longest_extra = 0
         self._classes: list[set[str]] = []  # each open element's classes, beside self.stack
 
     def handle_starttag(self, tag, attrs):
@@ -68,6 +74,8 @@ class _Counter(HTMLParser):
         above_table = bool(self.stack) and self.stack[-1][2]
         skip = above_skip or tag in SKIP_TAGS or bool(classes & SKIP_CLASSES) \
             or any(k.startswith("data-when-") for k in a) or ("hidden" in a and "panel" not in classes)
+        if self.in_main and not skip and not (above_table or tag == "table") and a.get("data-longest-extra"):
+            self.longest_extra += int(a["data-longest-extra"])
         self.stack.append((tag, skip, above_table or tag == "table"))
         self._classes.append(classes)
 
@@ -100,7 +108,7 @@ def count(html: str) -> Reading:
     c = _Counter()
     c.feed(html)
     c.close()
-    return Reading(c.prose, c.tables, c.experiments, c.controls, c.run_seconds)
+    return Reading(c.prose, c.tables, c.experiments, c.controls, c.run_seconds, c.longest_extra)
 
 
 def prose_characters(html: str) -> int:
@@ -113,6 +121,10 @@ def experiments(html: str) -> int:
 
 def run_seconds(html: str) -> float:
     return count(html).run_seconds
+
+
+def longest_extra(html: str) -> int:
+    return count(html).longest_extra
 
 
 def minutes(prose: float, rate_chars_per_minute: float, experiment_count: float, minutes_per_experiment: float,
@@ -182,6 +194,10 @@ def page_records(pages: dict[str, str], settings: dict[str, dict]) -> dict[str, 
             f"{pre}.run_seconds", WORDS["page.run_seconds"].format(file=file), c.run_seconds, "s", "int",
             derivation=Derivation.PAGE, formula="scripts.page.reading:run_seconds", inputs=[f"site/{file}"],
             script=SCRIPT)
+        out[f"{pre}.longest_extra_chars"] = derived(
+            f"{pre}.longest_extra_chars", WORDS["page.longest_extra_chars"].format(file=file), c.longest_extra,
+            "char", "int", derivation=Derivation.PAGE, formula="scripts.page.reading:longest_extra",
+            inputs=[f"site/{file}"], script=SCRIPT)
         inputs = [f"{pre}.prose_chars", "page.reading.rate", f"{pre}.experiments",
                   "page.reading.minutes_per_experiment", f"{pre}.run_seconds"]
         value = header_minutes(*(({**out, **settings})[i]["value"] for i in inputs))
@@ -192,18 +208,34 @@ def page_records(pages: dict[str, str], settings: dict[str, dict]) -> dict[str, 
     return out
 
 
+def _longest(records: dict[str, dict], page: str) -> tuple[dict, float]:
+    """The page's counts and its minutes with every GPU-dependent sentence at its longest."""
+    r = {k: records[f"page.{page}.{k}"]["value"]
+         for k in ("prose_chars", "longest_extra_chars", "experiments", "run_seconds")}
+    rate, per = records["page.reading.rate"]["value"], records["page.reading.minutes_per_experiment"]["value"]
+    return r, minutes(r["prose_chars"] + r["longest_extra_chars"], rate, r["experiments"], per, r["run_seconds"])
+
+
+def spare_characters(records: dict[str, dict], page: str) -> float:
+    """How many prose characters the page could still take, with every GPU-dependent sentence at its longest,
+    before it reads past its frame (negative: over it)."""
+    took = _longest(records, page)[1]
+    return (records["page.reading.frame_minutes"]["value"] - took) * records["page.reading.rate"]["value"]
+
+
 def frame_problem(records: dict[str, dict]) -> str | None:
-    """One line when the lesson or the lab reads past the frame, naming the template, the config field and the
-    counts; else None."""
+    """One line when the lesson or the lab, with every GPU-dependent sentence at its longest, reads past the frame,
+    naming the template, the config field and the counts; else None."""
     frame = records["page.reading.frame_minutes"]["value"]
+    rate, per = records["page.reading.rate"]["value"], records["page.reading.minutes_per_experiment"]["value"]
     for page, template, advice in (("lesson", "index.html.j2", "move depth to the lab page"),
                                    ("lab", "lab.html.j2", "move the simulator's depth to the validation report")):
-        r = {k: records[f"page.{page}.{k}"]["value"] for k in ("prose_chars", "experiments", "run_seconds")}
-        rate, per = records["page.reading.rate"]["value"], records["page.reading.minutes_per_experiment"]["value"]
-        took = minutes(r["prose_chars"], rate, r["experiments"], per, r["run_seconds"])
+        r, took = _longest(records, page)
         if took > frame:
-            return (f"templates/{template}: the {page} reads in {took:.1f} minutes ({r['prose_chars']:,} prose "
-                    f"characters at {rate:g}/min + {r['experiments']} experiments x {per:g} min + "
-                    f"{r['run_seconds']:g} s of running), over its frame of {frame:g} minutes ({COURSE} "
-                    f"reading.frame_minutes): {advice}")
+            return (f"templates/{template}: the {page} reads in {took:.3f} minutes "
+                    f"({r['prose_chars'] + r['longest_extra_chars']:,} prose characters, {r['longest_extra_chars']:,} "
+                    f"of them the GPU-dependent sentences at their longest, at {rate:g}/min + {r['experiments']} "
+                    f"experiments x {per:g} min + {r['run_seconds']:g} s of running), over its frame of {frame:g} "
+                    f"minutes ({COURSE} reading.frame_minutes) by {-spare_characters(records, page):,.0f} "
+                    f"characters: {advice}")
     return None

@@ -235,7 +235,7 @@ def render_twice(env, context: dict, prov: dict, settings: dict) -> tuple[dict[s
                 for name, template in PAGES.items()}
 
     placeholder = {f"page.{p}.{k}": {"id": f"page.{p}.{k}", "display": "0"} for p in reading.PAGES
-                   for k in ("minutes", "experiments", "prose_chars", "run_seconds")}
+                   for k in ("minutes", "experiments", "prose_chars", "run_seconds", "longest_extra_chars")}
     prov.update({**settings, **placeholder})
     first = pages()
     page_prov = {**settings, **reading.page_records({p: first[f] for p, f in reading.PAGES.items()}, settings)}

@@ -36,8 +36,10 @@ def render(inp, out) -> None:
                            Path(inp.templates[0]).parent, runtime=Path(inp.runtime),
                            load=page_bundle(read_json(Path(inp.serving))), course=course_links(Path(inp.course)),
                            prefix_path=inp.get("prefix"), real_path=inp.get("real"))
-    except TemplateProblem as exc:
-        raise InputError(str(exc)) from None
+    except TemplateProblem as exc:  # an anchor's page names its anchor file (the default's is anchor-model.json)
+        anchor = inp.get("anchor")
+        raise InputError(f"{exc} (the page of {Path(anchor).as_posix()})" if anchor and
+                         Path(anchor).name != "anchor-model.json" else str(exc)) from None
     finally:
         signal.alarm(0)
     site = Path(out.html).parent
