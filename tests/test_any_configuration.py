@@ -131,9 +131,9 @@ def verdicts(html: str) -> dict[str, dict[str, str]]:
 def test_a_claim_that_fails_on_some_gpus_says_so_and_the_table_names_them(tmp_path):
     """Issue 63: with a GPU on which speculative decoding no longer pays at full load (the H20 case), the sentence
     said "满载时收益没了(在 H20 上不成立)", the reverse of the truth. Mixed outcomes now read: the more GPUs'
-    words, then that the GPUs differ, pointing to the table; the table marks each GPU (issue 80: naming GPUs in the sentences
-    lengthened every page by each GPU's label). Failing everywhere reads as the negative alone; the paging sentence
-    keeps the default GPU's numbers only where they hold."""
+    words, then that the GPUs differ; the table marks each GPU (issue 80: naming GPUs in the sentences lengthened
+    every page by each GPU's label). Failing everywhere reads as the negative alone; the paging sentence keeps the
+    default GPU's numbers only where they hold."""
     data = json.loads((ROOT / "precomputed" / "precomputed.json").read_text(encoding="utf-8"))
     labels = {g["id"]: g["label"] for g in data["gpus"]}
     one, rest = "a100_sxm", [g for g in labels if g != "a100_sxm"]
