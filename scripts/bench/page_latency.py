@@ -26,11 +26,11 @@
   simulates in its worker, so this copy of the code starts cold: after 10 warm-up runs a few runs still took 25-38
   ms while V8 compiled them (the same configurations: 9-12 ms a pass later). The cold cost is what the
   re-simulating controls' first readouts measure.
-- The lab's prefix-cache experiment (site/lab.html): each of its states (both workloads, every rate on its slider)
-  visited once, each move timed from the event to settled (cache off and on simulated in its worker, 2,000 requests
-  each, readouts written).
+- The prefix-cache experiment (site/validation.html: issue 77 moved it off the lab): each of its states (both
+  workloads, every rate on its slider) visited once, each move timed from the event to settled (cache off and on
+  simulated in its worker, 2,000 requests each, readouts written).
 - Bytes of each file of the site, raw and gzipped; the lesson page's data and code without the Vega runtime: goal <=
-  150 KB gzipped (the lab's prefix-data.js counted apart)."""
+  150 KB gzipped (prefix-data.js, which the validation report loads, counted apart)."""
 from __future__ import annotations
 
 import argparse
@@ -159,11 +159,11 @@ def bare_slider_drag(browser, work: Path) -> list[float]:
     return moves
 
 
-def prefix_lab_moves(page, lab: Path) -> list[float]:
-    """Every state of the lab's prefix-cache experiment once: ms from the event to settled."""
+def prefix_moves(page, report: Path) -> list[float]:
+    """Every state of the prefix-cache experiment (the validation report's) once: ms from the event to settled."""
     from tests.browser import wait_ready
 
-    page.goto(lab.resolve().as_uri())
+    page.goto(report.resolve().as_uri())
     wait_ready(page)
     page.locator("#prefix-try").scroll_into_view_if_needed()
     page.evaluate("window.lessonPending()")
@@ -198,7 +198,8 @@ def positions(lo: float, hi: float, step: float, moves: int) -> list[float]:
 
 def measure(page, site: Path, moves_per_slider: int) -> dict:
     """Every measurement on an open lesson page (the module docstring): per re-scoring slider, per re-simulating
-    control, the cached rate pair, the drag, the long tasks, one simulation's time and the lab's prefix states."""
+    control, the cached rate pair, the drag, the long tasks, one simulation's time and the prefix experiment's
+    states."""
     by_slider: dict[str, list[float]] = {}
     first: dict[str, list[float]] = {}
     settled: dict[str, list[float]] = {}
@@ -231,7 +232,7 @@ def measure(page, site: Path, moves_per_slider: int) -> dict:
     drag = drag_moves(page, "ttft_slo_ms")
     return {"by_slider": by_slider, "first": first, "settled": settled, "drag": drag,
             "long_tasks": page.evaluate("window.__long"), "sim": page.evaluate(SIM_SPEED),
-            "prefix": prefix_lab_moves(page, site / "lab.html")}
+            "prefix": prefix_moves(page, site / "validation.html")}
 
 
 def report_of(m: dict, site: Path) -> dict:
@@ -241,7 +242,8 @@ def report_of(m: dict, site: Path) -> dict:
     files = {f.name: f for f in sorted(site.glob("*")) if f.is_file()}
     gz = {name: len(gzip.compress(f.read_bytes(), 9, mtime=0)) for name, f in files.items()}
     # what the lesson page loads besides the Vega runtime (index.html's script and the data and simulator it adds);
-    # every other script is the lab's (lab.html: its model, its page, the prefix-cache experiment, its records)
+    # every other script is the lab's (lab.html: its model, its page, its records) or the validation report's
+    # (the prefix-cache experiment's draws)
     lesson = {"lesson.js", "lesson-data.js", "serving-data.js", "serving-sim.js"}
     named = {k for k in gz if k.endswith(".js") and k in (site / "index.html").read_text(encoding="utf-8")}
     if named != lesson | {"vega.min.js"}:
@@ -293,8 +295,8 @@ def print_report(report: dict, settled: dict, out: Path) -> None:
     s = report["simulation_2000_requests"]
     print(f"one simulation of 2,000 requests: median {s['median_ms']} ms, p95 {s['p95_ms']} ms (goal 30)")
     s = report["lab_prefix_experiment_settled"]
-    print(f"lab prefix-cache experiment, {s['moves']} states (2 runs of 2,000 requests each): settled median "
-          f"{s['median_ms']} ms, p95 {s['p95_ms']} ms")
+    print(f"prefix-cache experiment (validation report), {s['moves']} states (2 runs of 2,000 requests each): "
+          f"settled median {s['median_ms']} ms, p95 {s['p95_ms']} ms")
     print(f"lesson page js gzipped without Vega: {report['page_js_gzip_bytes_without_vega']:,} B (goal 150,000); "
           f"the lab's own: {report['lab_only_js_gzip_bytes']:,} B more; report: {out}")
 
