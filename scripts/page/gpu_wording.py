@@ -1,4 +1,4 @@
-"""The wording of a sentence whose truth depends on the GPU, and its longest form (pure: labels in, text out).
+"""The wording of a sentence whose truth depends on the GPU, and its longest form (pure: GPU ids in, text out).
 
 A claim settled on every GPU of the switch (config/gpus.json) holds on some GPUs and fails on others. Its sentence
 is worded by the side of the more GPUs and, when the GPUs disagree, says so and points to the page's per-GPU table,
@@ -12,8 +12,8 @@ GPU list allows (issue 80: "the reading-time margin measured against a page with
 function here returns the wording shown and how many characters its longest form has beyond it; the page marks the
 wording with that count (`data-longest-extra`) and scripts/page/reading.py adds the counts up.
 
-Contract: `gpus` is the switch's list in its order, each a dict with `id` and `label`; `fails` (and `excused`) are
-GPU ids (ids not in `gpus` are ignored); `yes`, `no`, `hedge` and `because` are plain text from the template.
+Contract: `gpus` is the switch's list in its order, each a dict with an `id`; `fails` (and `excused`) are GPU ids
+(ids not in `gpus` are ignored); `yes`, `no`, `hedge` and `because` are plain text from the template.
 Characters are counted as the reading time counts them: every character but whitespace."""
 from __future__ import annotations
 
@@ -25,10 +25,16 @@ def chars(text: str) -> int:
     return len(re.sub(r"\s", "", text))
 
 
+def _failed(gpus: list[dict], fails) -> list[str]:
+    """The switch's GPUs among `fails`, in the switch's order."""
+    failing = set(fails or ())
+    return [g["id"] for g in gpus if g["id"] in failing]
+
+
 def where(gpus: list[dict], fails, hedge: str, excused=None, because: str = "") -> str:
     """A claim stated as holding: "" when it holds on every GPU; `because` when every GPU it fails on is one of
     `excused` (a reason the reader can see, e.g. no FP8 compute); else `hedge` (which points to the per-GPU table)."""
-    failed = [g["id"] for g in gpus if g["id"] in set(fails or ())]
+    failed = _failed(gpus, fails)
     if not failed:
         return ""
     if excused is not None and set(failed) <= set(excused):
@@ -39,7 +45,7 @@ def where(gpus: list[dict], fails, hedge: str, excused=None, because: str = "") 
 def mixed(gpus: list[dict], fails, yes: str, no: str, hedge: str) -> str:
     """A claim true on some GPUs: `yes` when it holds on all, `no` when on none; else the wording of the more GPUs
     (a tie: `yes`) followed by `hedge`, which says it is not so on every GPU and points to the per-GPU table."""
-    failed = [g["id"] for g in gpus if g["id"] in set(fails or ())]
+    failed = _failed(gpus, fails)
     if not failed:
         return yes
     if len(failed) == len(gpus):
@@ -48,14 +54,10 @@ def mixed(gpus: list[dict], fails, yes: str, no: str, hedge: str) -> str:
 
 
 def _candidate_sets(gpus: list[dict], also=()) -> list[list[str]]:
-    """The failing sets among which the longest wording lies: each wording names one side (the failing GPUs or the
-    holding ones) with fixed words around it, so for each number of GPUs named the longest form names the longest
-    labels; the side named is either the k longest labels or, as the complement, the k shortest. `also`: further
-    sets a wording treats apart (where's `excused`)."""
-    by_length = [g["id"] for g in sorted(gpus, key=lambda g: chars(g["label"]))]
-    sets = [by_length[:k] for k in range(len(by_length) + 1)] + [by_length[len(by_length) - k:]
-                                                                 for k in range(len(by_length) + 1)]
-    return sets + [list(s) for s in also]
+    """The failing sets among which the longest wording lies: a wording names no GPU, so it depends only on how many
+    GPUs fail (one set of each size) and on the sets a wording treats apart (`also`: where's `excused`)."""
+    ids = [g["id"] for g in gpus]
+    return [ids[:k] for k in range(len(ids) + 1)] + [list(s) for s in also]
 
 
 def longest(wording, gpus: list[dict], also=()) -> int:

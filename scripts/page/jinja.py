@@ -77,22 +77,22 @@ def jinja_env(templates: Path) -> Environment:
     return env
 
 
-def _worded(gpus: list[dict], wording, also=()) -> Markup:
-    """The wording shown, in a span carrying how many characters its longest form has beyond it (read by
-    scripts/page/reading.py); `also`: failing sets the wording treats apart."""
-    shown = wording(gpus)
-    more = gpu_wording.extra(shown, lambda fails: wording(gpus, fails), gpus, also)
+def _worded(gpus: list[dict], fails, wording, also=()) -> Markup:
+    """`wording(gpus, fails)` shown, in a span carrying how many characters its longest form (over every set of
+    failing GPUs) has beyond it, read by scripts/page/reading.py; `also`: failing sets the wording treats apart."""
+    shown = wording(gpus, fails)
+    more = gpu_wording.extra(shown, lambda some: wording(gpus, some), gpus, also)
     return Markup(f'<span data-longest-extra="{more}">{escape(shown)}</span>')
 
 
 @pass_context
 def gpu_where(context, fails, hedge: str, excused=None, because: str = "") -> Markup:
     """gpu_wording.where on the page's GPUs (`d.gpus`), marked with its longest form."""
-    return _worded(context["d"]["gpus"], lambda g, f=fails: gpu_wording.where(g, f, hedge, excused, because),
+    return _worded(context["d"]["gpus"], fails, lambda g, f: gpu_wording.where(g, f, hedge, excused, because),
                    [excused] if excused is not None else ())
 
 
 @pass_context
 def gpu_mixed(context, fails, yes: str, no: str, hedge: str) -> Markup:
     """gpu_wording.mixed on the page's GPUs, marked with its longest form."""
-    return _worded(context["d"]["gpus"], lambda g, f=fails: gpu_wording.mixed(g, f, yes, no, hedge))
+    return _worded(context["d"]["gpus"], fails, lambda g, f: gpu_wording.mixed(g, f, yes, no, hedge))

@@ -71,12 +71,12 @@ class _Counter(HTMLParser):
         if tag in VOID:
             return
         above_skip = bool(self.stack) and self.stack[-1][1]
-        above_table = bool(self.stack) and self.stack[-1][2]
+        in_table = (bool(self.stack) and self.stack[-1][2]) or tag == "table"
         skip = above_skip or tag in SKIP_TAGS or bool(classes & SKIP_CLASSES) \
             or any(k.startswith("data-when-") for k in a) or ("hidden" in a and "panel" not in classes)
-        if self.in_main and not skip and not (above_table or tag == "table") and a.get("data-longest-extra"):
+        if self.in_main and not skip and not in_table and a.get("data-longest-extra"):
             self.longest_extra += int(a["data-longest-extra"])
-        self.stack.append((tag, skip, above_table or tag == "table"))
+        self.stack.append((tag, skip, in_table))
         self._classes.append(classes)
 
     def handle_endtag(self, tag):

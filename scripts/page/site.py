@@ -8,6 +8,7 @@ import signal
 from pathlib import Path
 
 from scripts.page.render import TemplateProblem, course_links, site_files
+from scripts.record.anchors import DEFAULT_FILE
 from scripts.record.atomic import write_bytes_atomic
 from scripts.record.inputs import InputError, check_questions, read_json
 from scripts.record.vendor import verified_runtime
@@ -39,7 +40,7 @@ def render(inp, out) -> None:
     except TemplateProblem as exc:  # an anchor's page names its anchor file (the default's is anchor-model.json)
         anchor = inp.get("anchor")
         raise InputError(f"{exc} (the page of {Path(anchor).as_posix()})" if anchor and
-                         Path(anchor).name != "anchor-model.json" else str(exc)) from None
+                         Path(anchor).name != DEFAULT_FILE else str(exc)) from None
     finally:
         signal.alarm(0)
     site = Path(out.html).parent
